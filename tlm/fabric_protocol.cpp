@@ -1,0 +1,90 @@
+#include "tlm/fabric_protocol.h"
+
+#include <stdexcept>
+
+namespace fabricsim {
+
+namespace {
+// Free lists. The simulation is single-threaded; objects are made in blocks
+// and never returned to the heap, so the hot path never allocates.
+std::vector<Message*> g_free_messages;
+std::vector<Frame*> g_free_frames;
+std::vector<Frame*> g_retired_frames;
+std::uint64_t g_next_message_id = 1;
+}  // namespace
+
+Message::Message() { set_command(tlm::TLM_WRITE_COMMAND); }
+
+Message* Message::allocate() {
+  Message* m;
+  if (g_free_messages.empty()) {
+    m = new Message();
+  } else {
+    m = g_free_messages.back();
+    g_free_messages.pop_back();
+  }
+  m->refs_ = 1;
+  m->id = g_next_message_id++;
+  return m;
+}
+
+void Message::reset() {
+  src = dst = kNoAddress;
+  bytes = 0;
+  kind = MessageKind::kUnicast;
+  flow = 0;
+  tag_collective = 0;
+  tag_chunk = tag_step = tag_src_rank = tag_user = 0;
+  context = nullptr;
+  sender_context = nullptr;
+  group = 0;
+  contributors = 0;
+  dtype = DataType::kFp32;
+  op = ReduceOp::kSum;
+  if (data.capacity() > (1u << 20)) {
+    std::vector<std::uint8_t>().swap(data);
+  } else {
+    data.clear();
+  }
+  frames_total = frames_sent = frames_received = 0;
+  posted_at = delivered_at = 0;
+}
+
+void Message::unref() {
+  if (refs_ <= 0) throw std::logic_error("message dropped more often than referenced");
+  if (--refs_ == 0) {
+    reset();
+    g_free_messages.push_back(this);
+  }
+}
+
+Frame::Frame() { set_command(tlm::TLM_WRITE_COMMAND); }
+
+Frame* Frame::allocate() {
+  if (g_free_frames.empty()) return new Frame();
+  Frame* f = g_free_frames.back();
+  g_free_frames.pop_back();
+  // Reset here, not in release(): callers up the stack of a release may still
+  // read the frame until the current event ends.
+  f->msg = nullptr;
+  f->src = f->dst = kNoAddress;
+  f->offset = f->bytes = f->wire_bytes = 0;
+  f->index = 0;
+  f->last = false;
+  f->flow = 0;
+  f->entering_ring = false;
+  f->hop_in = 0;
+  f->head = f->tail = 0;
+  return f;
+}
+
+void Frame::retire() { g_retired_frames.push_back(this); }
+
+bool Frame::any_retired() { return !g_retired_frames.empty(); }
+
+void Frame::recycle_retired() {
+  g_free_frames.insert(g_free_frames.end(), g_retired_frames.begin(), g_retired_frames.end());
+  g_retired_frames.clear();
+}
+
+}  // namespace fabricsim

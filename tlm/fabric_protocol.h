@@ -1,0 +1,190 @@
+// The fabric protocol: what fabric components say to each other through
+// their TLM-2.0 sockets, and when.
+//
+// Two conversations, each with its own protocol-types class so that a socket
+// of one cannot be bound to a socket of the other (or to a memory's base
+// protocol socket) by mistake.
+//
+// 1. Messages, between an NPU (or any traffic source) and its NIC
+//    (`MessageProtocol`). The payload is a tlm_generic_payload whose
+//    extension is a `Message`.
+//      source --BEGIN_REQ(delay)--> NIC.in   the message is posted at now+delay
+//      source <--END_REQ(delay)---  NIC.in   its last byte has left the NIC at
+//                                            now+delay: the send buffer is free
+//      NIC.out --BEGIN_REQ(delay)--> sink    the whole message has arrived at
+//                                            now+delay; the sink answers
+//                                            TLM_COMPLETED
+//
+// 2. Frames, between NICs, links and switches (`FrameProtocol`). A frame is a
+//    run of up to `segment_bytes` of one message, cut into MTU packets that
+//    travel back to back (headers counted in `wire_bytes`). It is the unit a
+//    link serializes and a switch arbitrates.
+//      sender --BEGIN_REQ(delay)--> receiver   the frame's head is available to
+//                                              the receiver at now+delay and its
+//                                              tail at frame.tail (cut-through:
+//                                              the head moves on before the tail
+//                                              has arrived)
+//      sender <--END_REQ(delay)---- receiver   the frame has left the receiver's
+//                                              buffer at now+delay
+//    The receiver may answer BEGIN_REQ at once with TLM_UPDATED, phase END_REQ
+//    and the delay, or return TLM_ACCEPTED and call nb_transport_bw later.
+//    Unlike the base protocol, a sender may have many frames outstanding:
+//    flow control is by credits. A link knows the buffer at its receiving end
+//    and starts a frame only when the buffer will have room for it; END_REQ is
+//    what returns the credit. Every frame gets exactly one END_REQ.
+//
+// Timing is annotated: every call carries the absolute time of what it reports
+// as now+delay, and a receiver that needs to act in time order schedules the
+// work in the fabric calendar (tlm/calendar.h) at that time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <tlm>
+
+#include "tlm/sockets.h"
+#include "tlm/time.h"
+
+namespace fabricsim {
+
+/// A fabric endpoint's address: every NIC port pair, reduction unit and memory
+/// node on a fabric has one, assigned by the platform builder.
+using Address = std::uint32_t;
+constexpr Address kNoAddress = 0xffffffffu;
+
+struct MessageProtocol {
+  using tlm_payload_type = tlm::tlm_generic_payload;
+  using tlm_phase_type = tlm::tlm_phase;
+};
+struct FrameProtocol {
+  using tlm_payload_type = tlm::tlm_generic_payload;
+  using tlm_phase_type = tlm::tlm_phase;
+};
+
+/// What a message asks of the fabric besides delivery.
+enum class MessageKind : std::uint8_t {
+  kUnicast,      // deliver to `dst`
+  kReduce,       // contribution to an in-switch reduction at `dst` (a reduction unit)
+  kMulticast,    // a reduction unit's result, copied to every member of a group
+};
+
+/// Element types that reductions understand.
+enum class DataType : std::uint8_t { kFp32, kFp16, kBf16, kInt32 };
+enum class ReduceOp : std::uint8_t { kSum, kMin, kMax };
+inline unsigned element_bytes(DataType t) { return t == DataType::kFp16 || t == DataType::kBf16 ? 2 : 4; }
+
+/// A message: the unit an NPU hands to a NIC and a NIC hands back. The same
+/// object travels from source to sink (simulated memory is shared), so the
+/// sink reads the sender's tags directly. It is the generic payload itself
+/// (every payload on a MessageProtocol socket is a Message), which saves an
+/// extension lookup per hop. Pooled: no allocation per message.
+class Message : public tlm::tlm_generic_payload {
+ public:
+  static Message* allocate();
+  /// Each holder drops its reference once; the last returns it to the pool.
+  void ref() { ++refs_; }
+  void unref();
+
+  tlm::tlm_generic_payload& payload() { return *this; }
+  static Message* of(tlm::tlm_generic_payload& gp) { return static_cast<Message*>(&gp); }
+
+  // --- what the fabric needs -------------------------------------------
+  Address src = kNoAddress;
+  Address dst = kNoAddress;
+  std::uint64_t bytes = 0;
+  MessageKind kind = MessageKind::kUnicast;
+  std::uint32_t flow = 0;  // spreads flows over equal-cost paths; same flow, same path
+
+  // --- opaque to the fabric: the sender's own tags -----------------------
+  std::uint64_t tag_collective = 0;  // which collective (or p2p channel)
+  std::uint32_t tag_chunk = 0;
+  std::uint32_t tag_step = 0;
+  std::uint32_t tag_src_rank = 0;
+  std::uint32_t tag_user = 0;
+  void* context = nullptr;         // the sender's, e.g. which NIC or operation
+  void* sender_context = nullptr;  // the sender's, e.g. its collective run
+
+  // --- in-network reduction (kind kReduce / kMulticast) -------------------
+  std::uint64_t group = 0;     // aggregation group key at the reduction unit
+  std::uint32_t contributors = 0;
+  DataType dtype = DataType::kFp32;
+  ReduceOp op = ReduceOp::kSum;
+
+  // --- data mode: the bytes themselves (empty otherwise) ------------------
+  std::vector<std::uint8_t> data;
+
+  // --- fabric bookkeeping, owned by the NICs ------------------------------
+  std::uint32_t frames_total = 0;
+  std::uint32_t frames_sent = 0;
+  std::uint32_t frames_received = 0;
+  Tick posted_at = 0;
+  Tick delivered_at = 0;
+  std::uint64_t id = 0;
+
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+
+ private:
+  Message();
+  void reset();
+  int refs_ = 0;
+};
+
+/// A frame: a run of one message's bytes on its way through the fabric. Like
+/// Message, it is the generic payload itself.
+class Frame : public tlm::tlm_generic_payload {
+ public:
+  static Frame* allocate();
+  /// Retires the frame. Callers up the stack may still hold it (a link
+  /// answering in its return path), so it is reused only after the current
+  /// calendar event has finished: see recycle_retired().
+  void retire();
+  /// Makes retired frames available again; the calendar calls this between
+  /// events, when no call chain can still refer to them.
+  static void recycle_retired();
+  static bool any_retired();
+
+  tlm::tlm_generic_payload& payload() { return *this; }
+  static Frame* of(tlm::tlm_generic_payload& gp) { return static_cast<Frame*>(&gp); }
+
+  Message* msg = nullptr;
+  Address src = kNoAddress;
+  Address dst = kNoAddress;
+  std::uint64_t offset = 0;      // first message byte carried
+  std::uint64_t bytes = 0;       // message bytes carried
+  std::uint64_t wire_bytes = 0;  // bytes on the wire, packet headers included
+  std::uint32_t index = 0;       // frame number within the message
+  bool last = false;             // last frame of the message
+  std::uint32_t flow = 0;
+  /// Set by a router when this hop enters a ring dimension; links then demand
+  /// room for one more frame (bubble flow control, deadlock-free on rings).
+  bool entering_ring = false;
+  /// Scratch for the router holding the frame: the port it came in on.
+  std::uint32_t hop_in = 0;
+
+  // Timing, rewritten at each hop by whoever hands the frame on:
+  Tick head = 0;  // when the first byte is available to the callee
+  Tick tail = 0;  // when the last byte is
+
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+
+ private:
+  Frame();
+};
+
+template <typename Module>
+using MessageInitiatorSocket = TaggedInitiatorSocket<Module, MessageProtocol>;
+template <typename Module>
+using MessageTargetSocket = TaggedTargetSocket<Module, MessageProtocol>;
+template <typename Module>
+using FrameInitiatorSocket = TaggedInitiatorSocket<Module, FrameProtocol>;
+template <typename Module>
+using FrameTargetSocket = TaggedTargetSocket<Module, FrameProtocol>;
+
+/// Convenience for annotated calls: the delay from now to absolute time t.
+inline sc_core::sc_time delay_until(Tick t) { return to_sc_time(t - now_ticks()); }
+inline Tick absolute(const sc_core::sc_time& delay) { return now_ticks() + delay.value(); }
+
+}  // namespace fabricsim

@@ -1,0 +1,38 @@
+// Element arithmetic for reductions, shared by the NPUs' collective engines
+// and the switches' reduction units so that both compute the same bits.
+//
+// fp16 and bf16 are widened to fp32, combined, and rounded back to nearest
+// even once per operation. Results therefore depend on the order in which
+// contributions are combined; every caller documents its order.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "tlm/fabric_protocol.h"
+
+namespace fabricsim {
+
+float half_to_float(std::uint16_t h);
+std::uint16_t float_to_half(float f);
+inline float bf16_to_float(std::uint16_t b) {
+  const std::uint32_t u = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+std::uint16_t float_to_bf16(float f);
+
+/// dst[i] = op(dst[i], src[i]) for `bytes / element_bytes(type)` elements.
+/// Stray bytes past the last whole element are copied from src.
+void reduce_into(std::uint8_t* dst, const std::uint8_t* src, std::uint64_t bytes, DataType type, ReduceOp op);
+
+const char* to_string(DataType t);
+const char* to_string(ReduceOp op);
+bool parse_data_type(const std::string& s, DataType& out);
+bool parse_reduce_op(const std::string& s, ReduceOp& out);
+/// The value of element `index` of a buffer, for error messages.
+std::string element_text(const std::uint8_t* buf, std::uint64_t index, DataType type);
+
+}  // namespace fabricsim

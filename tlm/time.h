@@ -1,0 +1,52 @@
+// Simulated time and bandwidth arithmetic shared by every component.
+//
+// All fabricsim models count time in picoseconds (the SystemC default
+// resolution), as an unsigned 64-bit "Tick". Bandwidths are kept as bytes per
+// picosecond so that a transfer time is one division.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include <systemc>
+
+namespace fabricsim {
+
+using Tick = std::uint64_t;  // picoseconds
+constexpr Tick kNever = std::numeric_limits<Tick>::max();
+
+inline Tick now_ticks() { return sc_core::sc_time_stamp().value(); }
+inline sc_core::sc_time to_sc_time(Tick t) { return sc_core::sc_time::from_value(t); }
+inline Tick ns_to_ticks(double ns) { return static_cast<Tick>(std::llround(ns * 1000.0)); }
+inline double ticks_to_ns(Tick t) { return static_cast<double>(t) / 1000.0; }
+inline double ticks_to_us(Tick t) { return static_cast<double>(t) / 1e6; }
+
+/// Throws unless the SystemC time resolution is 1 ps, which every Tick assumes.
+void require_picosecond_resolution();
+
+/// A data rate. Zero means "unlimited": transfers take no time.
+class Bandwidth {
+ public:
+  constexpr Bandwidth() = default;
+  static constexpr Bandwidth bytes_per_second(double bps) { return Bandwidth(bps * 1e-12); }
+  /// 10^9 bytes per second, as datasheets and nccl-tests count.
+  static constexpr Bandwidth GBps(double g) { return bytes_per_second(g * 1e9); }
+  /// 2^30 bytes per second, as ASTRA-sim's network files count "GB/s".
+  static constexpr Bandwidth GiBps(double g) { return bytes_per_second(g * 1073741824.0); }
+  static constexpr Bandwidth unlimited() { return Bandwidth(); }
+
+  bool is_unlimited() const { return bytes_per_ps_ <= 0.0; }
+  double bytes_per_ps() const { return bytes_per_ps_; }
+  double GBps_value() const { return bytes_per_ps_ * 1e3; }
+  /// Time to move `bytes` at this rate, rounded to the nearest picosecond.
+  Tick time_for(double bytes) const {
+    return is_unlimited() ? 0 : static_cast<Tick>(std::llround(bytes / bytes_per_ps_));
+  }
+
+ private:
+  constexpr explicit Bandwidth(double bytes_per_ps) : bytes_per_ps_(bytes_per_ps) {}
+  double bytes_per_ps_ = 0.0;
+};
+
+}  // namespace fabricsim
