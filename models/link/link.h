@@ -1,0 +1,83 @@
+// One direction of a link: a transmitter that serializes frames at the link's
+// bandwidth, a wire that delays them by its latency, and the credit counter
+// for the buffer at its receiving end.
+//
+// A full-duplex link is two of these, one per direction (the builder makes
+// both). Frames are sent first come, first served. A frame starts when the
+// transmitter is free, its head is ready, enough of it has arrived that its
+// tail will not overtake the input (cut-through rate matching), and the
+// receiver's buffer will have room for the whole frame. Credits come back one
+// link latency after the receiver reports, with END_REQ, that the frame has
+// left its buffer.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "tlm/fabric_protocol.h"
+
+namespace fabricsim {
+
+class Link : public sc_core::sc_module {
+ public:
+  struct Params {
+    Bandwidth bandwidth = Bandwidth::GBps(50);  // per direction
+    Tick latency = ns_to_ticks(500);            // wire and credit-return delay
+    std::uint64_t buffer_bytes = 4u << 20;      // input buffer at the receiving end
+    std::uint64_t bubble_bytes = 0;             // extra room a frame entering a ring needs
+  };
+
+  struct Stats {
+    std::uint64_t frames = 0;
+    std::uint64_t payload_bytes = 0;
+    std::uint64_t wire_bytes = 0;
+    Tick busy = 0;                        // time spent serializing
+    std::uint64_t peak_buffer_bytes = 0;  // most credits in use at once
+  };
+
+  FrameTargetSocket<Link> in;      // from the sender (NIC or switch port)
+  FrameInitiatorSocket<Link> out;  // to the receiver
+
+  Link(const sc_core::sc_module_name& name, const Params& params);
+
+  const Params& params() const { return params_; }
+  const Stats& stats() const { return stats_; }
+  /// Frames waiting for credits, for reports on a stuck simulation.
+  std::size_t frames_waiting() const { return waiting_.size(); }
+  std::string describe_waiting() const;
+
+ private:
+  tlm::tlm_sync_enum in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+
+  /// Starts as many waiting frames as credits allow, in order.
+  void send_waiting();
+  /// Earliest time >= from at which `need` bytes of the buffer are free, or
+  /// kNever when that depends on a credit whose return time is unknown.
+  Tick credit_time(std::uint64_t need, Tick from);
+  void forget_returned_credits();
+  void credit_returned(Frame* f, Tick left_receiver);
+
+  struct InFlight {
+    Frame* frame;
+    std::uint64_t bytes;
+    Tick credit_back;  // kNever until the receiver's END_REQ
+  };
+
+  Params params_;
+  Stats stats_;
+  std::deque<Frame*> waiting_;
+  std::vector<InFlight> in_flight_;
+  std::uint64_t in_flight_bytes_ = 0;  // bytes of the entries in in_flight_
+  std::vector<InFlight> scratch_;
+  Tick busy_until_ = 0;
+  bool sending_ = false;
+  Frame* answering_ = nullptr;  // frame whose BEGIN_REQ is being answered in the return path
+  Tick answer_end_ = kNever;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,157 @@
+#include "models/nic/nic.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace fabricsim {
+
+namespace {
+enum : std::uint32_t { kPost = 16, kPump, kDeliver };
+
+void* port_arg(unsigned port) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(port)); }
+unsigned arg_port(void* arg) { return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg)); }
+}  // namespace
+
+Nic::Nic(const sc_core::sc_module_name& name, const Params& params)
+    : FrameRouter(name, params.ports, params.forward_latency),
+      in("in"),
+      out("out"),
+      params_(params),
+      tx_ports_(params.ports) {
+  if (params_.ports == 0) throw std::invalid_argument(std::string(this->name()) + ": a NIC needs at least one port");
+  if (params_.mtu_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": mtu_bytes must be > 0");
+  if (params_.segment_bytes < params_.mtu_bytes) params_.segment_bytes = params_.mtu_bytes;
+  // Frames are whole packets.
+  params_.segment_bytes -= params_.segment_bytes % params_.mtu_bytes;
+  in.register_nb_transport_fw(this, &Nic::in_fw, 0);
+  out.register_nb_transport_bw(this, &Nic::out_bw, 0);
+}
+
+std::uint64_t Nic::wire_bytes(std::uint64_t bytes) const {
+  const std::uint64_t packets = std::max<std::uint64_t>(1, (bytes + params_.mtu_bytes - 1) / params_.mtu_bytes);
+  return bytes + packets * params_.header_bytes;
+}
+
+tlm::tlm_sync_enum Nic::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on in");
+  Message* m = Message::of(gp);
+  if (!m) throw std::logic_error(std::string(name()) + ": payload without a fabric Message");
+  if (delay == sc_core::SC_ZERO_TIME) {
+    post(m);
+  } else {
+    Calendar::instance().schedule(absolute(delay), this, kPost, m);
+  }
+  return tlm::TLM_ACCEPTED;
+}
+
+tlm::tlm_sync_enum Nic::out_bw(int, tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) {
+  throw std::logic_error(std::string(name()) + ": the sink of a message answers TLM_COMPLETED, not through bw");
+}
+
+void Nic::post(Message* m) {
+  m->posted_at = now_ticks();
+  m->frames_total = static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(1, (m->bytes + params_.segment_bytes - 1) / params_.segment_bytes));
+  m->frames_sent = 0;
+  if (m->dst == params_.address) throw std::logic_error(std::string(name()) + ": message addressed to itself");
+  const unsigned port = num_ports() == 1 ? 0 : routes().port(m->dst, m->flow);
+  tx_ports_[port].sending.push_back(m);  // pump() takes it at once when the port is idle
+  ++stats_.messages_sent;
+  stats_.bytes_sent += m->bytes;
+  pump(port);
+}
+
+void Nic::pump(unsigned port) {
+  TxPort& tp = tx_ports_[port];
+  if (tp.pumping) return;  // the loop below is already running further up the stack
+  tp.pumping = true;
+  while (!tp.frame_out && !tp.wake_pending && !tp.sending.empty()) {
+    Message* m = tp.sending.front();
+    tp.sending.pop_front();
+
+    Frame* f = Frame::allocate();
+    f->msg = m;
+    f->src = m->src;
+    f->dst = m->dst;
+    f->flow = m->flow;
+    f->index = m->frames_sent++;
+    f->offset = static_cast<std::uint64_t>(f->index) * params_.segment_bytes;
+    f->bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, f->offset));
+    f->wire_bytes = wire_bytes(f->bytes);
+    f->last = m->frames_sent == m->frames_total;
+    f->head = std::max({now_ticks(), m->posted_at + params_.message_overhead, injection_free_});
+    f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
+    if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
+    if (!f->last) tp.sending.push_back(m);  // round robin between messages
+    tp.frame_out = true;
+    send_from_here(port, f);  // may report frame_sent() before returning
+  }
+  tp.pumping = false;
+}
+
+void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
+  TxPort& tp = tx_ports_[port];
+  tp.frame_out = false;
+  if (f->last) {
+    // The whole message has left: tell the sender, whose buffer is now free.
+    Message* m = f->msg;
+    tlm::tlm_phase phase = tlm::END_REQ;
+    sc_core::sc_time delay = delay_until(left);
+    in->nb_transport_bw(m->payload(), phase, delay);
+  }
+  if (tp.sending.empty() || tp.wake_pending) return;
+  // Offer the next frame when this one has left, so that messages posted
+  // meanwhile take their turn.
+  if (left > now_ticks()) {
+    tp.wake_pending = true;
+    Calendar::instance().schedule(left, this, kPump, port_arg(port));
+  } else {
+    pump(port);
+  }
+}
+
+Tick Nic::receive_local(Frame* f) {
+  Message* m = f->msg;
+  ++m->frames_received;
+  const Tick tail = f->tail;
+  // Frames of a message arrive in order: the last one completes it.
+  if (f->last) {
+    if (m->frames_received != m->frames_total) {
+      throw std::logic_error(std::string(name()) + ": message completed with frames missing");
+    }
+    m->delivered_at = tail;
+    Calendar::instance().schedule(tail, this, kDeliver, m);
+  }
+  f->retire();
+  return tail;  // the NIC drains at line rate: the buffer is free when the tail is in
+}
+
+void Nic::on_event(std::uint32_t kind, void* arg) {
+  switch (kind) {
+    case kPost:
+      post(static_cast<Message*>(arg));
+      break;
+    case kPump: {
+      const unsigned port = arg_port(arg);
+      tx_ports_[port].wake_pending = false;
+      pump(port);
+      break;
+    }
+    case kDeliver: {
+      Message* m = static_cast<Message*>(arg);
+      ++stats_.messages_received;
+      stats_.bytes_received += m->bytes;
+      tlm::tlm_phase phase = tlm::BEGIN_REQ;
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      if (out->nb_transport_fw(m->payload(), phase, delay) != tlm::TLM_COMPLETED) {
+        throw std::logic_error(std::string(name()) + ": the NPU must complete a delivered message at once");
+      }
+      break;
+    }
+    default:
+      throw std::logic_error(std::string(name()) + ": unknown calendar event");
+  }
+}
+
+}  // namespace fabricsim

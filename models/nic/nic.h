@@ -1,0 +1,77 @@
+// A NIC: an NPU's port into one fabric.
+//
+// Sending, it takes messages from its NPU (`in`), waits out the per-message
+// overhead, cuts each message into frames of up to `segment_bytes` (MTU
+// packets back to back, a header per packet) and offers them to its output
+// link, one frame at a time per port and round robin between the messages it
+// is sending, never faster than its injection bandwidth. Receiving, it counts
+// a message's frames and hands the message to its NPU (`out`) when the tail of
+// the last one has arrived. A NIC with several ports (rings, tori, meshes)
+// also forwards frames addressed to other NPUs (see FrameRouter).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "tlm/frame_router.h"
+
+namespace fabricsim {
+
+class Nic : public FrameRouter {
+ public:
+  struct Params {
+    Address address = kNoAddress;
+    unsigned ports = 1;
+    std::uint64_t mtu_bytes = 4096;         // payload bytes per packet
+    std::uint64_t header_bytes = 0;         // added on the wire per packet
+    std::uint64_t segment_bytes = 256 << 10;  // most message bytes per frame
+    Bandwidth injection = Bandwidth::unlimited();
+    Tick message_overhead = 0;  // per message, before its first frame leaves
+    Tick forward_latency = 0;   // for frames passing through to other NPUs
+  };
+
+  struct Stats {
+    std::uint64_t messages_sent = 0;
+    std::uint64_t messages_received = 0;
+    std::uint64_t bytes_sent = 0;
+    std::uint64_t bytes_received = 0;
+  };
+
+  MessageTargetSocket<Nic> in;      // messages to send, from the NPU
+  MessageInitiatorSocket<Nic> out;  // messages received, to the NPU
+
+  Nic(const sc_core::sc_module_name& name, const Params& params);
+
+  const Params& params() const { return params_; }
+  const Stats& stats() const { return stats_; }
+  Address address() const { return params_.address; }
+  /// Bytes on the wire for `bytes` of payload, headers included.
+  std::uint64_t wire_bytes(std::uint64_t bytes) const;
+
+ private:
+  bool is_local(const Frame& f) const override { return f.dst == params_.address; }
+  Tick receive_local(Frame* f) override;
+  void frame_sent(unsigned port, Frame* f, Tick left) override;
+  void on_event(std::uint32_t kind, void* arg) override;
+
+  tlm::tlm_sync_enum in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+
+  void post(Message* m);
+  void pump(unsigned port);
+
+  struct TxPort {
+    std::deque<Message*> sending;  // messages with frames still to offer, round robin
+    bool frame_out = false;        // a frame offered and not yet started
+    bool wake_pending = false;
+    bool pumping = false;
+  };
+
+  Params params_;
+  Stats stats_;
+  std::vector<TxPort> tx_ports_;
+  Tick injection_free_ = 0;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,123 @@
+// Collectives as an NPU's communication library sees them: a type, a size, a
+// group of ranks, and an algorithm that turns the collective into rounds of
+// messages between the group's members.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tlm/fabric_protocol.h"
+
+namespace fabricsim {
+
+enum class CollectiveType : std::uint8_t {
+  kAllReduce,
+  kReduce,
+  kAllGather,
+  kGather,
+  kScatter,
+  kBroadcast,
+  kAllToAll,
+  kReduceScatter,
+  kReduceScatterBlock,
+  kBarrier,
+};
+const char* to_string(CollectiveType t);
+/// Chakra's CollectiveCommType value -> our type.
+std::optional<CollectiveType> collective_from_chakra(std::int64_t comm_type);
+/// "all_reduce", "allreduce", "ALL_REDUCE"... -> type.
+std::optional<CollectiveType> collective_from_name(const std::string& name);
+
+enum class AlgorithmKind : std::uint8_t { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kHierarchical, kInSwitch };
+const char* to_string(AlgorithmKind a);
+std::optional<AlgorithmKind> algorithm_from_name(const std::string& name);
+
+/// A set of ranks that run collectives together. Index i of `ranks` is the
+/// member's position in the group.
+struct Group {
+  std::uint32_t id = 0;
+  std::string name;
+  std::vector<int> ranks;
+  int index_of(int rank) const;
+};
+
+/// One message of a round, seen from one NPU.
+struct Transfer {
+  int peer = 0;              // global rank of the other side
+  std::uint64_t offset = 0;  // into the working buffer
+  std::uint64_t length = 0;
+  bool reduce = false;       // receive side: combine with what is there, else copy
+};
+
+/// A round: its sends are posted when it starts; it ends when all its receives
+/// have arrived. The next round starts when this one has ended.
+struct Round {
+  std::vector<Transfer> sends;
+  std::vector<Transfer> recvs;
+  void clear() {
+    sends.clear();
+    recvs.clear();
+  }
+};
+
+/// Where segment k (0..n-1) of one chunk lies in the working buffer. A
+/// collective over n ranks cuts every chunk into n segments: an all-reduce
+/// chunk is one contiguous range cut on element boundaries (the first
+/// `longer` segments one element longer, stray bytes on the last); a
+/// gather/scatter-type chunk is the same slice of every rank's block
+/// (`stride` apart). Computed, not stored: 1,024 ranks x many chunks add up.
+struct Segments {
+  int n = 1;
+  std::uint64_t first = 0;
+  bool blocked = false;      // block layout (`stride` apart) or contiguous
+  std::uint64_t stride = 0;
+  std::uint64_t base = 0;
+  std::uint32_t longer = 0;
+  std::uint64_t element = 0;
+  std::uint64_t tail = 0;
+
+  std::uint64_t offset(int k) const {
+    const auto uk = static_cast<std::uint64_t>(k);
+    if (blocked) return first + uk * stride;
+    return first + uk * base + std::min<std::uint64_t>(uk, longer) * element;
+  }
+  std::uint64_t length(int k) const {
+    if (blocked) return base;
+    return base + (static_cast<std::uint32_t>(k) < longer ? element : 0) + (k == n - 1 ? tail : 0);
+  }
+  std::uint64_t total() const;
+};
+
+/// The rounds one NPU runs for one chunk of one collective.
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual std::uint32_t num_rounds() const = 0;
+  virtual void round(std::uint32_t r, Round& out) const = 0;
+};
+
+/// What a program is built from.
+struct ProgramSpec {
+  CollectiveType type = CollectiveType::kAllReduce;
+  AlgorithmKind algorithm = AlgorithmKind::kRing;
+  const std::vector<int>* ranks = nullptr;  // the group, in order (shared, not copied)
+  int me = 0;                                // my index in `ranks`
+  int root = 0;            // index in `ranks`, for rooted collectives
+  Segments segments;       // this chunk's layout
+};
+
+/// Builds the program, or throws std::invalid_argument naming why the
+/// algorithm does not apply.
+std::unique_ptr<Program> make_program(const ProgramSpec& spec);
+
+/// Size of the working buffer for a collective of `bytes` over n ranks, and
+/// the segment layout of chunk c of `chunks`.
+std::uint64_t working_bytes(CollectiveType type, std::uint64_t bytes, int n);
+Segments chunk_segments(CollectiveType type, std::uint64_t bytes, int n, std::uint32_t chunk, std::uint32_t chunks,
+                        unsigned element_size);
+
+}  // namespace fabricsim

@@ -1,0 +1,154 @@
+// An NPU's collective engine: what NCCL is to a GPU. It turns each collective
+// into chunks, each chunk into the rounds of its algorithm's program, and
+// each round into messages to peers; it matches arriving messages to the
+// rounds that wait for them (messages may arrive before their round, or
+// before this NPU has even started the collective) and reports the
+// collective done when every chunk has finished and every send has left.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "models/npu/collective.h"
+#include "tlm/fabric_protocol.h"
+
+namespace fabricsim {
+
+enum class SchedulingPolicy : std::uint8_t { kFifo, kLifo, kPriority };
+
+/// How collectives run on every NPU (platform or system-file settings).
+struct CollectiveConfig {
+  AlgorithmKind algorithm[10] = {AlgorithmKind::kRing, AlgorithmKind::kRing, AlgorithmKind::kRing,
+                                 AlgorithmKind::kRing, AlgorithmKind::kRing, AlgorithmKind::kRing,
+                                 AlgorithmKind::kRing, AlgorithmKind::kRing, AlgorithmKind::kRing,
+                                 AlgorithmKind::kRing};
+  std::uint32_t chunks = 4;         // splits of each collective, pipelined
+  std::uint32_t active_chunks = 0;  // chunks in flight per collective; 0 = all
+  SchedulingPolicy policy = SchedulingPolicy::kFifo;
+  DataType dtype = DataType::kFp32;
+  ReduceOp op = ReduceOp::kSum;
+  bool data = false;  // carry and check real bytes
+
+  AlgorithmKind algorithm_for(CollectiveType t) const { return algorithm[static_cast<int>(t)]; }
+};
+
+/// One collective as the workload asks for it.
+struct CollectiveSpec {
+  CollectiveType type = CollectiveType::kAllReduce;
+  std::uint64_t bytes = 0;
+  const Group* group = nullptr;
+  int root = 0;  // index in the group
+  AlgorithmKind algorithm = AlgorithmKind::kRing;
+  std::uint32_t chunks = 1;
+  std::uint32_t active_chunks = 0;
+  int priority = 0;
+  DataType dtype = DataType::kFp32;
+  ReduceOp op = ReduceOp::kSum;
+  bool data = false;
+  std::uint64_t node_id = 0;
+  std::string name;
+};
+
+/// A collective in progress on one NPU.
+class CollectiveRun {
+ public:
+  std::uint64_t key = 0;  // (group id, sequence number in the group): the same on every member
+  CollectiveSpec spec;
+  int me = 0;  // my index in the group
+  Tick started = 0;
+  Tick finished = 0;
+  void* owner = nullptr;
+  std::vector<std::uint8_t> data;  // working buffer in data mode
+  std::string data_error;          // first mismatch found by the data check
+
+  bool done() const { return chunks_done_ == chunks_.size() && sends_outstanding_ == 0; }
+
+ private:
+  friend class CollectiveEngine;
+  struct Chunk {
+    std::unique_ptr<Program> program;
+    std::uint32_t round = 0;
+    std::uint32_t pending = 0;  // receives the current round still waits for
+    std::vector<bool> got;      // per receive of the current round
+    Round current;
+    bool started = false;
+    bool finished = false;
+  };
+  std::vector<Chunk> chunks_;
+  std::uint32_t next_chunk_ = 0;
+  std::uint32_t active_ = 0;
+  std::size_t chunks_done_ = 0;
+  std::uint64_t sends_outstanding_ = 0;
+  Tick last_send_left_ = 0;
+  bool wake_pending_ = false;
+  std::unordered_map<std::uint64_t, Message*> early_;  // arrived before their round
+};
+
+class CollectiveEngine {
+ public:
+  /// What the engine needs from its NPU.
+  class Host {
+   public:
+    virtual int rank() const = 0;
+    /// A message to `peer` of `bytes`, addressed and ready to tag.
+    virtual Message* new_message(int peer, std::uint64_t bytes) = 0;
+    virtual void post(Message* m) = 0;
+    virtual void collective_done(CollectiveRun& run) = 0;
+    /// Call CollectiveEngine::wake(key) at time `when`.
+    virtual void wake_at(Tick when, std::uint64_t key) = 0;
+
+   protected:
+    ~Host() = default;
+  };
+
+  explicit CollectiveEngine(Host& host) : host_(host) {}
+  ~CollectiveEngine();
+
+  /// Starts a collective; throws std::invalid_argument when the algorithm
+  /// does not apply to it. Host::collective_done() reports the end (at once,
+  /// from inside this call, when there is nothing to do).
+  void start(const CollectiveSpec& spec, void* owner);
+  void on_message(Message* m);
+  /// A message of ours has left its NIC at `left` (which may be later than
+  /// now: END_REQ is annotated, and no event is spent waiting for it).
+  void on_sent(Message* m, Tick left);
+  void wake(std::uint64_t key);
+
+  std::size_t in_flight() const { return runs_.size(); }
+  std::uint64_t started() const { return started_; }
+  /// One line per collective that has not finished, for stuck reports.
+  std::vector<std::string> describe_unfinished() const;
+
+ private:
+  void start_chunks(CollectiveRun& run);
+  void begin_round(CollectiveRun& run, std::uint32_t c);
+  void receive(CollectiveRun& run, Message* m);
+  void consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::size_t recv, Message* m);
+  void finish_if_done(CollectiveRun& run);
+  static std::uint64_t match_key(std::uint32_t chunk, std::uint32_t round, std::uint32_t src) {
+    return (static_cast<std::uint64_t>(chunk) << 48) | (static_cast<std::uint64_t>(round) << 24) | src;
+  }
+
+  CollectiveRun* find(std::uint64_t key) const {
+    for (const auto& r : runs_) {
+      if (r->key == key) return r.get();
+    }
+    return nullptr;
+  }
+
+  Host& host_;
+  // Few collectives run at once: a flat list beats a hash table here.
+  std::vector<std::unique_ptr<CollectiveRun>> runs_;
+  std::unordered_map<std::uint64_t, std::vector<Message*>> unexpected_;  // for collectives not started here yet
+  std::unordered_map<std::uint32_t, std::uint64_t> group_seq_;
+  std::uint64_t started_ = 0;
+};
+
+/// Message classes an NPU tells apart on arrival (Message::tag_user).
+enum MessageClass : std::uint32_t { kCollectiveMessage = 1, kPointToPointMessage = 2, kMemoryMessage = 3 };
+
+}  // namespace fabricsim

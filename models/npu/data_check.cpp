@@ -1,0 +1,143 @@
+#include "models/npu/data_check.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "tlm/reduction.h"
+
+namespace fabricsim {
+
+namespace {
+
+std::int64_t amplitude(int n, DataType type) {
+  std::int64_t exact = 1ll << 24;
+  if (type == DataType::kFp16) exact = 1ll << 11;
+  if (type == DataType::kBf16) exact = 1ll << 8;
+  std::int64_t a = exact / std::max(1, n);
+  if (a > 30) a = 30;
+  if (a < 1) a = 1;
+  return a;
+}
+
+void write_element(std::uint8_t* p, std::int64_t v, DataType type) {
+  switch (type) {
+    case DataType::kFp32: {
+      const float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case DataType::kInt32: {
+      const auto i = static_cast<std::int32_t>(v);
+      std::memcpy(p, &i, 4);
+      break;
+    }
+    case DataType::kFp16: {
+      const std::uint16_t h = float_to_half(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DataType::kBf16: {
+      const std::uint16_t h = float_to_bf16(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+  }
+}
+
+std::int64_t reduce_ints(std::int64_t a, std::int64_t b, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return a + b;
+    case ReduceOp::kMin: return std::min(a, b);
+    case ReduceOp::kMax: return std::max(a, b);
+  }
+  return a;
+}
+
+/// What should be at element i of rank `me`'s buffer at the end, or false
+/// when the collective leaves that element undefined.
+bool expected(const CollectiveRun& run, std::uint64_t i, std::int64_t& out) {
+  const CollectiveSpec& s = run.spec;
+  const auto& ranks = s.group->ranks;
+  const int n = static_cast<int>(ranks.size());
+  const unsigned eb = element_bytes(s.dtype);
+  const std::uint64_t byte = i * eb;
+  const std::uint64_t block = s.bytes / static_cast<std::uint64_t>(n);
+  auto all_reduced = [&](std::uint64_t idx) {
+    std::int64_t v = pattern_value(ranks[0], idx, n, s.dtype);
+    for (int k = 1; k < n; ++k) v = reduce_ints(v, pattern_value(ranks[static_cast<std::size_t>(k)], idx, n, s.dtype), s.op);
+    return v;
+  };
+  switch (s.type) {
+    case CollectiveType::kAllReduce:
+      out = all_reduced(i);
+      return true;
+    case CollectiveType::kReduceScatter:
+    case CollectiveType::kReduceScatterBlock: {
+      const std::uint64_t lo = block * static_cast<std::uint64_t>(run.me);
+      if (byte < lo || byte >= lo + block) return false;
+      out = all_reduced(i);
+      return true;
+    }
+    case CollectiveType::kAllGather: {
+      if (block == 0) return false;
+      const std::uint64_t owner = byte / block;
+      if (owner >= static_cast<std::uint64_t>(n)) return false;
+      out = pattern_value(ranks[owner], i, n, s.dtype);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::int64_t pattern_value(int rank, std::uint64_t index, int n, DataType type) {
+  const std::int64_t a = amplitude(n, type);
+  const std::uint64_t h = (static_cast<std::uint64_t>(rank) * 2654435761u + index * 40503u + 12345u) % 1000003u;
+  return static_cast<std::int64_t>(h % static_cast<std::uint64_t>(2 * a + 1)) - a;
+}
+
+void init_collective_data(CollectiveRun& run) {
+  const CollectiveSpec& s = run.spec;
+  const int n = static_cast<int>(s.group->ranks.size());
+  const unsigned eb = element_bytes(s.dtype);
+  if (s.bytes % eb != 0) {
+    throw std::invalid_argument("data mode needs a whole number of " + std::string(to_string(s.dtype)) +
+                                " elements; " + std::to_string(s.bytes) + " bytes is not");
+  }
+  run.data.assign(working_bytes(s.type, s.bytes, n), 0xcd);
+  const int rank = s.group->ranks[static_cast<std::size_t>(run.me)];
+  const std::uint64_t elems = s.bytes / eb;
+  const std::uint64_t block = s.bytes / static_cast<std::uint64_t>(n);
+  for (std::uint64_t i = 0; i < elems; ++i) {
+    if (s.type == CollectiveType::kAllGather) {
+      // Only my own block holds data at the start.
+      const std::uint64_t byte = i * eb;
+      if (block == 0 || byte / block != static_cast<std::uint64_t>(run.me)) continue;
+    }
+    write_element(run.data.data() + i * eb, pattern_value(rank, i, n, s.dtype), s.dtype);
+  }
+}
+
+void check_collective_data(CollectiveRun& run) {
+  const CollectiveSpec& s = run.spec;
+  const unsigned eb = element_bytes(s.dtype);
+  const std::uint64_t elems = s.bytes / eb;
+  std::uint8_t want[4];
+  for (std::uint64_t i = 0; i < elems; ++i) {
+    std::int64_t v = 0;
+    if (!expected(run, i, v)) continue;
+    write_element(want, v, s.dtype);
+    if (std::memcmp(want, run.data.data() + i * eb, eb) != 0) {
+      std::ostringstream os;
+      os << to_string(s.type) << " \"" << s.name << "\": NPU " << s.group->ranks[static_cast<std::size_t>(run.me)]
+         << ", offset " << i * eb << " (element " << i << "): expected " << element_text(want, 0, s.dtype)
+         << ", got " << element_text(run.data.data(), i, s.dtype);
+      run.data_error = os.str();
+      return;
+    }
+  }
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,72 @@
+// How one NPU reaches another: which of its NICs to use and the fabric
+// address of the peer's NIC on that fabric. Filled by the platform builder;
+// read by every NPU.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tlm/fabric_protocol.h"
+
+namespace fabricsim {
+
+struct PeerRoute {
+  std::uint16_t nic = 0;          // index of the sender's NIC
+  Address address = kNoAddress;   // the receiver's NIC on that fabric
+  std::uint16_t fabric = 0;
+};
+
+class Directory {
+ public:
+  struct Attachment {
+    std::uint16_t fabric;  // which network
+    std::uint16_t nic;     // NIC index on the NPU
+    Address address;       // the NIC's address on that network
+  };
+
+  void resize(int npus) { attachments_.resize(static_cast<std::size_t>(npus)); }
+  int npus() const { return static_cast<int>(attachments_.size()); }
+  void attach(int rank, std::uint16_t fabric, std::uint16_t nic, Address address) {
+    attachments_.at(static_cast<std::size_t>(rank)).push_back(Attachment{fabric, nic, address});
+  }
+  /// Where rank `rank` is on fabric `fabric` (nullptr if it is not).
+  const Attachment* on(int rank, std::uint16_t fabric) const {
+    for (const Attachment& a : attachments(rank)) {
+      if (a.fabric == fabric) return &a;
+    }
+    return nullptr;
+  }
+  const std::vector<Attachment>& attachments(int rank) const { return attachments_.at(static_cast<std::size_t>(rank)); }
+
+  /// The first fabric (in declaration order, scale-up before scale-out) that
+  /// both NPUs are on. Throws when they share none.
+  PeerRoute route(int from, int to) const {
+    const auto& mine = attachments(from);
+    const auto& theirs = attachments(to);
+    if (mine.size() == 1 && theirs.size() == 1 && mine[0].fabric == theirs[0].fabric) {
+      return PeerRoute{mine[0].nic, theirs[0].address, mine[0].fabric};
+    }
+    for (const Attachment& a : attachments(from)) {
+      for (const Attachment& b : attachments(to)) {
+        if (a.fabric == b.fabric) return PeerRoute{a.nic, b.address, a.fabric};
+      }
+    }
+    throw std::runtime_error("NPU " + std::to_string(from) + " and NPU " + std::to_string(to) +
+                             " share no fabric");
+  }
+  bool connected(int from, int to) const {
+    for (const Attachment& a : attachments(from)) {
+      for (const Attachment& b : attachments(to)) {
+        if (a.fabric == b.fabric) return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  std::vector<std::vector<Attachment>> attachments_;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,294 @@
+#include "models/npu/npu.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace fabricsim {
+
+namespace {
+enum : std::uint32_t { kComputeDone = 0, kMemoryDone, kMessageLeft, kMessageArrived, kCollectiveWake };
+}
+
+Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params,
+         const Directory& directory)
+    : sc_core::sc_module(name),
+      to_nic("to_nic", nics),
+      from_nic("from_nic", nics),
+      rank_(rank),
+      params_(params),
+      directory_(directory),
+      collectives_(*this) {
+  for (unsigned i = 0; i < nics; ++i) {
+    to_nic[i].register_nb_transport_bw(this, &Npu::nic_bw, static_cast<int>(i));
+    from_nic[i].register_nb_transport_fw(this, &Npu::nic_fw, static_cast<int>(i));
+  }
+}
+
+// ---- bookkeeping --------------------------------------------------------------
+
+Npu::Pending* Npu::begin_op(NpuClient* client, void* ctx, OpType type, std::string what, bool active) {
+  ActivityTracker::Kind kind = ActivityTracker::kComm;
+  if (type == OpType::kCompute) kind = ActivityTracker::kCompute;
+  if (type == OpType::kMemory) kind = ActivityTracker::kMemory;
+  auto p = std::make_unique<Pending>(Pending{next_seq_++, client, ctx, type, kind, std::move(what)});
+  Pending* raw = p.get();
+  live_.emplace(raw->seq, std::move(p));
+  ++in_flight_;
+  if (active) activity_.begin(kind, now_ticks());
+  return raw;
+}
+
+void Npu::end_op(Pending* p) {
+  const Tick now = now_ticks();
+  activity_.end(p->kind, now);
+  finish_ = std::max(finish_, now);
+  --in_flight_;
+  NpuClient* client = p->client;
+  void* ctx = p->ctx;
+  live_.erase(p->seq);
+  if (client) client->operation_done(ctx);
+}
+
+// ---- compute ------------------------------------------------------------------
+
+Tick Npu::compute_time(const ComputeOp& op) const {
+  if (op.use_recorded) return op.recorded;
+  const double peak = op.on_cpu ? params_.cpu_flops : params_.peak_flops;
+  const double compute_s = peak > 0 ? op.flops / peak : 0.0;
+  const Tick compute = static_cast<Tick>(std::llround(compute_s * 1e12));
+  const Tick memory = params_.memory_bandwidth.time_for(static_cast<double>(op.tensor_bytes));
+  return std::max(compute, memory);  // roofline
+}
+
+void Npu::start_compute(const ComputeOp& op, NpuClient* client, void* ctx) {
+  const unsigned r = op.on_cpu ? 1 : 0;
+  Pending* p = begin_op(client, ctx, OpType::kCompute, op.on_cpu ? "CPU compute" : "compute", false);
+  compute_[r].queue.emplace_back(compute_time(op), p);
+  run_next(r);
+}
+
+void Npu::run_next(unsigned r) {
+  ComputeResource& res = compute_[r];
+  if (res.running || res.queue.empty()) return;
+  auto [duration, p] = res.queue.front();
+  res.queue.pop_front();
+  res.running = p;
+  activity_.begin(ActivityTracker::kCompute, now_ticks());
+  Calendar::instance().schedule_in(duration, this, kComputeDone, reinterpret_cast<void*>(static_cast<std::uintptr_t>(r)));
+}
+
+// ---- memory (stand-in until the memory models: latency + size / bandwidth) -------
+
+void Npu::start_memory(bool store, std::uint64_t bytes, NpuClient* client, void* ctx) {
+  Pending* p = begin_op(client, ctx, OpType::kMemory, store ? "remote memory store" : "remote memory load");
+  const Tick t = params_.remote_memory_latency + params_.remote_memory_bandwidth.time_for(static_cast<double>(bytes));
+  Calendar::instance().schedule_in(t, this, kMemoryDone, p);
+}
+
+// ---- collectives ----------------------------------------------------------------
+
+void Npu::start_collective(const CollectiveSpec& spec, NpuClient* client, void* ctx) {
+  std::ostringstream what;
+  what << to_string(spec.type) << " \"" << spec.name << "\" (node " << spec.node_id << ")";
+  Pending* p = begin_op(client, ctx, OpType::kCollective, what.str());
+  collectives_.start(spec, p);
+}
+
+void Npu::collective_done(CollectiveRun& run) {
+  CollectiveRecord rec;
+  rec.node_id = run.spec.node_id;
+  rec.name = run.spec.name;
+  rec.type = run.spec.type;
+  rec.algorithm = run.spec.algorithm;
+  rec.bytes = run.spec.bytes;
+  rec.group = run.spec.group->name;
+  rec.start = run.started;
+  rec.end = run.finished;
+  collective_log_.push_back(std::move(rec));
+  if (!run.data_error.empty()) data_errors_.push_back(run.data_error);
+  end_op(static_cast<Pending*>(run.owner));
+}
+
+Message* Npu::new_message(int peer, std::uint64_t bytes) {
+  if (peer != cached_peer_) {
+    cached_route_ = directory_.route(rank_, peer);
+    cached_src_ = directory_.on(rank_, cached_route_.fabric)->address;
+    cached_peer_ = peer;
+  }
+  const PeerRoute& route = cached_route_;
+  Message* m = Message::allocate();
+  m->ref();  // one reference for the sender (released on END_REQ), one for the receiver
+  m->src = cached_src_;
+  m->dst = route.address;
+  m->bytes = bytes;
+  m->tag_src_rank = static_cast<std::uint32_t>(rank_);
+  m->flow = static_cast<std::uint32_t>(rank_) * 0x10001u + static_cast<std::uint32_t>(peer);
+  m->context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(route.nic));
+  return m;
+}
+
+void Npu::post(Message* m) {
+  const auto nic = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(m->context));
+  m->context = nullptr;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  to_nic[nic]->nb_transport_fw(m->payload(), phase, delay);
+}
+
+// ---- point-to-point ---------------------------------------------------------------
+
+void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx) {
+  std::ostringstream what;
+  what << "send of " << bytes << " bytes to NPU " << peer << " (tag " << tag << ")";
+  Pending* p = begin_op(client, ctx, OpType::kSend, what.str());
+  if (peer == rank_) {  // to itself: no fabric involved
+    Message* m = Message::allocate();
+    m->bytes = bytes;
+    m->tag_user = kPointToPointMessage;
+    m->tag_src_rank = static_cast<std::uint32_t>(rank_);
+    m->tag_collective = static_cast<std::uint64_t>(tag);
+    message_arrived(m);
+    end_op(p);
+    return;
+  }
+  Message* m = new_message(peer, bytes);
+  m->tag_user = kPointToPointMessage;
+  m->tag_collective = static_cast<std::uint64_t>(tag);
+  post(m);
+  // The send is done when its last byte has left (the NIC's END_REQ, always
+  // later than this call): remember whom to tell.
+  m->context = p;
+}
+
+void Npu::start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx) {
+  std::ostringstream what;
+  what << "recv of " << bytes << " bytes from NPU " << peer << " (tag " << tag << ")";
+  Pending* p = begin_op(client, ctx, OpType::kRecv, what.str());
+  const P2pKey key{peer, tag};
+  auto it = unexpected_p2p_.find(key);
+  if (it != unexpected_p2p_.end() && !it->second.empty()) {
+    Message* m = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) unexpected_p2p_.erase(it);
+    m->unref();
+    end_op(p);
+    return;
+  }
+  posted_recvs_[key].emplace_back(bytes, p);
+}
+
+std::uint64_t Npu::unmatched_messages() const {
+  std::uint64_t n = 0;
+  for (const auto& [k, q] : unexpected_p2p_) n += q.size();
+  return n;
+}
+
+// ---- the fabric boundary ------------------------------------------------------------
+
+tlm::tlm_sync_enum Npu::nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase from NIC");
+  Message* m = Message::of(gp);
+  if (m->tag_user == kCollectiveMessage) {
+    collectives_.on_sent(m, absolute(delay));  // the engine keeps the time, no event needed
+  } else if (delay == sc_core::SC_ZERO_TIME) {
+    message_left(m);
+  } else {
+    Calendar::instance().schedule(absolute(delay), this, kMessageLeft, m);
+  }
+  return tlm::TLM_ACCEPTED;
+}
+
+tlm::tlm_sync_enum Npu::nic_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase from NIC");
+  Message* m = Message::of(gp);
+  if (delay == sc_core::SC_ZERO_TIME) {
+    message_arrived(m);
+  } else {
+    Calendar::instance().schedule(absolute(delay), this, kMessageArrived, m);
+  }
+  return tlm::TLM_COMPLETED;
+}
+
+void Npu::wake_at(Tick when, std::uint64_t key) {
+  Calendar::instance().schedule(when, this, kCollectiveWake, reinterpret_cast<void*>(static_cast<std::uintptr_t>(key)));
+}
+
+void Npu::message_left(Message* m) {
+  switch (m->tag_user) {
+    case kPointToPointMessage: {
+      Pending* p = static_cast<Pending*>(m->context);
+      m->unref();
+      end_op(p);
+      break;
+    }
+    default:
+      throw std::logic_error(std::string(name()) + ": send completion for an unknown message class");
+  }
+}
+
+void Npu::message_arrived(Message* m) {
+  switch (m->tag_user) {
+    case kCollectiveMessage:
+      collectives_.on_message(m);
+      break;
+    case kPointToPointMessage: {
+      const P2pKey key{static_cast<int>(m->tag_src_rank), static_cast<std::int64_t>(m->tag_collective)};
+      auto it = posted_recvs_.find(key);
+      if (it == posted_recvs_.end() || it->second.empty()) {
+        unexpected_p2p_[key].push_back(m);
+        return;
+      }
+      Pending* p = it->second.front().second;
+      it->second.pop_front();
+      if (it->second.empty()) posted_recvs_.erase(it);
+      m->unref();
+      end_op(p);
+      break;
+    }
+    default:
+      throw std::logic_error(std::string(name()) + ": message of an unknown class arrived");
+  }
+}
+
+void Npu::on_calendar(std::uint32_t kind, void* arg) {
+  switch (kind) {
+    case kComputeDone: {
+      const auto r = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg));
+      Pending* p = compute_[r].running;
+      compute_[r].running = nullptr;
+      end_op(p);
+      run_next(r);
+      break;
+    }
+    case kMemoryDone:
+      end_op(static_cast<Pending*>(arg));
+      break;
+    case kMessageLeft:
+      message_left(static_cast<Message*>(arg));
+      break;
+    case kMessageArrived:
+      message_arrived(static_cast<Message*>(arg));
+      break;
+    case kCollectiveWake:
+      collectives_.wake(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(arg)));
+      break;
+    default:
+      throw std::logic_error(std::string(name()) + ": unknown calendar event");
+  }
+}
+
+std::vector<std::string> Npu::describe_unfinished() const {
+  std::vector<std::string> out;
+  for (const auto& [seq, p] : live_) {
+    // Collectives and receives are described below, with what they wait for.
+    if (p->type != OpType::kCollective && p->type != OpType::kRecv) out.push_back(p->what);
+  }
+  for (const auto& [key, q] : posted_recvs_) {
+    for (const auto& [bytes, p] : q) out.push_back(p->what + ": no matching send has arrived");
+  }
+  for (auto& line : collectives_.describe_unfinished()) out.push_back(line);
+  return out;
+}
+
+}  // namespace fabricsim

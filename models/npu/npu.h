@@ -1,0 +1,161 @@
+// An NPU: the component that runs a workload. It has compute resources (a
+// GPU-like engine and a CPU), a collective engine, point-to-point messaging,
+// and access to remote memory, and it talks to the fabric through one NIC
+// per network it is attached to.
+//
+// Work reaches it as operations (compute, collective, send, recv, memory),
+// each reported done to the client that started it. The Chakra trace driver
+// (workload.h) is the usual client; collbench drives collectives directly.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <systemc>
+
+#include "models/npu/activity.h"
+#include "models/npu/collective_engine.h"
+#include "models/npu/directory.h"
+#include "tlm/calendar.h"
+#include "tlm/fabric_protocol.h"
+
+namespace fabricsim {
+
+/// Someone who starts operations on an NPU and wants to hear when they end.
+class NpuClient {
+ public:
+  virtual void operation_done(void* ctx) = 0;
+
+ protected:
+  ~NpuClient() = default;
+};
+
+struct ComputeOp {
+  double flops = 0;                 // num_ops
+  std::uint64_t tensor_bytes = 0;   // bytes moved through local memory
+  Tick recorded = 0;                // duration recorded in the trace
+  bool use_recorded = false;        // replay, or no num_ops to model
+  bool on_cpu = false;
+};
+
+/// A finished collective, as the report lists it.
+struct CollectiveRecord {
+  std::uint64_t node_id = 0;
+  std::string name;
+  CollectiveType type = CollectiveType::kAllReduce;
+  AlgorithmKind algorithm = AlgorithmKind::kRing;
+  std::uint64_t bytes = 0;
+  std::string group;
+  Tick start = 0;
+  Tick end = 0;
+};
+
+class Npu : public sc_core::sc_module, public Calendar::Client, public CollectiveEngine::Host {
+ public:
+  struct Params {
+    double peak_flops = 100e12;                       // dense FLOP/s of the compute engine
+    Bandwidth memory_bandwidth = Bandwidth::GBps(2000);  // roofline's local-memory bandwidth
+    double cpu_flops = 1e12;                          // CPU ops (is_cpu_op)
+    Tick remote_memory_latency = ns_to_ticks(1000);   // stand-in for MEM_LOAD/STORE
+    Bandwidth remote_memory_bandwidth = Bandwidth::GBps(50);
+    Tick collective_start_overhead = 0;               // per collective (endpoint delay)
+  };
+
+  sc_core::sc_vector<MessageInitiatorSocket<Npu>> to_nic;  // one per NIC
+  sc_core::sc_vector<MessageTargetSocket<Npu>> from_nic;
+
+  Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params,
+      const Directory& directory);
+
+  int rank() const override { return rank_; }
+  const Params& params() const { return params_; }
+
+  // ---- operations ----------------------------------------------------------
+  void start_compute(const ComputeOp& op, NpuClient* client, void* ctx);
+  void start_collective(const CollectiveSpec& spec, NpuClient* client, void* ctx);
+  void start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx);
+  void start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx);
+  void start_memory(bool store, std::uint64_t bytes, NpuClient* client, void* ctx);
+
+  /// The time a compute op takes alone (roofline or recorded duration).
+  Tick compute_time(const ComputeOp& op) const;
+
+  // ---- results ------------------------------------------------------------
+  const ActivityTotals& activity() const { return activity_.totals(); }
+  Tick finish_time() const { return finish_; }
+  const std::vector<CollectiveRecord>& collectives() const { return collective_log_; }
+  /// Data-mode mismatches found by this NPU (empty when all collectives checked out).
+  const std::vector<std::string>& data_errors() const { return data_errors_; }
+  std::uint64_t unmatched_messages() const;
+  /// Operations started and not finished, one line each, for stuck reports.
+  std::vector<std::string> describe_unfinished() const;
+  std::size_t operations_in_flight() const { return in_flight_; }
+  void finalize() { activity_.finish(finish_); }
+
+ private:
+  // CollectiveEngine::Host
+  Message* new_message(int peer, std::uint64_t bytes) override;
+  void post(Message* m) override;
+  void collective_done(CollectiveRun& run) override;
+  void wake_at(Tick when, std::uint64_t key) override;
+
+  void on_calendar(std::uint32_t kind, void* arg) override;
+  tlm::tlm_sync_enum nic_bw(int nic, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nic_fw(int nic, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  void message_arrived(Message* m);
+  void message_left(Message* m);
+
+  enum class OpType { kCompute, kCollective, kSend, kRecv, kMemory };
+  struct Pending {  // an operation in flight
+    std::uint64_t seq;
+    NpuClient* client;
+    void* ctx;
+    OpType type;
+    ActivityTracker::Kind kind;
+    std::string what;
+  };
+  /// `active`: the operation counts as running from now (compute waiting for
+  /// its resource does not).
+  Pending* begin_op(NpuClient* client, void* ctx, OpType type, std::string what, bool active = true);
+  void end_op(Pending* p);
+
+  // compute resources: index 0 GPU, 1 CPU; each runs one op at a time, in order
+  struct ComputeResource {
+    std::deque<std::pair<Tick, Pending*>> queue;
+    Pending* running = nullptr;
+  };
+  void run_next(unsigned resource);
+
+  // point-to-point: matched by (peer, tag), first come first served
+  struct P2pKey {
+    int peer;
+    std::int64_t tag;
+    bool operator<(const P2pKey& o) const { return peer != o.peer ? peer < o.peer : tag < o.tag; }
+  };
+  std::map<P2pKey, std::deque<Message*>> unexpected_p2p_;
+  std::map<P2pKey, std::deque<std::pair<std::uint64_t, Pending*>>> posted_recvs_;
+
+  int rank_;
+  Params params_;
+  const Directory& directory_;
+  // Most algorithms talk to the same peer round after round.
+  int cached_peer_ = -1;
+  PeerRoute cached_route_;
+  Address cached_src_ = kNoAddress;
+  CollectiveEngine collectives_;
+  ComputeResource compute_[2];
+  ActivityTracker activity_;
+  Tick finish_ = 0;
+  std::size_t in_flight_ = 0;
+  std::vector<CollectiveRecord> collective_log_;
+  std::vector<std::string> data_errors_;
+  std::map<std::uint64_t, std::unique_ptr<Pending>> live_;  // by start order, for stuck reports
+  std::uint64_t next_seq_ = 0;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,392 @@
+#include "models/npu/workload.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/reader/et_reader.h"
+
+namespace fabricsim {
+
+using traces::attr_int;
+using traces::attr_string;
+using traces::TraceError;
+
+// ---- process groups -------------------------------------------------------------
+
+GroupTable::GroupTable(int npus) : npus_(npus) {
+  Group world;
+  world.id = 0;
+  world.name = "world";
+  for (int r = 0; r < npus; ++r) world.ranks.push_back(r);
+  groups_.push_back(std::move(world));
+  by_name_["world"] = &groups_.front();
+}
+
+const Group& GroupTable::add(const std::string& name, std::vector<int> ranks) {
+  if (by_name_.count(name)) throw std::runtime_error("process group \"" + name + "\" defined twice");
+  if (ranks.empty()) throw std::runtime_error("process group \"" + name + "\" has no members");
+  for (int r : ranks) {
+    if (r < 0 || r >= npus_) {
+      throw std::runtime_error("process group \"" + name + "\" names rank " + std::to_string(r) +
+                               ", but the platform has " + std::to_string(npus_) + " NPUs");
+    }
+  }
+  Group g;
+  g.id = static_cast<std::uint32_t>(groups_.size());
+  g.name = name;
+  g.ranks = std::move(ranks);
+  groups_.push_back(std::move(g));
+  by_name_[name] = &groups_.back();
+  return groups_.back();
+}
+
+const Group* GroupTable::find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+void GroupTable::load_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open comm-groups file");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(path + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw std::runtime_error(path + ": expected an object {\"<pg_name>\": [ranks...]}");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!it.value().is_array()) throw std::runtime_error(path + ": group \"" + it.key() + "\": expected a list of ranks");
+    std::vector<int> ranks;
+    for (const auto& v : it.value()) {
+      if (!v.is_number_integer()) throw std::runtime_error(path + ": group \"" + it.key() + "\": ranks must be integers");
+      ranks.push_back(v.get<int>());
+    }
+    try {
+      add(it.key(), std::move(ranks));
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(path + ": " + e.what());
+    }
+  }
+}
+
+// ---- the trace driver ----------------------------------------------------------------
+
+struct TraceWorkload::Reader {
+  explicit Reader(const std::string& path) : et(path) {}
+  traces::EtReader et;
+  ChakraProtoMsg::Node scratch;
+};
+
+/// The fields of a Chakra node the simulator uses.
+struct TraceWorkload::Node {
+  std::uint64_t id = 0;
+  std::string name;
+  int type = 0;
+  std::uint64_t duration_us = 0;
+  bool has_num_ops = false;
+  double num_ops = 0;
+  std::uint64_t tensor_size = 0;
+  bool is_cpu = false;
+  bool has_comm_type = false;
+  std::int64_t comm_type = 0;
+  std::uint64_t comm_size = 0;
+  std::int64_t comm_src = -1;
+  std::int64_t comm_dst = -1;
+  std::int64_t comm_tag = 0;
+  std::int64_t priority = 0;
+  std::int64_t root = 0;
+  std::string pg_name;
+  std::uint32_t deps_left = 0;
+  bool issued = false;
+};
+
+TraceWorkload::TraceWorkload(Npu& npu, std::string path, int npus, const WorkloadOptions& options)
+    : npu_(npu), path_(std::move(path)), npus_(npus), options_(options) {
+  // First pass: which ids exist.
+  {
+    traces::EtReader index(path_);
+    std::uint64_t id = 0;
+    while (index.next_id(id)) sorted_ids_.push_back(id);
+  }
+  node_count_ = sorted_ids_.size();
+  std::sort(sorted_ids_.begin(), sorted_ids_.end());
+  for (std::size_t i = 1; i < sorted_ids_.size(); ++i) {
+    if (sorted_ids_[i] == sorted_ids_[i - 1]) {
+      throw TraceError(path_ + ": node id " + std::to_string(sorted_ids_[i]) + " appears more than once");
+    }
+  }
+  if (!sorted_ids_.empty()) {
+    min_id_ = sorted_ids_.front();
+    const std::uint64_t span = sorted_ids_.back() - min_id_ + 1;
+    dense_ = span <= 4 * node_count_ + 1024;  // a bitmap over the range is small
+    if (dense_) {
+      present_.assign(span, false);
+      for (auto v : sorted_ids_) present_[v - min_id_] = true;
+      std::vector<std::uint64_t>().swap(sorted_ids_);
+      done_.assign(span, false);
+    } else {
+      done_.assign(node_count_, false);
+    }
+  }
+  reader_ = std::make_unique<Reader>(path_);
+}
+
+TraceWorkload::~TraceWorkload() = default;
+
+std::int64_t TraceWorkload::slot(std::uint64_t id) const {
+  if (dense_) {
+    if (id < min_id_ || id - min_id_ >= present_.size() || !present_[id - min_id_]) return -1;
+    return static_cast<std::int64_t>(id - min_id_);
+  }
+  auto it = std::lower_bound(sorted_ids_.begin(), sorted_ids_.end(), id);
+  if (it == sorted_ids_.end() || *it != id) return -1;
+  return it - sorted_ids_.begin();
+}
+
+void TraceWorkload::warn(const std::string& key, const std::string& text) {
+  if (warned_[key]++ == 0) warnings_.push_back(path_ + ": " + text);
+}
+
+void TraceWorkload::fail(const Node& n, const std::string& what) const {
+  throw TraceError(path_ + ": node " + std::to_string(n.id) + " (\"" + n.name + "\", " +
+                   traces::node_type_name(n.type) + "): " + what);
+}
+
+void TraceWorkload::add(const void* proto) {
+  const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
+  auto node = std::make_unique<Node>();
+  Node& n = *node;
+  n.id = pn.id();
+  n.name = pn.name();
+  n.type = pn.type();
+  n.duration_us = pn.duration_micros();
+  if (auto v = traces::attr_double(pn, "num_ops")) {
+    n.has_num_ops = true;
+    n.num_ops = *v;
+  }
+  if (auto v = attr_int(pn, "tensor_size")) n.tensor_size = static_cast<std::uint64_t>(*v);
+  if (auto v = attr_int(pn, "is_cpu_op")) n.is_cpu = *v != 0;
+  if (auto v = attr_int(pn, "comm_type")) {
+    n.has_comm_type = true;
+    n.comm_type = *v;
+  }
+  if (auto v = attr_int(pn, "comm_size")) {
+    n.comm_size = static_cast<std::uint64_t>(*v);
+  } else {
+    n.comm_size = n.tensor_size;
+  }
+  if (auto v = attr_int(pn, "comm_src")) n.comm_src = *v;
+  if (auto v = attr_int(pn, "comm_dst")) n.comm_dst = *v;
+  if (auto v = attr_int(pn, "comm_tag")) n.comm_tag = *v;
+  if (auto v = attr_int(pn, "comm_priority")) n.priority = *v;
+  if (auto v = attr_int(pn, "root")) n.root = *v;
+  if (auto v = attr_string(pn, "pg_name")) n.pg_name = *v;
+
+  if (n.type == ChakraProtoMsg::STORAGE_NODE || n.type == ChakraProtoMsg::BATCH_NODE ||
+      n.type == ChakraProtoMsg::CHECKPOINT_NODE) {
+    fail(n, "this node type is not supported yet");
+  }
+
+  // Dependencies: data and control alike.
+  auto depend = [&](std::uint64_t dep) {
+    const std::int64_t s = slot(dep);
+    if (s < 0) {
+      ++missing_deps_;
+      warn("missing", "dependencies on nodes absent from the file are ignored (first: node " +
+                          std::to_string(n.id) + " on " + std::to_string(dep) + ")");
+      return;
+    }
+    if (done_[static_cast<std::size_t>(s)]) return;
+    waiters_[dep].push_back(&n);
+    ++n.deps_left;
+  };
+  for (auto d : pn.data_deps()) depend(d);
+  for (auto d : pn.ctrl_deps()) depend(d);
+
+  const std::uint64_t id = n.id;
+  const bool ready = n.deps_left == 0;
+  held_.emplace(id, std::move(node));
+  peak_held_ = std::max(peak_held_, held_.size());
+  if (ready) ready_.push_back(held_[id].get());
+}
+
+void TraceWorkload::read_ahead(bool until_ready) {
+  while (!eof_) {
+    const bool room = held_.size() < options_.window + running_;
+    if (!room && !(until_ready && ready_.empty())) break;
+    if (!reader_->et.next(reader_->scratch)) {
+      eof_ = true;
+      break;
+    }
+    add(&reader_->scratch);
+  }
+}
+
+void TraceWorkload::start() {
+  read_ahead(false);
+  issue_ready();
+}
+
+bool TraceWorkload::unstick() {
+  read_ahead(true);
+  if (ready_.empty()) return false;
+  issue_ready();
+  return true;
+}
+
+void TraceWorkload::issue_ready() {
+  while (!ready_.empty()) {
+    Node* n = ready_.front();
+    ready_.pop_front();
+    issue(n);
+  }
+}
+
+void TraceWorkload::issue(Node* n) {
+  n->issued = true;
+  ++running_;
+  switch (n->type) {
+    case ChakraProtoMsg::COMP_NODE: {
+      ComputeOp op;
+      op.flops = n->num_ops;
+      op.tensor_bytes = n->tensor_size;
+      op.recorded = static_cast<Tick>(n->duration_us) * 1000000ull;
+      op.use_recorded = options_.replay || !n->has_num_ops;
+      op.on_cpu = n->is_cpu;
+      npu_.start_compute(op, this, n);
+      break;
+    }
+    case ChakraProtoMsg::COMM_COLL_NODE:
+      collective_queue_.push_back(n);
+      while (!collective_queue_.empty() &&
+             (options_.max_collectives_in_flight == 0 || collectives_running_ < options_.max_collectives_in_flight)) {
+        Node* c = collective_queue_.front();
+        collective_queue_.pop_front();
+        start_collective(c);
+      }
+      break;
+    case ChakraProtoMsg::COMM_SEND_NODE: {
+      std::int64_t peer = n->comm_dst;
+      if (peer < 0) {
+        peer = (npu_.rank() + 1) % npus_;
+        warn("nodst", "COMM_SEND_NODE without comm_dst (first: node " + std::to_string(n->id) +
+                          "): sent to the next rank, as documented");
+      }
+      if (peer >= npus_) fail(*n, "comm_dst " + std::to_string(peer) + " is not an NPU of this platform");
+      npu_.start_send(static_cast<int>(peer), n->comm_size, n->comm_tag, this, n);
+      break;
+    }
+    case ChakraProtoMsg::COMM_RECV_NODE: {
+      std::int64_t peer = n->comm_src;
+      if (peer < 0) {
+        peer = (npu_.rank() + npus_ - 1) % npus_;
+        warn("nosrc", "COMM_RECV_NODE without comm_src (first: node " + std::to_string(n->id) +
+                          "): received from the previous rank, as documented");
+      }
+      if (peer >= npus_) fail(*n, "comm_src " + std::to_string(peer) + " is not an NPU of this platform");
+      npu_.start_recv(static_cast<int>(peer), n->comm_size, n->comm_tag, this, n);
+      break;
+    }
+    case ChakraProtoMsg::MEM_LOAD_NODE:
+    case ChakraProtoMsg::MEM_STORE_NODE:
+      npu_.start_memory(n->type == ChakraProtoMsg::MEM_STORE_NODE, n->tensor_size, this, n);
+      break;
+    case ChakraProtoMsg::METADATA_NODE:
+      complete(n);
+      break;
+    default:
+      fail(*n, "this node type cannot be run");
+  }
+}
+
+void TraceWorkload::start_collective(Node* n) {
+  if (!n->has_comm_type) fail(*n, "COMM_COLL_NODE without a comm_type attribute");
+  const auto type = collective_from_chakra(n->comm_type);
+  if (!type) fail(*n, "unknown comm_type " + std::to_string(n->comm_type));
+  const Group* group = &options_.groups->world();
+  if (!n->pg_name.empty()) {
+    group = options_.groups->find(n->pg_name);
+    if (!group) {
+      group = &options_.groups->world();
+      warn("pg:" + n->pg_name, "process group \"" + n->pg_name +
+                                   "\" is not defined (give --comm-groups); its collectives run over all NPUs");
+    }
+  }
+  CollectiveSpec spec;
+  spec.type = *type;
+  spec.bytes = n->comm_size;
+  spec.group = group;
+  spec.root = static_cast<int>(n->root);
+  spec.algorithm = options_.collectives->algorithm_for(*type);
+  spec.chunks = options_.collectives->chunks;
+  spec.active_chunks = options_.collectives->active_chunks;
+  spec.priority = static_cast<int>(n->priority);
+  spec.dtype = options_.collectives->dtype;
+  spec.op = options_.collectives->op;
+  spec.data = options_.collectives->data;
+  spec.node_id = n->id;
+  spec.name = n->name;
+  ++collectives_running_;
+  try {
+    npu_.start_collective(spec, this, n);
+  } catch (const std::invalid_argument& e) {
+    fail(*n, e.what());
+  }
+}
+
+void TraceWorkload::operation_done(void* ctx) {
+  Node* n = static_cast<Node*>(ctx);
+  if (n->type == ChakraProtoMsg::COMM_COLL_NODE) {
+    --collectives_running_;
+    if (!collective_queue_.empty()) {
+      Node* c = collective_queue_.front();
+      collective_queue_.pop_front();
+      start_collective(c);
+    }
+  }
+  complete(n);
+}
+
+void TraceWorkload::complete(Node* n) {
+  --running_;
+  ++done_count_;
+  const std::uint64_t id = n->id;
+  done_[static_cast<std::size_t>(slot(id))] = true;
+  auto w = waiters_.find(id);
+  if (w != waiters_.end()) {
+    for (Node* child : w->second) {
+      if (--child->deps_left == 0) ready_.push_back(child);
+    }
+    waiters_.erase(w);
+  }
+  held_.erase(id);  // n is gone from here on
+  read_ahead(false);
+  issue_ready();
+}
+
+std::vector<std::string> TraceWorkload::describe_stuck() const {
+  std::vector<std::string> out;
+  std::vector<const Node*> waiting;
+  for (const auto& [id, n] : held_) {
+    if (!n->issued) waiting.push_back(n.get());
+  }
+  std::sort(waiting.begin(), waiting.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
+  std::size_t shown = 0;
+  for (const Node* n : waiting) {
+    if (++shown > 3) break;
+    std::ostringstream os;
+    os << "node " << n->id << " (\"" << n->name << "\", " << traces::node_type_name(n->type) << ") waits for "
+       << n->deps_left << " unfinished dependenc" << (n->deps_left == 1 ? "y" : "ies");
+    out.push_back(os.str());
+  }
+  if (waiting.size() > 3) out.push_back(std::to_string(waiting.size() - 3) + " more nodes wait on dependencies");
+  if (!eof_) out.push_back("(" + std::to_string(node_count_ - done_count_ - held_.size()) + " nodes not yet read)");
+  return out;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,114 @@
+// The trace driver: replays one rank's Chakra execution trace on its NPU.
+//
+// Nodes are streamed from the file and issued when their dependencies (data
+// and control) have finished. Only a window of nodes is held in memory; a
+// first pass over the file records which node ids exist, so a dependency on
+// a node that is not in the file is recognised (counted, reported once, and
+// ignored, as real PyTorch traces need) while one that points forward waits.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "models/npu/collective_engine.h"
+#include "models/npu/npu.h"
+
+namespace fabricsim {
+
+/// Process groups: the world, plus any named in a comm-groups file or a
+/// trace's metadata. Collectives name theirs with the `pg_name` attribute.
+class GroupTable {
+ public:
+  explicit GroupTable(int npus);
+  const Group& world() const { return groups_.front(); }
+  const Group& add(const std::string& name, std::vector<int> ranks);
+  const Group* find(const std::string& name) const;
+  /// Reads ASTRA-sim's comm-groups JSON: {"<pg_name>": [ranks...], ...}.
+  /// Throws std::runtime_error naming the file and the problem.
+  void load_json(const std::string& path);
+  int npus() const { return npus_; }
+
+ private:
+  int npus_;
+  std::deque<Group> groups_;  // stable addresses
+  std::map<std::string, const Group*> by_name_;
+};
+
+struct WorkloadOptions {
+  bool replay = false;                      // use recorded durations for compute
+  unsigned max_collectives_in_flight = 1;   // per NPU; 0 = unlimited
+  std::size_t window = 4096;                // nodes held in memory, beyond those in flight
+  const CollectiveConfig* collectives = nullptr;
+  GroupTable* groups = nullptr;
+};
+
+class TraceWorkload : public NpuClient {
+ public:
+  /// Indexes the file (first pass); throws traces::TraceError.
+  TraceWorkload(Npu& npu, std::string path, int npus, const WorkloadOptions& options);
+  ~TraceWorkload();
+
+  /// Issues the first ready nodes; call at time zero.
+  void start();
+  /// Reads past the window until a node can be issued; false if none can.
+  bool unstick();
+
+  bool finished() const { return done_count_ == node_count_; }
+  std::uint64_t nodes_total() const { return node_count_; }
+  std::uint64_t nodes_done() const { return done_count_; }
+  std::uint64_t missing_dependencies() const { return missing_deps_; }
+  std::size_t peak_nodes_held() const { return peak_held_; }
+  const std::string& path() const { return path_; }
+  /// Warnings about the trace, each once.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  /// What each unfinished node waits for, for stuck reports.
+  std::vector<std::string> describe_stuck() const;
+
+ private:
+  struct Node;
+  void operation_done(void* ctx) override;
+  void read_ahead(bool until_ready);
+  void add(const void* proto_node);
+  void issue_ready();
+  void issue(Node* n);
+  void start_collective(Node* n);
+  void complete(Node* n);
+  void warn(const std::string& key, const std::string& text);
+  [[noreturn]] void fail(const Node& n, const std::string& what) const;
+  std::int64_t slot(std::uint64_t id) const;
+
+  Npu& npu_;
+  std::string path_;
+  int npus_;
+  WorkloadOptions options_;
+  struct Reader;
+  std::unique_ptr<Reader> reader_;
+  bool eof_ = false;
+
+  // index of the ids in the file (first pass): dense bitmap or sorted list
+  bool dense_ = false;
+  std::uint64_t min_id_ = 0;
+  std::vector<std::uint64_t> sorted_ids_;
+  std::vector<bool> present_;
+  std::vector<bool> done_;
+  std::uint64_t node_count_ = 0;
+  std::uint64_t done_count_ = 0;
+
+  std::unordered_map<std::uint64_t, std::unique_ptr<Node>> held_;
+  std::unordered_map<std::uint64_t, std::vector<Node*>> waiters_;
+  std::deque<Node*> ready_;
+  std::deque<Node*> collective_queue_;
+  unsigned collectives_running_ = 0;
+  std::size_t running_ = 0;
+  std::size_t peak_held_ = 0;
+  std::uint64_t missing_deps_ = 0;
+  std::vector<std::string> warnings_;
+  std::map<std::string, int> warned_;
+};
+
+}  // namespace fabricsim
