@@ -1,0 +1,156 @@
+#include "platforms/builder.h"
+
+#include <algorithm>
+
+#include "platforms/routing.h"
+#include "tlm/calendar.h"
+
+namespace fabricsim {
+
+Platform::~Platform() = default;
+
+Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
+  Calendar::instance();  // the fabric's calendar is a top-level module
+  if (spec_.npus < 1) throw InputError(spec_.file + ": a platform needs at least one NPU");
+  directory_.resize(spec_.npus);
+
+  // Which fabrics each NPU is on, in declaration order: that is its NIC order.
+  std::vector<unsigned> nic_count(static_cast<std::size_t>(spec_.npus), 0);
+  for (std::size_t fi = 0; fi < spec_.fabrics.size(); ++fi) {
+    const FabricSpec& f = spec_.fabrics[fi];
+    if (f.edges.empty()) continue;  // one NPU alone: nothing to build
+    for (const FabricNode& n : f.nodes) {
+      if (n.kind != FabricNode::Kind::kNic) continue;
+      if (n.npu < 0 || n.npu >= spec_.npus) {
+        throw InputError(spec_.file + ": fabric \"" + f.name + "\" names NPU " + std::to_string(n.npu) +
+                         ", but the platform has " + std::to_string(spec_.npus));
+      }
+      directory_.attach(n.npu, static_cast<std::uint16_t>(fi), static_cast<std::uint16_t>(nic_count[static_cast<std::size_t>(n.npu)]++),
+                        static_cast<Address>(n.npu));
+    }
+  }
+  for (int r = 0; r < spec_.npus; ++r) {
+    npus_.push_back(std::make_unique<Npu>(("npu" + std::to_string(r)).c_str(), r, nic_count[static_cast<std::size_t>(r)],
+                                          spec_.npu, directory_));
+  }
+  fabrics_.resize(spec_.fabrics.size());
+  for (std::size_t fi = 0; fi < spec_.fabrics.size(); ++fi) build_fabric(fi, spec_.fabrics[fi]);
+}
+
+void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
+  BuiltFabric& bf = fabrics_[fi];
+  bf.name = f.name;
+  bf.nic_of_rank.assign(static_cast<std::size_t>(spec_.npus), nullptr);
+  if (f.edges.empty()) return;
+
+  const auto ports = port_map(f);
+  const std::string prefix = f.name + "_";
+  bool rings = false;
+  for (const FabricEdge& e : f.edges) rings |= e.ring >= 0;
+
+  // Frames must fit the smallest buffer (twice over on rings, where a frame
+  // entering a ring needs room for one more: bubble flow control).
+  std::uint64_t min_buffer = ~0ull;
+  std::string min_buffer_edge;
+  for (const FabricEdge& e : f.edges) {
+    if (e.link.buffer_bytes < min_buffer) {
+      min_buffer = e.link.buffer_bytes;
+      min_buffer_edge = f.nodes[static_cast<std::size_t>(e.a)].name + " - " + f.nodes[static_cast<std::size_t>(e.b)].name;
+    }
+  }
+  Nic::Params nic = f.nic;
+  const std::uint64_t packet_wire = nic.mtu_bytes + nic.header_bytes;
+  const std::uint64_t need_packets = rings ? 2 : 1;
+  if (min_buffer < need_packets * packet_wire) {
+    throw InputError(spec_.file + ": fabric \"" + f.name + "\": the " + std::to_string(min_buffer) +
+                     "-byte buffer of link " + min_buffer_edge + " is too small for one " +
+                     std::to_string(packet_wire) + "-byte packet" + (rings ? " plus the bubble a ring needs" : ""));
+  }
+  const std::uint64_t fit_packets = min_buffer / need_packets / packet_wire;
+  const std::uint64_t seg_packets = (nic.segment_bytes + nic.mtu_bytes - 1) / nic.mtu_bytes;
+  if (seg_packets > fit_packets) {
+    nic.segment_bytes = fit_packets * nic.mtu_bytes;
+    notes_.push_back("fabric \"" + f.name + "\": frames shortened to " + std::to_string(nic.segment_bytes) +
+                     " bytes to fit the " + std::to_string(min_buffer) + "-byte buffers");
+  }
+  const std::uint64_t frame_wire = nic.segment_bytes + ((nic.segment_bytes + nic.mtu_bytes - 1) / nic.mtu_bytes) * nic.header_bytes;
+
+  std::vector<FrameRouter*> router(f.nodes.size(), nullptr);
+  for (std::size_t u = 0; u < f.nodes.size(); ++u) {
+    const FabricNode& n = f.nodes[u];
+    const auto nports = static_cast<unsigned>(ports[u].size());
+    if (nports == 0) {
+      throw InputError(spec_.file + ": fabric \"" + f.name + "\": " + n.name + " is not connected to anything");
+    }
+    if (n.kind == FabricNode::Kind::kNic) {
+      Nic::Params p = nic;
+      p.address = static_cast<Address>(n.npu);
+      p.ports = nports;
+      auto m = std::make_unique<Nic>((prefix + n.name + "_nic").c_str(), p);
+      router[u] = m.get();
+      bf.nic_of_rank[static_cast<std::size_t>(n.npu)] = m.get();
+      // Bind to its NPU: the NIC index is the fabric's position among the NPU's fabrics.
+      Npu& npu = *npus_[static_cast<std::size_t>(n.npu)];
+      for (const auto& a : directory_.attachments(n.npu)) {
+        if (a.fabric == fi) {
+          npu.to_nic[a.nic].bind(m->in);
+          m->out.bind(npu.from_nic[a.nic]);
+        }
+      }
+      bf.nics.push_back(std::move(m));
+    } else {
+      Switch::Params p;
+      p.ports = nports;
+      p.hop_latency = n.hop_latency;
+      auto m = std::make_unique<Switch>((prefix + n.name).c_str(), p);
+      router[u] = m.get();
+      bf.switches.push_back(std::move(m));
+    }
+  }
+
+  // Links: two directions per edge. Port p of node u is its p-th edge.
+  std::vector<unsigned> next_port(f.nodes.size(), 0);
+  for (std::size_t e = 0; e < f.edges.size(); ++e) {
+    const FabricEdge& edge = f.edges[e];
+    const auto a = static_cast<std::size_t>(edge.a), b = static_cast<std::size_t>(edge.b);
+    const unsigned pa = next_port[a]++, pb = next_port[b]++;
+    Link::Params lp = edge.link;
+    lp.bubble_bytes = edge.ring >= 0 ? frame_wire : 0;
+    if (edge.ring >= 0) {
+      router[a]->set_port_ring(pa, edge.ring);
+      router[b]->set_port_ring(pb, edge.ring);
+    }
+    const std::string& na = f.nodes[a].name;
+    const std::string& nb = f.nodes[b].name;
+    auto ab = std::make_unique<Link>((prefix + na + "_to_" + nb).c_str(), lp);
+    auto ba = std::make_unique<Link>((prefix + nb + "_to_" + na).c_str(), lp);
+    router[a]->tx[pa].bind(ab->in);
+    ab->out.bind(router[b]->rx[pb]);
+    router[b]->tx[pb].bind(ba->in);
+    ba->out.bind(router[a]->rx[pa]);
+    bf.links.push_back(BuiltLink{std::move(ab), na, nb});
+    bf.links.push_back(BuiltLink{std::move(ba), nb, na});
+  }
+
+  // Routes. A NIC with one port needs no table, and dimension-order routing
+  // is computed from addresses rather than looked up (no table per node).
+  try {
+    if (f.routing == Routing::kDimensionOrder) {
+      const DimensionOrder dor = dimension_order_of(f);
+      compute_routes(f, ports, [](int, int, const std::vector<std::uint16_t>&) {});  // checks reachability
+      for (std::size_t u = 0; u < f.nodes.size(); ++u) {
+        router[u]->routes().set_dimension_order(dor, static_cast<Address>(f.nodes[u].npu),
+                                                dimension_ports(f, ports, static_cast<int>(u)));
+      }
+    } else {
+      compute_routes(f, ports, [&](int node, int rank, const std::vector<std::uint16_t>& p) {
+        FrameRouter* r = router[static_cast<std::size_t>(node)];
+        if (r->num_ports() > 1) r->routes().set(static_cast<Address>(rank), p);
+      });
+    }
+  } catch (const InputError& e) {
+    throw InputError(spec_.file + ": " + e.what());
+  }
+}
+
+}  // namespace fabricsim

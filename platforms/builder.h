@@ -1,0 +1,55 @@
+// The builder: instantiates a PlatformSpec's modules, binds their sockets
+// and fills the routing tables. The returned Platform owns the modules.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/link/link.h"
+#include "models/nic/nic.h"
+#include "models/npu/directory.h"
+#include "models/npu/npu.h"
+#include "models/switch/switch.h"
+#include "platforms/platform_spec.h"
+
+namespace fabricsim {
+
+class Platform {
+ public:
+  struct BuiltLink {
+    std::unique_ptr<Link> link;
+    std::string from, to;  // node names
+  };
+  struct BuiltFabric {
+    std::string name;
+    std::vector<Nic*> nic_of_rank;  // nullptr where the rank is not on this fabric
+    std::vector<std::unique_ptr<Nic>> nics;
+    std::vector<std::unique_ptr<Switch>> switches;
+    std::vector<BuiltLink> links;
+  };
+
+  /// Elaborates the platform; throws InputError for inconsistent specs.
+  explicit Platform(PlatformSpec spec);
+  ~Platform();
+
+  const PlatformSpec& spec() const { return spec_; }
+  int npus() const { return spec_.npus; }
+  Npu& npu(int rank) { return *npus_.at(static_cast<std::size_t>(rank)); }
+  const Npu& npu(int rank) const { return *npus_.at(static_cast<std::size_t>(rank)); }
+  const Directory& directory() const { return directory_; }
+  const std::vector<BuiltFabric>& fabrics() const { return fabrics_; }
+  /// Adjustments the builder made (frames shrunk to fit buffers...), for the user.
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  void build_fabric(std::size_t index, FabricSpec& f);
+
+  PlatformSpec spec_;
+  Directory directory_;
+  std::vector<std::unique_ptr<Npu>> npus_;
+  std::vector<BuiltFabric> fabrics_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,157 @@
+// The fabricsim command.
+//
+//   fabricsim run --platform FILE --workload PREFIX [--report FILE.json] ...
+//   fabricsim gen collective --npus N --type all_reduce --bytes S --out PREFIX
+//
+// Exit codes: 0 done; 2 bad input (platform, trace, flags); 3 the simulation
+// could make no progress (the report says what is stuck); 4 a data-mode check
+// failed; 1 an internal error.
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <systemc>
+
+#include "models/npu/collective.h"
+#include "platforms/loader.h"
+#include "platforms/simulation.h"
+#include "traces/generator/generators.h"
+#include "traces/reader/et_reader.h"
+
+using namespace fabricsim;
+
+namespace {
+
+struct RunArgs {
+  std::string platform;
+  std::string workload;
+  std::string report;
+  std::string comm_groups;
+  bool replay = false;
+  bool quiet = false;
+  bool data = false;
+  std::optional<std::uint32_t> chunks;
+  std::vector<std::string> algorithms;  // TYPE=ALGO
+};
+
+void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
+  if (a.chunks) {
+    if (*a.chunks == 0) throw InputError("--chunks must be >= 1");
+    spec.collectives.chunks = *a.chunks;
+  }
+  for (const std::string& kv : a.algorithms) {
+    const auto eq = kv.find('=');
+    std::optional<AlgorithmKind> algo = algorithm_from_name(eq == std::string::npos ? kv : kv.substr(eq + 1));
+    if (!algo) throw InputError("--algorithm " + kv + ": unknown algorithm");
+    if (eq == std::string::npos) {
+      for (auto& x : spec.collectives.algorithm) x = *algo;
+    } else {
+      const auto type = collective_from_name(kv.substr(0, eq));
+      if (!type) throw InputError("--algorithm " + kv + ": unknown collective type");
+      spec.collectives.algorithm[static_cast<int>(*type)] = *algo;
+    }
+  }
+  spec.collectives.data = a.data;
+}
+
+int run(const RunArgs& a) {
+  PlatformSpec spec = load_platform(a.platform);
+  apply_overrides(a, spec);
+  Simulation sim(std::move(spec));
+  WorkloadSettings ws;
+  ws.prefix = a.workload;
+  ws.comm_groups = a.comm_groups;
+  ws.replay = a.replay;
+  sim.load_workload(ws);
+  const auto outcome = sim.run();
+  for (const auto& w : sim.warnings()) std::cerr << "warning: " << w << "\n";
+  if (!a.quiet) sim.print_summary(std::cout);
+  if (!a.report.empty()) write_file_atomically(a.report, sim.report().dump(2) + "\n");
+  if (outcome == Simulation::Outcome::kStuck) {
+    std::cerr << "error: the simulation cannot make progress at " << ticks_to_ns(now_ticks())
+              << " ns; work remains:\n";
+    for (const auto& line : sim.stuck_report()) std::cerr << "  " << line << "\n";
+    return kExitStuck;
+  }
+  const auto errors = sim.data_errors();
+  if (!errors.empty()) {
+    std::cerr << "error: " << errors.size() << " collective result(s) differ from the reference:\n";
+    for (const auto& e : errors) std::cerr << "  " << e << "\n";
+    return kExitDataMismatch;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  CLI::App app{"fabricsim: a SystemC/TLM-2.0 simulator of ML training machines"};
+  app.require_subcommand(1);
+
+  RunArgs run_args;
+  CLI::App* run_cmd = app.add_subcommand("run", "Run Chakra traces on a platform");
+  run_cmd->add_option("--platform", run_args.platform, "Platform file (fabricsim YAML or ASTRA-sim network .yml)")
+      ->required();
+  run_cmd->add_option("--workload", run_args.workload, "Trace prefix: PREFIX.<rank>.et per NPU")->required();
+  run_cmd->add_option("--report", run_args.report, "Write a JSON report here");
+  run_cmd->add_option("--comm-groups", run_args.comm_groups, "Process groups, ASTRA-sim JSON {\"pg\": [ranks]}");
+  run_cmd->add_flag("--replay", run_args.replay, "Use recorded durations for compute nodes");
+  run_cmd->add_flag("--data", run_args.data, "Carry real bytes and check every collective's result");
+  run_cmd->add_option("--chunks", run_args.chunks, "Split each collective into this many pipelined chunks");
+  run_cmd->add_option("--algorithm", run_args.algorithms,
+                      "Collective algorithm, ALGO or TYPE=ALGO (ring, direct, halving_doubling, "
+                      "double_binary_tree, hierarchical, in_switch)");
+  run_cmd->add_flag("-q,--quiet", run_args.quiet, "Print nothing but warnings and errors");
+
+  CLI::App* gen_cmd = app.add_subcommand("gen", "Write Chakra traces");
+  gen_cmd->require_subcommand(1);
+  CLI::App* gen_coll = gen_cmd->add_subcommand("collective", "A collective microbenchmark, one trace per NPU");
+  int gen_npus = 0;
+  std::string gen_type = "all_reduce";
+  std::uint64_t gen_bytes = 1 << 20;
+  std::string gen_out;
+  int gen_iterations = 1;
+  gen_coll->add_option("--npus", gen_npus, "Number of NPUs")->required()->check(CLI::PositiveNumber);
+  gen_coll->add_option("--type", gen_type, "Collective type (all_reduce, all_gather, ...)");
+  gen_coll->add_option("--bytes", gen_bytes, "Collective size in bytes")->required();
+  gen_coll->add_option("--iterations", gen_iterations, "Back-to-back repetitions")->check(CLI::PositiveNumber);
+  gen_coll->add_option("--out", gen_out, "Output prefix: PREFIX.<rank>.et")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitBadInput;
+  }
+
+  try {
+    if (run_cmd->parsed()) return run(run_args);
+    if (gen_coll->parsed()) {
+      const auto type = collective_from_name(gen_type);
+      if (!type) throw InputError("--type " + gen_type + ": unknown collective type");
+      traces::write_collective_microbenchmark(gen_out, gen_npus, static_cast<int>(*type), gen_bytes, gen_iterations);
+      return kExitOk;
+    }
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const traces::TraceError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+  return kExitInternal;
+}
+
+// Our own main: SystemC's prints a copyright banner on stdout before sc_main,
+// which would mix with the results.
+int main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}

@@ -1,0 +1,220 @@
+#include "platforms/loader.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "platforms/generators.h"
+#include "platforms/yaml_input.h"
+
+namespace fabricsim {
+
+namespace {
+
+std::string stem(const std::string& path) {
+  std::string base = path.substr(path.find_last_of('/') + 1);
+  return base.substr(0, base.find('.'));
+}
+
+Link::Params read_link(const YamlInput& in, const YAML::Node& node, const std::string& what) {
+  in.only_keys(node, {"bandwidth_GBps", "latency_ns", "buffer_bytes"}, what);
+  Link::Params p;
+  p.bandwidth = Bandwidth::GBps(in.number(node, "bandwidth_GBps", 50, true));
+  p.latency = ns_to_ticks(in.number(node, "latency_ns", 500));
+  p.buffer_bytes = in.count(node, "buffer_bytes", 4u << 20);
+  return p;
+}
+
+void read_nic(const YamlInput& in, const YAML::Node& node, Nic::Params& p, const std::string& what) {
+  in.only_keys(node,
+               {"mtu_bytes", "header_bytes", "segment_bytes", "message_overhead_ns", "injection_bandwidth_GBps",
+                "forward_latency_ns"},
+               what);
+  p.mtu_bytes = in.count(node, "mtu_bytes", p.mtu_bytes);
+  if (p.mtu_bytes == 0) in.fail(node["mtu_bytes"], "\"mtu_bytes\" must be > 0");
+  p.header_bytes = in.count(node, "header_bytes", p.header_bytes);
+  p.segment_bytes = in.count(node, "segment_bytes", p.segment_bytes);
+  if (p.segment_bytes == 0) in.fail(node["segment_bytes"], "\"segment_bytes\" must be > 0");
+  p.message_overhead = ns_to_ticks(in.number(node, "message_overhead_ns", ticks_to_ns(p.message_overhead)));
+  const double inj = in.number(node, "injection_bandwidth_GBps", p.injection.GBps_value());
+  p.injection = inj > 0 ? Bandwidth::GBps(inj) : Bandwidth::unlimited();
+  p.forward_latency = ns_to_ticks(in.number(node, "forward_latency_ns", ticks_to_ns(p.forward_latency)));
+}
+
+void read_npu(const YamlInput& in, const YAML::Node& node, PlatformSpec& spec) {
+  in.only_keys(node,
+               {"peak_tflops", "memory_bandwidth_GBps", "cpu_gflops", "remote_memory_latency_ns",
+                "remote_memory_bandwidth_GBps", "max_collectives_in_flight"},
+               "npu");
+  Npu::Params& p = spec.npu;
+  p.peak_flops = in.number(node, "peak_tflops", p.peak_flops / 1e12, true) * 1e12;
+  p.memory_bandwidth = Bandwidth::GBps(in.number(node, "memory_bandwidth_GBps", p.memory_bandwidth.GBps_value(), true));
+  p.cpu_flops = in.number(node, "cpu_gflops", p.cpu_flops / 1e9, true) * 1e9;
+  p.remote_memory_latency = ns_to_ticks(in.number(node, "remote_memory_latency_ns", ticks_to_ns(p.remote_memory_latency)));
+  p.remote_memory_bandwidth =
+      Bandwidth::GBps(in.number(node, "remote_memory_bandwidth_GBps", p.remote_memory_bandwidth.GBps_value(), true));
+  spec.max_collectives_in_flight = static_cast<unsigned>(in.count(node, "max_collectives_in_flight", spec.max_collectives_in_flight));
+}
+
+void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveConfig& c) {
+  in.only_keys(node, {"chunks", "active_chunks", "scheduling", "algorithms"}, "collectives");
+  c.chunks = static_cast<std::uint32_t>(in.count(node, "chunks", c.chunks));
+  if (c.chunks == 0) in.fail(node["chunks"], "\"chunks\" must be >= 1");
+  c.active_chunks = static_cast<std::uint32_t>(in.count(node, "active_chunks", c.active_chunks));
+  const std::string policy = in.text(node, "scheduling", "fifo");
+  if (policy == "fifo") {
+    c.policy = SchedulingPolicy::kFifo;
+  } else if (policy == "lifo") {
+    c.policy = SchedulingPolicy::kLifo;
+  } else if (policy == "priority") {
+    c.policy = SchedulingPolicy::kPriority;
+  } else {
+    in.fail(node["scheduling"], "\"scheduling\" must be fifo, lifo or priority, not \"" + policy + "\"");
+  }
+  if (const YAML::Node algos = node["algorithms"]) {
+    in.require_map(algos, "collectives.algorithms");
+    for (const auto& kv : algos) {
+      const std::string type_name = kv.first.as<std::string>();
+      const auto type = collective_from_name(type_name);
+      if (!type) in.fail(kv.first, "unknown collective type \"" + type_name + "\"");
+      const std::string algo_name = kv.second.as<std::string>();
+      const auto algo = algorithm_from_name(algo_name);
+      if (!algo) {
+        in.fail(kv.second, "unknown algorithm \"" + algo_name +
+                               "\" (known: ring, direct, halving_doubling, double_binary_tree, hierarchical, in_switch)");
+      }
+      c.algorithm[static_cast<int>(*type)] = *algo;
+    }
+  }
+}
+
+FabricSpec read_fabric(const YamlInput& in, const YAML::Node& node, const PlatformSpec& spec, std::size_t index) {
+  in.only_keys(node, {"name", "topology", "npus", "link", "switch", "nic"}, "fabric");
+  const std::string topology = in.text(node, "topology", "");
+  if (topology.empty()) in.fail(node, "missing \"topology\" in fabric");
+  const int n = static_cast<int>(in.count(node, "npus", static_cast<std::uint64_t>(spec.npus)));
+  if (n != spec.npus) in.fail(node["npus"], "this fabric generator spans all " + std::to_string(spec.npus) + " NPUs");
+  Link::Params link;
+  if (node["link"]) link = read_link(in, node["link"], "fabric link");
+  Tick switch_latency = 0;
+  if (const YAML::Node sw = node["switch"]) {
+    in.only_keys(sw, {"latency_ns"}, "fabric switch");
+    switch_latency = ns_to_ticks(in.number(sw, "latency_ns", 0));
+  }
+  FabricSpec f;
+  if (topology == "ring") {
+    f = make_ring(n, true, link);
+  } else if (topology == "unidirectional_ring") {
+    f = make_ring(n, false, link);
+  } else if (topology == "fully_connected") {
+    f = make_fully_connected(n, link);
+  } else if (topology == "switch") {
+    f = make_single_switch(n, link, switch_latency);
+  } else {
+    in.fail(node["topology"], "unknown topology \"" + topology +
+                                  "\" (known: ring, unidirectional_ring, fully_connected, switch)");
+  }
+  f.name = in.text(node, "name", "fabric" + std::to_string(index));
+  f.nic = Nic::Params{};
+  return f;
+}
+
+bool is_astra_network(const YAML::Node& root) {
+  return root.IsMap() && root["topology"] && root["topology"].IsSequence() && root["npus_count"];
+}
+
+}  // namespace
+
+PlatformSpec load_platform(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path);
+  if (is_astra_network(root)) return load_astra_network(path);
+  const YamlInput in(path);
+  in.only_keys(root, {"name", "npus", "npu", "nic", "collectives", "fabrics"}, "the platform");
+  PlatformSpec spec;
+  spec.file = path;
+  spec.name = in.text(root, "name", stem(path));
+  spec.npus = static_cast<int>(in.count(root, "npus", 0));
+  if (spec.npus < 1) in.fail(root["npus"] ? root["npus"] : root, "\"npus\" must be given and >= 1");
+  if (root["npu"]) read_npu(in, root["npu"], spec);
+  Nic::Params nic_defaults;
+  if (root["nic"]) read_nic(in, root["nic"], nic_defaults, "nic");
+  if (root["collectives"]) read_collectives(in, root["collectives"], spec.collectives);
+  const YAML::Node fabrics = in.required(root, "fabrics", "the platform");
+  if (!fabrics.IsSequence() || fabrics.size() == 0) in.fail(fabrics, "\"fabrics\" must be a non-empty list");
+  for (std::size_t i = 0; i < fabrics.size(); ++i) {
+    FabricSpec f = read_fabric(in, fabrics[i], spec, i);
+    f.nic = nic_defaults;
+    if (fabrics[i]["nic"]) read_nic(in, fabrics[i]["nic"], f.nic, "fabric nic");
+    for (const auto& other : spec.fabrics) {
+      if (other.name == f.name) in.fail(fabrics[i], "two fabrics are named \"" + f.name + "\"");
+    }
+    spec.fabrics.push_back(std::move(f));
+  }
+  return spec;
+}
+
+PlatformSpec load_astra_network(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path);
+  const YamlInput in(path);
+  in.only_keys(root, {"topology", "npus_count", "bandwidth", "latency"}, "the ASTRA-sim network file");
+  const YAML::Node topo = in.required(root, "topology", "the ASTRA-sim network file");
+  const YAML::Node counts = in.required(root, "npus_count", "the ASTRA-sim network file");
+  const YAML::Node bws = in.required(root, "bandwidth", "the ASTRA-sim network file");
+  const YAML::Node lats = in.required(root, "latency", "the ASTRA-sim network file");
+  for (const YAML::Node* n : {&topo, &counts, &bws, &lats}) {
+    if (!n->IsSequence()) in.fail(*n, "expected a list with one entry per dimension");
+  }
+  const std::size_t dims = topo.size();
+  if (dims == 0) in.fail(topo, "\"topology\" needs at least one dimension");
+  if (counts.size() != dims || bws.size() != dims || lats.size() != dims) {
+    in.fail(root, "\"topology\", \"npus_count\", \"bandwidth\" and \"latency\" must have one entry per dimension (" +
+                      std::to_string(dims) + ")");
+  }
+  PlatformSpec spec;
+  spec.file = path;
+  spec.name = stem(path);
+  // Ideal endpoints, as ASTRA-sim's analytical network: no headers, no
+  // per-message overhead, injection at link speed, buffers that do not bind.
+  Nic::Params nic;
+  nic.header_bytes = 0;
+  nic.message_overhead = 0;
+  nic.injection = Bandwidth::unlimited();
+  if (dims > 1) in.fail(topo, "multi-dimensional ASTRA-sim networks are not supported yet");
+  int n = 0;
+  try {
+    n = counts[0].as<int>();
+  } catch (const YAML::Exception&) {
+    in.fail(counts[0], "npus_count must be a whole number");
+  }
+  if (n < 1) in.fail(counts[0], "npus_count must be >= 1");
+  Link::Params link;
+  double bw = 0, lat = 0;
+  try {
+    bw = bws[0].as<double>();
+    lat = lats[0].as<double>();
+  } catch (const YAML::Exception&) {
+    in.fail(bws[0], "bandwidth and latency must be numbers");
+  }
+  if (bw <= 0) in.fail(bws[0], "bandwidth must be > 0");
+  if (lat < 0) in.fail(lats[0], "latency must be >= 0");
+  link.bandwidth = Bandwidth::GiBps(bw);
+  link.latency = ns_to_ticks(lat);
+  link.buffer_bytes = 64u << 20;
+  const std::string t = topo[0].as<std::string>();
+  FabricSpec f;
+  if (t == "Ring") {
+    f = make_ring(n, true, link);
+  } else if (t == "Switch") {
+    f = make_single_switch(n, link, 0);
+  } else if (t == "FullyConnected") {
+    f = make_fully_connected(n, link);
+  } else {
+    in.fail(topo[0], "unknown ASTRA-sim topology \"" + t + "\" (known: Ring, Switch, FullyConnected)");
+  }
+  f.name = "dim0";
+  f.nic = nic;
+  spec.npus = n;
+  spec.fabrics.push_back(std::move(f));
+  return spec;
+}
+
+}  // namespace fabricsim

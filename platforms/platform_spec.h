@@ -1,0 +1,64 @@
+// A platform as data: what the YAML loader produces and the builder
+// instantiates. One or more fabrics (networks), each a graph of nodes (the
+// NPUs' NICs and switches) joined by full-duplex links.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/link/link.h"
+#include "models/nic/nic.h"
+#include "models/npu/collective_engine.h"
+#include "models/npu/npu.h"
+
+namespace fabricsim {
+
+/// Bad input (platform, trace, flags): the message names the file, the place
+/// and the problem; the command exits with code 2.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct FabricNode {
+  enum class Kind { kNic, kSwitch };
+  Kind kind = Kind::kNic;
+  std::string name;
+  int npu = -1;               // rank, for NICs
+  Tick hop_latency = 0;       // switches: head in to head out; NICs: for frames passing through
+  int level = 0;              // fat trees: 0 = leaf
+  std::vector<int> coords;    // tori and meshes
+};
+
+struct FabricEdge {
+  int a = 0, b = 0;  // node indexes
+  Link::Params link;
+  int ring = -1;     // the ring (or torus dimension) this edge belongs to, if any
+};
+
+enum class Routing { kShortestPath, kDimensionOrder, kUpDown };
+
+struct FabricSpec {
+  std::string name;
+  std::string topology;  // the generator that made it, for reports
+  std::vector<FabricNode> nodes;
+  std::vector<FabricEdge> edges;
+  Routing routing = Routing::kShortestPath;
+  std::vector<int> dims;    // dimension-order routing: sizes
+  std::vector<bool> wrap;   // and whether each wraps around (torus)
+  bool forward_only = false;  // a unidirectional ring: traffic only goes to rank+1
+  Nic::Params nic;          // for every NIC on this fabric (address and ports set per NIC)
+};
+
+struct PlatformSpec {
+  std::string name;
+  std::string file;  // where it came from
+  int npus = 0;
+  Npu::Params npu;
+  CollectiveConfig collectives;
+  unsigned max_collectives_in_flight = 1;
+  std::vector<FabricSpec> fabrics;
+};
+
+}  // namespace fabricsim

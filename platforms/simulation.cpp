@@ -1,0 +1,240 @@
+#include "platforms/simulation.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "tlm/calendar.h"
+#include "traces/reader/et_reader.h"
+
+namespace fabricsim {
+
+namespace {
+
+class Kickoff : public Calendar::Client {
+ public:
+  explicit Kickoff(std::vector<std::unique_ptr<TraceWorkload>>& w) : workloads_(w) {}
+  void on_calendar(std::uint32_t, void*) override {
+    for (auto& w : workloads_) w->start();
+  }
+
+ private:
+  std::vector<std::unique_ptr<TraceWorkload>>& workloads_;
+};
+
+double ns(Tick t) { return ticks_to_ns(t); }
+
+}  // namespace
+
+Simulation::Simulation(PlatformSpec spec)
+    : platform_(std::make_unique<Platform>(std::move(spec))), groups_(platform_->npus()) {}
+
+Simulation::~Simulation() = default;
+
+void Simulation::load_workload(const WorkloadSettings& settings) {
+  settings_ = settings;
+  if (!settings.comm_groups.empty()) {
+    try {
+      groups_.load_json(settings.comm_groups);
+    } catch (const std::runtime_error& e) {
+      throw InputError(e.what());
+    }
+  }
+  WorkloadOptions options;
+  options.replay = settings.replay;
+  options.max_collectives_in_flight = platform_->spec().max_collectives_in_flight;
+  options.collectives = &platform_->spec().collectives;
+  options.groups = &groups_;
+  const int n = platform_->npus();
+  for (int r = 0; r < n; ++r) {
+    const std::string path = traces::rank_file(settings.prefix, r);
+    try {
+      workloads_.push_back(std::make_unique<TraceWorkload>(platform_->npu(r), path, n, options));
+    } catch (const traces::TraceError& e) {
+      throw InputError(e.what());
+    }
+  }
+  // A workload with more rank files than NPUs is probably meant for another platform.
+  const std::string extra = traces::rank_file(settings.prefix, n);
+  if (std::ifstream(extra).good()) {
+    throw InputError(extra + ": the workload has more ranks than the platform's " + std::to_string(n) + " NPUs");
+  }
+}
+
+Simulation::Outcome Simulation::run() {
+  Kickoff kickoff(workloads_);
+  Calendar::instance().schedule(now_ticks(), &kickoff, 0);
+  auto rethrow = [] {
+    if (auto e = Calendar::instance().take_error()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const traces::TraceError& t) {
+        throw InputError(t.what());
+      }
+    }
+  };
+  for (;;) {
+    sc_core::sc_start();
+    rethrow();
+    bool all_done = true;
+    for (auto& w : workloads_) all_done &= w->finished();
+    if (all_done) break;
+    // Before calling it stuck, let every NPU read past its window.
+    bool progressed = false;
+    for (auto& w : workloads_) progressed |= w->unstick();
+    rethrow();
+    if (progressed) continue;
+    stuck_.clear();
+    for (int r = 0; r < platform_->npus(); ++r) {
+      const auto& w = *workloads_[static_cast<std::size_t>(r)];
+      if (w.finished()) continue;
+      std::ostringstream head;
+      head << "NPU " << r << ": " << w.nodes_done() << " of " << w.nodes_total() << " nodes done";
+      stuck_.push_back(head.str());
+      for (const auto& line : platform_->npu(r).describe_unfinished()) stuck_.push_back("  " + line);
+      for (const auto& line : w.describe_stuck()) stuck_.push_back("  " + line);
+    }
+    for (const auto& f : platform_->fabrics()) {
+      for (const auto& l : f.links) {
+        if (l.link->frames_waiting()) stuck_.push_back("  " + l.link->describe_waiting());
+      }
+    }
+    ran_ = true;
+    for (int r = 0; r < platform_->npus(); ++r) platform_->npu(r).finalize();
+    return Outcome::kStuck;
+  }
+  ran_ = true;
+  for (int r = 0; r < platform_->npus(); ++r) platform_->npu(r).finalize();
+  return Outcome::kFinished;
+}
+
+std::vector<std::string> Simulation::warnings() const {
+  std::vector<std::string> out = platform_->notes();
+  std::map<std::string, int> seen;
+  for (const auto& w : workloads_) {
+    for (const auto& line : w->warnings()) {
+      // The same warning on every rank is said once.
+      const std::string key = line.substr(line.find(": ") + 2);
+      if (seen[key]++ == 0) out.push_back(line);
+    }
+    if (w->missing_dependencies()) {
+      const std::string key = "missing-count";
+      if (seen[key]++ == 0) {
+        out.push_back(w->path() + ": " + std::to_string(w->missing_dependencies()) +
+                      " dependencies on nodes absent from the file were ignored");
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Simulation::data_errors() const {
+  std::vector<std::string> out;
+  for (int r = 0; r < platform_->npus(); ++r) {
+    for (const auto& e : platform_->npu(r).data_errors()) out.push_back(e);
+  }
+  return out;
+}
+
+Tick Simulation::end_time() const {
+  Tick t = 0;
+  for (int r = 0; r < platform_->npus(); ++r) t = std::max(t, platform_->npu(r).finish_time());
+  return t;
+}
+
+nlohmann::ordered_json Simulation::report() const {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["platform"] = platform_->spec().name;
+  j["workload"] = settings_.prefix;
+  j["sim_time_ns"] = ns(end_time());
+  ordered_json npus = ordered_json::array();
+  for (int r = 0; r < platform_->npus(); ++r) {
+    const Npu& npu = platform_->npu(r);
+    const ActivityTotals& a = npu.activity();
+    ordered_json e;
+    e["id"] = r;
+    e["finish_ns"] = ns(npu.finish_time());
+    e["compute_ns"] = ns(a.compute);
+    e["communication_ns"] = ns(a.communication);
+    e["exposed_comm_ns"] = ns(a.exposed_comm);
+    e["memory_ns"] = ns(a.memory);
+    e["exposed_memory_ns"] = ns(a.exposed_memory);
+    e["idle_ns"] = ns(a.idle);
+    if (r < static_cast<int>(workloads_.size())) {
+      e["nodes"] = workloads_[static_cast<std::size_t>(r)]->nodes_total();
+      e["nodes_done"] = workloads_[static_cast<std::size_t>(r)]->nodes_done();
+    }
+    ordered_json colls = ordered_json::array();
+    for (const auto& c : npu.collectives()) {
+      ordered_json ce;
+      ce["node_id"] = c.node_id;
+      ce["name"] = c.name;
+      ce["type"] = to_string(c.type);
+      ce["algorithm"] = to_string(c.algorithm);
+      ce["bytes"] = c.bytes;
+      ce["group"] = c.group;
+      ce["start_ns"] = ns(c.start);
+      ce["end_ns"] = ns(c.end);
+      colls.push_back(std::move(ce));
+    }
+    e["collectives"] = std::move(colls);
+    if (npu.unmatched_messages()) e["unreceived_messages"] = npu.unmatched_messages();
+    npus.push_back(std::move(e));
+  }
+  j["npus"] = std::move(npus);
+  ordered_json links = ordered_json::array();
+  const double span = static_cast<double>(end_time());
+  for (const auto& f : platform_->fabrics()) {
+    for (const auto& l : f.links) {
+      const Link::Stats& s = l.link->stats();
+      ordered_json le;
+      le["name"] = l.link->name();
+      le["fabric"] = f.name;
+      le["from"] = l.from;
+      le["to"] = l.to;
+      le["bytes"] = s.payload_bytes;
+      le["wire_bytes"] = s.wire_bytes;
+      le["frames"] = s.frames;
+      le["busy_ns"] = ns(s.busy);
+      le["utilization"] = span > 0 ? static_cast<double>(s.busy) / span : 0.0;
+      le["peak_buffer_bytes"] = s.peak_buffer_bytes;
+      links.push_back(std::move(le));
+    }
+  }
+  j["links"] = std::move(links);
+  return j;
+}
+
+void Simulation::print_summary(std::ostream& os) const {
+  os << std::fixed << std::setprecision(3);
+  for (int r = 0; r < platform_->npus(); ++r) {
+    const Npu& npu = platform_->npu(r);
+    const ActivityTotals& a = npu.activity();
+    os << "npu " << r << ": finish " << ns(npu.finish_time()) << " ns, compute " << ns(a.compute)
+       << " ns, exposed communication " << ns(a.exposed_comm) << " ns, memory " << ns(a.memory) << " ns\n";
+  }
+  os << "simulated time: " << ns(end_time()) << " ns\n";
+  os.unsetf(std::ios::floatfield);
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path + ": cannot write");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw InputError(path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw InputError(path + ": cannot replace the file");
+  }
+}
+
+}  // namespace fabricsim

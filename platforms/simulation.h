@@ -1,0 +1,65 @@
+// A simulation run: a built platform, a workload on every NPU, the run loop
+// that notices when nothing can progress, and the report.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/npu/workload.h"
+#include "platforms/builder.h"
+
+namespace fabricsim {
+
+/// Exit codes of the fabricsim command.
+enum ExitCode { kExitOk = 0, kExitInternal = 1, kExitBadInput = 2, kExitStuck = 3, kExitDataMismatch = 4 };
+
+struct WorkloadSettings {
+  std::string prefix;       // PREFIX.<rank>.et
+  std::string comm_groups;  // optional process-group JSON
+  bool replay = false;
+};
+
+class Simulation {
+ public:
+  explicit Simulation(PlatformSpec spec);
+  ~Simulation();
+
+  Platform& platform() { return *platform_; }
+  GroupTable& groups() { return groups_; }
+
+  /// Opens and indexes every rank's trace; throws InputError (a missing rank
+  /// file, a malformed trace, a bad comm-groups file).
+  void load_workload(const WorkloadSettings& settings);
+
+  enum class Outcome { kFinished, kStuck };
+  /// Runs to the end. kStuck when work remains that nothing can advance;
+  /// stuck_report() then says what each NPU waits for.
+  Outcome run();
+  const std::vector<std::string>& stuck_report() const { return stuck_; }
+  std::vector<std::string> warnings() const;
+  /// Data-mode mismatches, one line each.
+  std::vector<std::string> data_errors() const;
+
+  Tick end_time() const;
+  nlohmann::ordered_json report() const;
+  void print_summary(std::ostream& os) const;
+
+ private:
+  std::unique_ptr<Platform> platform_;
+  GroupTable groups_;
+  WorkloadSettings settings_;
+  std::vector<std::unique_ptr<TraceWorkload>> workloads_;
+  std::vector<std::string> stuck_;
+  bool ran_ = false;
+};
+
+/// Writes `text` to `path` whole or not at all (temporary file, then rename).
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace fabricsim
