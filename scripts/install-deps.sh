@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what fabricsim needs from Debian 12's packages, skipping what is
+# already there. Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config
+  libsystemc-dev
+  libprotobuf-dev protobuf-compiler
+  libyaml-cpp-dev
+  libgtest-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
+  verilator
+  python3 python3-matplotlib
+  time
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "installing: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

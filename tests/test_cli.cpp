@@ -1,0 +1,105 @@
+// The fabricsim command as a user meets it: results, reports, and one clear
+// message with exit code 2 for bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_util.h"
+
+using namespace fabricsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string astra_all_reduce(int n) {
+  return testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/" + std::to_string(n) + "npus_1MB/all_reduce");
+}
+
+TEST(Cli, RunPrintsAnNpuLineEachAndWritesTheReport) {
+  const std::string dir = testutil::scratch_dir("cli-run");
+  const std::string net = testutil::astra_network(dir, "Ring", 4, 50, 500);
+  const auto r = testutil::run_fabricsim("run --platform " + net + " --workload " + astra_all_reduce(4) +
+                                         " --chunks 1 --report " + dir + "/report.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int i = 0; i < 4; ++i) EXPECT_NE(r.out.find("npu " + std::to_string(i) + ": finish 32296.8"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(testutil::read_text(dir + "/report.json"));
+  EXPECT_NEAR(j["sim_time_ns"].get<double>(), 32296.875, 0.01);
+  ASSERT_EQ(j["npus"].size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(j["npus"][i]["id"].get<int>(), i);
+    EXPECT_NEAR(j["npus"][i]["finish_ns"].get<double>(), 32296.875, 0.01);
+  }
+}
+
+TEST(Cli, TheSameRunGivesAByteIdenticalReport) {
+  const std::string dir = testutil::scratch_dir("cli-same");
+  const std::string net = testutil::astra_network(dir, "Ring", 8, 50, 500);
+  for (const char* name : {"a.json", "b.json"}) {
+    const auto r = testutil::run_fabricsim("run --quiet --platform " + net + " --workload " + astra_all_reduce(8) +
+                                           " --report " + dir + "/" + name);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const std::string a = testutil::read_text(dir + "/a.json");
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, testutil::read_text(dir + "/b.json"));
+}
+
+TEST(Cli, UnknownPlatformKeyIsNamedWithFileAndLine) {
+  const std::string dir = testutil::scratch_dir("cli-key");
+  testutil::write_text(dir + "/p.yaml",
+                       "npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: 50, latnecy_ns: 500 }\n");
+  const auto r = testutil::run_fabricsim("run --platform " + dir + "/p.yaml --workload " + astra_all_reduce(4));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir + "/p.yaml:4:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown key \"latnecy_ns\""), std::string::npos) << r.err;
+}
+
+TEST(Cli, MissingPlatformFieldIsNamed) {
+  const std::string dir = testutil::scratch_dir("cli-missing");
+  testutil::write_text(dir + "/p.yaml", "npus: 4\n");
+  const auto r = testutil::run_fabricsim("run --platform " + dir + "/p.yaml --workload " + astra_all_reduce(4));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("p.yaml"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("missing \"fabrics\""), std::string::npos) << r.err;
+}
+
+TEST(Cli, AstraNetworkWithUnequalListsIsRejected) {
+  const std::string dir = testutil::scratch_dir("cli-astra");
+  testutil::write_text(dir + "/n.yml", "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500 ]\n");
+  const auto r = testutil::run_fabricsim("run --platform " + dir + "/n.yml --workload " + astra_all_reduce(4));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("n.yml"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("one entry per dimension"), std::string::npos) << r.err;
+}
+
+TEST(Cli, TruncatedTraceNamesTheFileAndTheRecord) {
+  const std::string dir = testutil::scratch_dir("cli-trunc");
+  const std::string net = testutil::astra_network(dir, "Ring", 4, 50, 500);
+  for (int r = 0; r < 4; ++r) {
+    fs::copy_file(astra_all_reduce(4) + "." + std::to_string(r) + ".et", dir + "/t." + std::to_string(r) + ".et");
+  }
+  fs::resize_file(dir + "/t.2.et", fs::file_size(dir + "/t.2.et") - 5);
+  const auto r = testutil::run_fabricsim("run --platform " + net + " --workload " + dir + "/t");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir + "/t.2.et: node record 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
+}
+
+TEST(Cli, MissingRankFileIsNamed) {
+  const std::string dir = testutil::scratch_dir("cli-rank");
+  const std::string net = testutil::astra_network(dir, "Ring", 8, 50, 500);
+  // A 4-rank workload on an 8-NPU platform: rank 4 has no file.
+  const auto r = testutil::run_fabricsim("run --platform " + net + " --workload " + astra_all_reduce(4));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("all_reduce.4.et: cannot open trace file"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UnknownFlagExitsWithTwo) {
+  const auto r = testutil::run_fabricsim("run --platform x.yaml --workload y --chunkz 4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--chunkz"), std::string::npos) << r.err;
+}
+
+}  // namespace
