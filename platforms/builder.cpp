@@ -26,7 +26,7 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
                          ", but the platform has " + std::to_string(spec_.npus));
       }
       directory_.attach(n.npu, static_cast<std::uint16_t>(fi), static_cast<std::uint16_t>(nic_count[static_cast<std::size_t>(n.npu)]++),
-                        static_cast<Address>(n.npu));
+                        n.address);
     }
   }
   for (int r = 0; r < spec_.npus; ++r) {
@@ -84,7 +84,7 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
     }
     if (n.kind == FabricNode::Kind::kNic) {
       Nic::Params p = nic;
-      p.address = static_cast<Address>(n.npu);
+      p.address = n.address;
       p.ports = nports;
       auto m = std::make_unique<Nic>((prefix + n.name + "_nic").c_str(), p);
       router[u] = m.get();
@@ -137,15 +137,15 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   try {
     if (f.routing == Routing::kDimensionOrder) {
       const DimensionOrder dor = dimension_order_of(f);
-      compute_routes(f, ports, [](int, int, const std::vector<std::uint16_t>&) {});  // checks reachability
+      compute_routes(f, ports, [](int, Address, const std::vector<std::uint16_t>&) {});  // checks reachability
       for (std::size_t u = 0; u < f.nodes.size(); ++u) {
-        router[u]->routes().set_dimension_order(dor, static_cast<Address>(f.nodes[u].npu),
+        router[u]->routes().set_dimension_order(dor, f.nodes[u].address,
                                                 dimension_ports(f, ports, static_cast<int>(u)));
       }
     } else {
-      compute_routes(f, ports, [&](int node, int rank, const std::vector<std::uint16_t>& p) {
+      compute_routes(f, ports, [&](int node, Address address, const std::vector<std::uint16_t>& p) {
         FrameRouter* r = router[static_cast<std::size_t>(node)];
-        if (r->num_ports() > 1) r->routes().set(static_cast<Address>(rank), p);
+        if (r->num_ports() > 1) r->routes().set(address, p);
       });
     }
   } catch (const InputError& e) {

@@ -1,15 +1,47 @@
-// Topology generators: each returns a fabric over NPUs `first..first+n-1`.
+// Topology generators. Each makes one fabric over the NPUs `ranks` (NIC i,
+// at fabric address i, belongs to rank ranks[i]); the loader replicates a
+// generator over groups of NPUs for multi-dimensional platforms.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "platforms/platform_spec.h"
 
 namespace fabricsim {
 
-FabricSpec make_ring(int n, bool bidirectional, const Link::Params& link);
-FabricSpec make_fully_connected(int n, const Link::Params& link);
-FabricSpec make_single_switch(int n, const Link::Params& link, Tick switch_latency);
+std::vector<int> iota_ranks(int n, int first = 0);
 
-/// Adds NIC nodes for ranks 0..n-1 (node i = rank i) and returns the count.
-int add_nics(FabricSpec& f, int n);
+FabricSpec make_ring(const std::vector<int>& ranks, bool bidirectional, const Link::Params& link);
+FabricSpec make_fully_connected(const std::vector<int>& ranks, const Link::Params& link);
+FabricSpec make_single_switch(const std::vector<int>& ranks, const Link::Params& link, Tick switch_latency);
+/// 2-D or 3-D torus (wrap = true) or mesh (wrap = false); ranks.size() must
+/// equal the product of dims, laid out x fastest.
+FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap, const Link::Params& link);
+
+struct FatTreeShape {
+  int levels = 2;      // 2: leaf-spine; 3: leaf-aggregation-core in pods
+  int leaf_down = 16;  // NPUs per leaf switch
+  int leaf_up = 16;    // up links per leaf (leaf_down / leaf_up = oversubscription)
+  int pod_leaves = 16; // 3 levels: leaves per pod
+  int agg_up = 16;     // 3 levels: up links per aggregation switch
+  int rails = 1;       // > 1: rail-optimized, NPU k of every group of `rails` on rail k
+};
+/// Leaf-spine (2 levels) or pods with a core (3 levels). Leaf j of a 2-level
+/// tree has one link to each of the leaf_up spines; in 3 levels each leaf has
+/// one link to each of the pod's leaf_up aggregation switches, and
+/// aggregation switch j of every pod one link to each of the core switches
+/// j*agg_up .. j*agg_up+agg_up-1.
+FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& shape, const Link::Params& link,
+                         const Link::Params& uplink, Tick switch_latency);
+
+/// The groups of a dimension: `size` ranks `stride` apart, as ASTRA-sim
+/// builds multi-dimensional networks (dimension 0 groups consecutive ranks).
+std::vector<std::vector<int>> rank_groups(int npus, int size, int stride);
+
+/// Bisection bandwidth (bytes per second, one direction): the smallest total
+/// bandwidth of links whose removal separates NICs at addresses [0, n/2) from
+/// those at [n/2, n) (a max-flow over the fabric graph).
+double bisection_bandwidth(const FabricSpec& f);
 
 }  // namespace fabricsim

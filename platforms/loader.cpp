@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "platforms/generators.h"
 #include "platforms/yaml_input.h"
@@ -87,35 +88,143 @@ void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveCon
   }
 }
 
-FabricSpec read_fabric(const YamlInput& in, const YAML::Node& node, const PlatformSpec& spec, std::size_t index) {
-  in.only_keys(node, {"name", "topology", "npus", "link", "switch", "nic"}, "fabric");
+std::vector<int> int_list(const YamlInput& in, const YAML::Node& node, const char* what) {
+  if (!node.IsSequence()) in.fail(node, std::string("\"") + what + "\" must be a list");
+  std::vector<int> out;
+  for (const auto& v : node) {
+    try {
+      out.push_back(v.as<int>());
+    } catch (const YAML::Exception&) {
+      in.fail(v, std::string("\"") + what + "\" must hold whole numbers");
+    }
+  }
+  return out;
+}
+
+/// An explicit netlist: named switches, and links between npuN and switches.
+FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::vector<int>& ranks,
+                        const Link::Params& default_link, Tick default_latency) {
+  FabricSpec f;
+  f.topology = "netlist";
+  f.routing = Routing::kShortestPath;
+  std::map<std::string, int> index;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    FabricNode nic;
+    nic.kind = FabricNode::Kind::kNic;
+    nic.name = "npu" + std::to_string(ranks[i]);
+    nic.npu = ranks[i];
+    nic.address = static_cast<Address>(i);
+    index[nic.name] = static_cast<int>(f.nodes.size());
+    f.nodes.push_back(nic);
+  }
+  if (const YAML::Node sws = node["switches"]) {
+    if (!sws.IsSequence()) in.fail(sws, "\"switches\" must be a list");
+    for (const auto& sw : sws) {
+      in.only_keys(sw, {"name", "latency_ns"}, "a netlist switch");
+      const std::string name = in.text(sw, "name", "");
+      if (name.empty()) in.fail(sw, "a netlist switch needs a \"name\"");
+      if (index.count(name)) in.fail(sw, "\"" + name + "\" is declared twice");
+      FabricNode n;
+      n.kind = FabricNode::Kind::kSwitch;
+      n.name = name;
+      n.hop_latency = ns_to_ticks(in.number(sw, "latency_ns", ticks_to_ns(default_latency)));
+      index[name] = static_cast<int>(f.nodes.size());
+      f.nodes.push_back(n);
+    }
+  }
+  const YAML::Node links = in.required(node, "links", "a netlist fabric");
+  if (!links.IsSequence() || links.size() == 0) in.fail(links, "\"links\" must be a non-empty list");
+  for (const auto& l : links) {
+    in.only_keys(l, {"from", "to", "bandwidth_GBps", "latency_ns", "buffer_bytes"}, "a netlist link");
+    const std::string from = in.text(l, "from", ""), to = in.text(l, "to", "");
+    for (const std::string* end : {&from, &to}) {
+      if (end->empty()) in.fail(l, "a link needs \"from\" and \"to\"");
+      if (!index.count(*end)) {
+        in.fail(l, "dangling link: \"" + *end + "\" is neither a declared switch nor an NPU of this fabric");
+      }
+    }
+    if (from == to) in.fail(l, "a link from \"" + from + "\" to itself");
+    FabricEdge e;
+    e.a = index[from];
+    e.b = index[to];
+    e.link = default_link;
+    e.link.bandwidth = Bandwidth::GBps(in.number(l, "bandwidth_GBps", default_link.bandwidth.GBps_value(), true));
+    e.link.latency = ns_to_ticks(in.number(l, "latency_ns", ticks_to_ns(default_link.latency)));
+    e.link.buffer_bytes = in.count(l, "buffer_bytes", default_link.buffer_bytes);
+    f.edges.push_back(e);
+  }
+  return f;
+}
+
+/// One fabric entry of the platform file: a generator, possibly replicated
+/// over groups of NPUs.
+std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node, const PlatformSpec& spec,
+                                    std::size_t index) {
+  in.only_keys(node,
+               {"name", "topology", "link", "uplink", "switch", "nic", "group_size", "group_stride", "dims", "levels",
+                "leaf_down", "leaf_up", "pod_leaves", "agg_up", "rails", "switches", "links"},
+               "fabric");
   const std::string topology = in.text(node, "topology", "");
   if (topology.empty()) in.fail(node, "missing \"topology\" in fabric");
-  const int n = static_cast<int>(in.count(node, "npus", static_cast<std::uint64_t>(spec.npus)));
-  if (n != spec.npus) in.fail(node["npus"], "this fabric generator spans all " + std::to_string(spec.npus) + " NPUs");
   Link::Params link;
   if (node["link"]) link = read_link(in, node["link"], "fabric link");
+  Link::Params uplink = link;
+  if (node["uplink"]) uplink = read_link(in, node["uplink"], "fabric uplink");
   Tick switch_latency = 0;
   if (const YAML::Node sw = node["switch"]) {
     in.only_keys(sw, {"latency_ns"}, "fabric switch");
     switch_latency = ns_to_ticks(in.number(sw, "latency_ns", 0));
   }
-  FabricSpec f;
-  if (topology == "ring") {
-    f = make_ring(n, true, link);
-  } else if (topology == "unidirectional_ring") {
-    f = make_ring(n, false, link);
-  } else if (topology == "fully_connected") {
-    f = make_fully_connected(n, link);
-  } else if (topology == "switch") {
-    f = make_single_switch(n, link, switch_latency);
-  } else {
-    in.fail(node["topology"], "unknown topology \"" + topology +
-                                  "\" (known: ring, unidirectional_ring, fully_connected, switch)");
+  const int size = static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus)));
+  const int stride = static_cast<int>(in.count(node, "group_stride", 1));
+  std::vector<std::vector<int>> groups;
+  try {
+    groups = rank_groups(spec.npus, size, stride);
+  } catch (const std::invalid_argument& e) {
+    in.fail(node["group_size"] ? node["group_size"] : node, e.what());
   }
-  f.name = in.text(node, "name", "fabric" + std::to_string(index));
-  f.nic = Nic::Params{};
-  return f;
+  const std::string name = in.text(node, "name", "fabric" + std::to_string(index));
+  std::vector<FabricSpec> out;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& ranks = groups[g];
+    FabricSpec f;
+    try {
+      if (topology == "ring") {
+        f = make_ring(ranks, true, link);
+      } else if (topology == "unidirectional_ring") {
+        f = make_ring(ranks, false, link);
+      } else if (topology == "fully_connected") {
+        f = make_fully_connected(ranks, link);
+      } else if (topology == "switch") {
+        f = make_single_switch(ranks, link, switch_latency);
+      } else if (topology == "torus" || topology == "mesh") {
+        const YAML::Node d = in.required(node, "dims", "a " + topology + " fabric");
+        const auto dims = int_list(in, d, "dims");
+        if (dims.size() < 2 || dims.size() > 3) in.fail(d, "a " + topology + " has 2 or 3 dimensions");
+        f = make_torus(ranks, dims, topology == "torus", link);
+      } else if (topology == "fat_tree") {
+        FatTreeShape shape;
+        shape.levels = static_cast<int>(in.count(node, "levels", 2));
+        shape.leaf_down = static_cast<int>(in.count(node, "leaf_down", 16));
+        shape.leaf_up = static_cast<int>(in.count(node, "leaf_up", static_cast<std::uint64_t>(shape.leaf_down)));
+        shape.pod_leaves = static_cast<int>(in.count(node, "pod_leaves", 16));
+        shape.agg_up = static_cast<int>(in.count(node, "agg_up", static_cast<std::uint64_t>(shape.pod_leaves)));
+        shape.rails = static_cast<int>(in.count(node, "rails", 1));
+        f = make_fat_tree(ranks, shape, link, uplink, switch_latency);
+      } else if (topology == "netlist") {
+        f = read_netlist(in, node, ranks, link, switch_latency);
+      } else {
+        in.fail(node["topology"], "unknown topology \"" + topology +
+                                      "\" (known: ring, unidirectional_ring, fully_connected, switch, torus, mesh, "
+                                      "fat_tree, netlist)");
+      }
+    } catch (const std::invalid_argument& e) {
+      in.fail(node, e.what());
+    }
+    f.name = groups.size() == 1 ? name : name + std::to_string(g);
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 bool is_astra_network(const YAML::Node& root) {
@@ -141,13 +250,15 @@ PlatformSpec load_platform(const std::string& path) {
   const YAML::Node fabrics = in.required(root, "fabrics", "the platform");
   if (!fabrics.IsSequence() || fabrics.size() == 0) in.fail(fabrics, "\"fabrics\" must be a non-empty list");
   for (std::size_t i = 0; i < fabrics.size(); ++i) {
-    FabricSpec f = read_fabric(in, fabrics[i], spec, i);
-    f.nic = nic_defaults;
-    if (fabrics[i]["nic"]) read_nic(in, fabrics[i]["nic"], f.nic, "fabric nic");
-    for (const auto& other : spec.fabrics) {
-      if (other.name == f.name) in.fail(fabrics[i], "two fabrics are named \"" + f.name + "\"");
+    Nic::Params nic = nic_defaults;
+    if (fabrics[i]["nic"]) read_nic(in, fabrics[i]["nic"], nic, "fabric nic");
+    for (FabricSpec& f : read_fabric(in, fabrics[i], spec, i)) {
+      f.nic = nic;
+      for (const auto& other : spec.fabrics) {
+        if (other.name == f.name) in.fail(fabrics[i], "two fabrics are named \"" + f.name + "\"");
+      }
+      spec.fabrics.push_back(std::move(f));
     }
-    spec.fabrics.push_back(std::move(f));
   }
   return spec;
 }
@@ -178,42 +289,61 @@ PlatformSpec load_astra_network(const std::string& path) {
   nic.header_bytes = 0;
   nic.message_overhead = 0;
   nic.injection = Bandwidth::unlimited();
-  if (dims > 1) in.fail(topo, "multi-dimensional ASTRA-sim networks are not supported yet");
-  int n = 0;
-  try {
-    n = counts[0].as<int>();
-  } catch (const YAML::Exception&) {
-    in.fail(counts[0], "npus_count must be a whole number");
+  int npus = 1;
+  std::vector<int> counts_v;
+  for (std::size_t d = 0; d < dims; ++d) {
+    int n = 0;
+    try {
+      n = counts[d].as<int>();
+    } catch (const YAML::Exception&) {
+      in.fail(counts[d], "npus_count must be a whole number");
+    }
+    if (n < 1) in.fail(counts[d], "npus_count must be >= 1");
+    counts_v.push_back(n);
+    npus *= n;
   }
-  if (n < 1) in.fail(counts[0], "npus_count must be >= 1");
-  Link::Params link;
-  double bw = 0, lat = 0;
-  try {
-    bw = bws[0].as<double>();
-    lat = lats[0].as<double>();
-  } catch (const YAML::Exception&) {
-    in.fail(bws[0], "bandwidth and latency must be numbers");
+  spec.npus = npus;
+  int stride = 1;
+  for (std::size_t d = 0; d < dims; ++d) {
+    Link::Params link;
+    double bw = 0, lat = 0;
+    try {
+      bw = bws[d].as<double>();
+    } catch (const YAML::Exception&) {
+      in.fail(bws[d], "bandwidth must be a number");
+    }
+    try {
+      lat = lats[d].as<double>();
+    } catch (const YAML::Exception&) {
+      in.fail(lats[d], "latency must be a number");
+    }
+    if (bw <= 0) in.fail(bws[d], "bandwidth must be > 0");
+    if (lat < 0) in.fail(lats[d], "latency must be >= 0");
+    link.bandwidth = Bandwidth::GiBps(bw);
+    link.latency = ns_to_ticks(lat);
+    link.buffer_bytes = 64u << 20;
+    const std::string t = topo[d].as<std::string>();
+    if (t != "Ring" && t != "Switch" && t != "FullyConnected") {
+      in.fail(topo[d], "unknown ASTRA-sim topology \"" + t + "\" (known: Ring, Switch, FullyConnected)");
+    }
+    const int n = counts_v[d];
+    const auto groups = rank_groups(npus, n, stride);
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      FabricSpec f;
+      if (n == 1) continue;  // a dimension of one NPU has no network
+      if (t == "Ring") {
+        f = make_ring(groups[g], true, link);
+      } else if (t == "Switch") {
+        f = make_single_switch(groups[g], link, 0);
+      } else {
+        f = make_fully_connected(groups[g], link);
+      }
+      f.name = "dim" + std::to_string(d) + (groups.size() > 1 ? "_" + std::to_string(g) : "");
+      f.nic = nic;
+      spec.fabrics.push_back(std::move(f));
+    }
+    stride *= n;
   }
-  if (bw <= 0) in.fail(bws[0], "bandwidth must be > 0");
-  if (lat < 0) in.fail(lats[0], "latency must be >= 0");
-  link.bandwidth = Bandwidth::GiBps(bw);
-  link.latency = ns_to_ticks(lat);
-  link.buffer_bytes = 64u << 20;
-  const std::string t = topo[0].as<std::string>();
-  FabricSpec f;
-  if (t == "Ring") {
-    f = make_ring(n, true, link);
-  } else if (t == "Switch") {
-    f = make_single_switch(n, link, 0);
-  } else if (t == "FullyConnected") {
-    f = make_fully_connected(n, link);
-  } else {
-    in.fail(topo[0], "unknown ASTRA-sim topology \"" + t + "\" (known: Ring, Switch, FullyConnected)");
-  }
-  f.name = "dim0";
-  f.nic = nic;
-  spec.npus = n;
-  spec.fabrics.push_back(std::move(f));
   return spec;
 }
 

@@ -26,6 +26,7 @@ struct FabricNode {
   Kind kind = Kind::kNic;
   std::string name;
   int npu = -1;               // rank, for NICs
+  Address address = kNoAddress;  // NICs: the address on this fabric (set by generators)
   Tick hop_latency = 0;       // switches: head in to head out; NICs: for frames passing through
   int level = 0;              // fat trees: 0 = leaf
   std::vector<int> coords;    // tori and meshes

@@ -25,12 +25,15 @@ bool has_switches(const FabricSpec& f) {
   return false;
 }
 
-std::vector<int> nic_of_rank(const FabricSpec& f) {
-  int max_rank = -1;
-  for (const auto& n : f.nodes) max_rank = std::max(max_rank, n.npu);
-  std::vector<int> nic(static_cast<std::size_t>(max_rank + 1), -1);
+/// Node index of the NIC at each fabric address (-1 where there is none).
+std::vector<int> nic_of_address(const FabricSpec& f) {
+  std::size_t count = 0;
+  for (const auto& n : f.nodes) {
+    if (n.kind == FabricNode::Kind::kNic) count = std::max<std::size_t>(count, n.address + 1);
+  }
+  std::vector<int> nic(count, -1);
   for (std::size_t i = 0; i < f.nodes.size(); ++i) {
-    if (f.nodes[i].kind == FabricNode::Kind::kNic) nic[static_cast<std::size_t>(f.nodes[i].npu)] = static_cast<int>(i);
+    if (f.nodes[i].kind == FabricNode::Kind::kNic) nic[f.nodes[i].address] = static_cast<int>(i);
   }
   return nic;
 }
@@ -39,10 +42,11 @@ std::vector<int> nic_of_rank(const FabricSpec& f) {
 void breadth_first(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports, bool keep_all,
                    const RouteSink& sink) {
   const bool nics_forward = !has_switches(f);
-  const auto nics = nic_of_rank(f);
+  const auto nics = nic_of_address(f);
   const std::size_t nn = f.nodes.size();
   std::vector<int> dist(nn);
-  for (std::size_t rank = 0; rank < nics.size(); ++rank) {
+  std::vector<std::uint16_t> next;
+  for (std::size_t rank = 0; rank < nics.size(); ++rank) {  // rank: the destination's address
     const int dst = nics[rank];
     if (dst < 0) continue;
     std::fill(dist.begin(), dist.end(), -1);
@@ -64,7 +68,7 @@ void breadth_first(const FabricSpec& f, const std::vector<std::vector<PortInfo>>
     }
     for (std::size_t u = 0; u < nn; ++u) {
       if (static_cast<int>(u) == dst || dist[u] < 0) continue;
-      std::vector<std::uint16_t> next;
+      next.clear();
       for (std::size_t p = 0; p < ports[u].size(); ++p) {
         const int v = ports[u][p].peer;
         const bool forwards = v == dst || f.nodes[static_cast<std::size_t>(v)].kind == FabricNode::Kind::kSwitch ||
@@ -74,23 +78,23 @@ void breadth_first(const FabricSpec& f, const std::vector<std::vector<PortInfo>>
           if (!keep_all) break;
         }
       }
-      if (!next.empty()) sink(static_cast<int>(u), static_cast<int>(rank), next);
+      if (!next.empty()) sink(static_cast<int>(u), static_cast<Address>(rank), next);
     }
   }
 }
 
 void dimension_order(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports, const RouteSink& sink) {
-  const auto nics = nic_of_rank(f);
+  const auto nics = nic_of_address(f);
   const DimensionOrder dor = dimension_order_of(f);
   for (std::size_t u = 0; u < f.nodes.size(); ++u) {
-    const int self = f.nodes[u].npu;
+    const Address self = f.nodes[u].address;
     const auto step_ports = dimension_ports(f, ports, static_cast<int>(u));
     for (std::size_t rank = 0; rank < nics.size(); ++rank) {
       if (nics[rank] < 0 || static_cast<int>(u) == nics[rank]) continue;
-      const auto [d, dir] = dor.step(static_cast<Address>(self), static_cast<Address>(rank));
+      const auto [d, dir] = dor.step(self, static_cast<Address>(rank));
       const auto& p = step_ports[static_cast<std::size_t>(d)];
       const int port = p[dir > 0 ? 1 : 0] >= 0 ? p[dir > 0 ? 1 : 0] : p[dir > 0 ? 0 : 1];
-      if (port >= 0) sink(static_cast<int>(u), static_cast<int>(rank), {static_cast<std::uint16_t>(port)});
+      if (port >= 0) sink(static_cast<int>(u), static_cast<Address>(rank), {static_cast<std::uint16_t>(port)});
     }
   }
 }
@@ -123,10 +127,10 @@ std::vector<std::array<int, 2>> dimension_ports(const FabricSpec& f, const std::
 }
 
 void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports, const RouteSink& sink) {
-  const auto nics = nic_of_rank(f);
+  const auto nics = nic_of_address(f);
   // Count, per NIC, the destinations it has a route to.
   std::vector<std::size_t> reached(f.nodes.size(), 0);
-  const RouteSink counting = [&](int node, int rank, const std::vector<std::uint16_t>& p) {
+  const RouteSink counting = [&](int node, Address rank, const std::vector<std::uint16_t>& p) {
     ++reached[static_cast<std::size_t>(node)];
     sink(node, rank, p);
   };
@@ -141,26 +145,27 @@ void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>
     if (nics[a] < 0 || reached[static_cast<std::size_t>(nics[a])] + 1 == nic_count) continue;
     // Name the first destination it cannot reach.
     std::vector<bool> ok(nics.size(), false);
-    breadth_first(f, ports, false, [&](int node, int rank, const std::vector<std::uint16_t>&) {
-      if (node == nics[a]) ok[static_cast<std::size_t>(rank)] = true;
+    breadth_first(f, ports, false, [&](int node, Address rank, const std::vector<std::uint16_t>&) {
+      if (node == nics[a]) ok[rank] = true;
     });
+    const auto npu_at = [&](std::size_t address) { return f.nodes[static_cast<std::size_t>(nics[address])].npu; };
     for (std::size_t b = 0; b < nics.size(); ++b) {
       if (b != a && nics[b] >= 0 && !ok[b]) {
-        throw InputError("fabric \"" + f.name + "\": NPU " + std::to_string(b) + " is unreachable from NPU " +
-                         std::to_string(a));
+        throw InputError("fabric \"" + f.name + "\": NPU " + std::to_string(npu_at(b)) +
+                         " is unreachable from NPU " + std::to_string(npu_at(a)));
       }
     }
-    throw InputError("fabric \"" + f.name + "\": the routes from NPU " + std::to_string(a) + " are incomplete");
+    throw InputError("fabric \"" + f.name + "\": the routes from NPU " + std::to_string(npu_at(a)) + " are incomplete");
   }
 }
 
 std::vector<std::vector<int>> route_hops(const FabricSpec& f) {
   const auto ports = port_map(f);
-  const auto nics = nic_of_rank(f);
+  const auto nics = nic_of_address(f);
   // next[u][rank] = first port of u towards rank
   std::vector<std::vector<int>> next(f.nodes.size(), std::vector<int>(nics.size(), -1));
-  compute_routes(f, ports, [&](int node, int rank, const std::vector<std::uint16_t>& p) {
-    next[static_cast<std::size_t>(node)][static_cast<std::size_t>(rank)] = p.front();
+  compute_routes(f, ports, [&](int node, Address address, const std::vector<std::uint16_t>& p) {
+    next[static_cast<std::size_t>(node)][address] = p.front();
   });
   std::vector<std::vector<int>> hops(nics.size(), std::vector<int>(nics.size(), 0));
   for (std::size_t a = 0; a < nics.size(); ++a) {

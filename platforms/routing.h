@@ -35,16 +35,17 @@ DimensionOrder dimension_order_of(const FabricSpec& f);
 std::vector<std::array<int, 2>> dimension_ports(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
                                                int u);
 
-/// Receives, for node u and destination rank, the ports of u that lead there.
-using RouteSink = std::function<void(int node, int rank, const std::vector<std::uint16_t>& ports)>;
+/// Receives, for node u and a destination's fabric address, the ports of u
+/// that lead there; destinations come in increasing address order.
+using RouteSink = std::function<void(int node, Address address, const std::vector<std::uint16_t>& ports)>;
 
 /// Computes every node's routes and hands them to `sink` (tables are not
 /// held here: at thousands of NPUs they are the builder's largest cost).
 /// Throws InputError if some NIC cannot reach some other NIC.
 void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports, const RouteSink& sink);
 
-/// Hop counts (links crossed) between every pair of NICs, following the
-/// routes. For tests and reports.
+/// Hop counts (links crossed) between every pair of NICs, by address,
+/// following the routes. For tests and reports.
 std::vector<std::vector<int>> route_hops(const FabricSpec& f);
 
 }  // namespace fabricsim

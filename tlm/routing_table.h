@@ -3,6 +3,7 @@
 // always takes the same path (no reordering) while different flows spread.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -67,12 +68,19 @@ class RoutingTable {
     use_dor_ = true;
   }
 
-  /// Replaces the route to `dst` with `ports` (tried in this order by hash).
+  /// Sets the route to `dst`: `ports` are equal-cost choices, one picked per
+  /// flow by hash. Destinations must be given in increasing address order;
+  /// runs of consecutive addresses with the same ports are stored once, so a
+  /// fat-tree switch holds a handful of entries, not one per NPU.
   void set(Address dst, const std::vector<std::uint16_t>& ports) {
     if (ports.empty()) throw std::invalid_argument("a route needs at least one port");
-    if (dst >= entries_.size()) entries_.resize(dst + 1, Entry{0, 0});
-    // Many destinations share a port list (all "up" ports of a leaf switch):
-    // store each distinct list once.
+    if (!runs_.empty() && dst < runs_.back().end) {
+      throw std::logic_error("routes must be set in increasing address order");
+    }
+    if (!runs_.empty() && runs_.back().end == dst && same_ports(runs_.back(), ports)) {
+      ++runs_.back().end;
+      return;
+    }
     auto it = interned_.find(ports);
     std::uint32_t first;
     if (it != interned_.end()) {
@@ -82,10 +90,11 @@ class RoutingTable {
       ports_.insert(ports_.end(), ports.begin(), ports.end());
       interned_.emplace(ports, first);
     }
-    entries_[dst] = Entry{first, static_cast<std::uint16_t>(ports.size())};
+    runs_.push_back(Run{dst, dst + 1, first, static_cast<std::uint16_t>(ports.size())});
   }
-  std::size_t memory_bytes() const { return entries_.capacity() * sizeof(Entry) + ports_.capacity() * 2; }
-  bool has(Address dst) const { return dst < entries_.size() && entries_[dst].count > 0; }
+  std::size_t runs() const { return runs_.size(); }
+  bool has(Address dst) const { return use_dor_ || find(dst) != nullptr; }
+
   /// The output port for a frame of `flow` to `dst`; throws if there is no route.
   std::uint16_t port(Address dst, std::uint32_t flow) const {
     if (use_dor_) {
@@ -95,17 +104,32 @@ class RoutingTable {
       const int port = p[dir > 0 ? 1 : 0] >= 0 ? p[dir > 0 ? 1 : 0] : p[dir > 0 ? 0 : 1];
       return static_cast<std::uint16_t>(port);
     }
-    if (!has(dst)) throw std::runtime_error("no route to fabric address " + std::to_string(dst));
-    const Entry& e = entries_[dst];
-    return ports_[e.first + (e.count == 1 ? 0 : mix(flow) % e.count)];
+    const Run* r = find(dst);
+    if (!r) throw std::runtime_error("no route to fabric address " + std::to_string(dst));
+    return ports_[r->first + (r->count == 1 ? 0 : mix(flow) % r->count)];
   }
+  /// All equal-cost ports towards `dst` (table routing only).
   std::vector<std::uint16_t> ports(Address dst) const {
-    if (!has(dst)) return {};
-    const Entry& e = entries_[dst];
-    return {ports_.begin() + e.first, ports_.begin() + e.first + e.count};
+    const Run* r = find(dst);
+    if (!r) return {};
+    return {ports_.begin() + r->first, ports_.begin() + r->first + r->count};
   }
 
  private:
+  struct Run {
+    Address begin, end;  // addresses [begin, end)
+    std::uint32_t first;
+    std::uint16_t count;
+  };
+  const Run* find(Address dst) const {
+    auto it = std::upper_bound(runs_.begin(), runs_.end(), dst, [](Address a, const Run& r) { return a < r.begin; });
+    if (it == runs_.begin()) return nullptr;
+    --it;
+    return dst < it->end ? &*it : nullptr;
+  }
+  bool same_ports(const Run& r, const std::vector<std::uint16_t>& ports) const {
+    return r.count == ports.size() && std::equal(ports.begin(), ports.end(), ports_.begin() + r.first);
+  }
   // A fixed integer hash: deterministic across runs and platforms.
   static std::uint32_t mix(std::uint32_t x) {
     x ^= x >> 16;
@@ -115,17 +139,14 @@ class RoutingTable {
     x ^= x >> 16;
     return x;
   }
-  struct Entry {
-    std::uint32_t first;
-    std::uint16_t count;
-  };
-  std::vector<Entry> entries_;
+
+  std::vector<Run> runs_;
   std::vector<std::uint16_t> ports_;
+  std::map<std::vector<std::uint16_t>, std::uint32_t> interned_;
   bool use_dor_ = false;
   DimensionOrder dor_;
   Address self_ = 0;
   std::vector<std::array<int, 2>> dor_ports_;
-  std::map<std::vector<std::uint16_t>, std::uint32_t> interned_;
 };
 
 }  // namespace fabricsim

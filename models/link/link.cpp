@@ -82,18 +82,33 @@ Tick Link::credit_time(std::uint64_t need, Tick from) {
 
 void Link::send_waiting() {
   sending_ = true;
-  while (!waiting_.empty()) {
-    Frame* f = waiting_.front();
+  // Frames start in arrival order, except that a frame which cannot start
+  // (no credit yet) does not hold up frames from other inputs: with bubble
+  // flow control a frame entering a ring needs more room than one passing
+  // along it, and the one passing along must not wait behind it. Frames of
+  // one input keep their order, so no flow is reordered.
+  blocked_inputs_.clear();
+  std::size_t i = 0;
+  while (i < waiting_.size()) {
+    Frame* f = waiting_[i];
+    if (std::find(blocked_inputs_.begin(), blocked_inputs_.end(), f->hop_in) != blocked_inputs_.end()) {
+      ++i;
+      continue;
+    }
     const Tick duration = params_.bandwidth.time_for(static_cast<double>(f->wire_bytes));
-    Tick ready = std::max({now_ticks(), f->head, busy_until_});
-    // Rate matching: the last byte cannot leave before it has arrived.
-    if (f->tail > duration) ready = std::max(ready, f->tail - duration);
+    const Tick ready = std::max({now_ticks(), f->head, busy_until_});
     const std::uint64_t need = f->wire_bytes + (f->entering_ring ? params_.bubble_bytes : 0);
     const Tick credit = credit_time(need, ready);
-    if (credit == kNever) break;  // wait for the receiver's END_REQ
+    if (credit == kNever) {  // wait for the receiver's END_REQ
+      blocked_inputs_.push_back(f->hop_in);
+      ++i;
+      continue;
+    }
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
     const Tick start = std::max(ready, credit);
-    const Tick end = start + duration;
-    waiting_.pop_front();
+    // Cut-through: the last byte cannot leave before it has arrived, so a link
+    // fed by a slower one is held at the slower rate.
+    const Tick end = std::max(start + duration, f->tail);
 
     // Occupancy of the receive buffer once this frame is in it.
     if (in_flight_.size() > 32) forget_returned_credits();

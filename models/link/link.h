@@ -4,11 +4,11 @@
 //
 // A full-duplex link is two of these, one per direction (the builder makes
 // both). Frames are sent first come, first served. A frame starts when the
-// transmitter is free, its head is ready, enough of it has arrived that its
-// tail will not overtake the input (cut-through rate matching), and the
-// receiver's buffer will have room for the whole frame. Credits come back one
-// link latency after the receiver reports, with END_REQ, that the frame has
-// left its buffer.
+// transmitter is free, its head is ready and the receiver's buffer will have
+// room for the whole frame; it ends after its serialization time, or when its
+// tail has arrived if that is later (cut-through from a slower input holds
+// the link at the input's rate). Credits come back one link latency after the
+// receiver reports, with END_REQ, that the frame has left its buffer.
 #pragma once
 
 #include <cstdint>
@@ -71,6 +71,7 @@ class Link : public sc_core::sc_module {
   Params params_;
   Stats stats_;
   std::deque<Frame*> waiting_;
+  std::vector<std::uint32_t> blocked_inputs_;  // scratch for send_waiting()
   std::vector<InFlight> in_flight_;
   std::uint64_t in_flight_bytes_ = 0;  // bytes of the entries in in_flight_
   std::vector<InFlight> scratch_;

@@ -1,0 +1,54 @@
+#include "support/fabric_harness.h"
+
+#include "support/test_util.h"
+#include "tlm/calendar.h"
+
+namespace fabricsim::testutil {
+
+namespace {
+
+class Driver : public NpuClient, public Calendar::Client {
+ public:
+  Driver(Platform& p, const std::vector<Flow>& t) : platform_(p), transfers_(t), done_(t.size(), kNever) {}
+  void on_calendar(std::uint32_t, void* arg) override {
+    const auto i = reinterpret_cast<std::uintptr_t>(arg);
+    const Flow& t = transfers_[i];
+    platform_.npu(t.dst).start_recv(t.src, t.bytes, static_cast<std::int64_t>(i), this, reinterpret_cast<void*>(i + 1));
+    platform_.npu(t.src).start_send(t.dst, t.bytes, static_cast<std::int64_t>(i), nullptr, nullptr);
+  }
+  void operation_done(void* ctx) override { done_[reinterpret_cast<std::uintptr_t>(ctx) - 1] = now_ticks(); }
+  std::vector<Tick> done() const { return done_; }
+
+ private:
+  Platform& platform_;
+  const std::vector<Flow>& transfers_;
+  std::vector<Tick> done_;
+};
+
+}  // namespace
+
+std::string platform_file(const std::string& yaml) {
+  const std::string path = scratch_dir("platform") + "/platform.yaml";
+  write_text(path, yaml);
+  return path;
+}
+
+TransferRun run_transfers(const std::string& yaml, const std::vector<Flow>& transfers) {
+  TransferRun run;
+  run.platform = std::make_unique<Platform>(load_platform(platform_file(yaml)));
+  Driver driver(*run.platform, transfers);
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    Calendar::instance().schedule(transfers[i].start, &driver, 0, reinterpret_cast<void*>(i));
+  }
+  sc_core::sc_start();
+  if (auto e = Calendar::instance().take_error()) std::rethrow_exception(e);
+  run.done = driver.done();
+  for (const auto& f : run.platform->fabrics()) {
+    for (const auto& l : f.links) {
+      if (l.link->frames_waiting()) run.stuck += l.link->describe_waiting() + "\n";
+    }
+  }
+  return run;
+}
+
+}  // namespace fabricsim::testutil

@@ -1,0 +1,36 @@
+// Runs point-to-point transfers on a platform built from YAML text, without
+// traces: each transfer posts a send on its source and a receive on its
+// destination at its start time, and the harness records when the receive
+// completed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platforms/builder.h"
+#include "platforms/loader.h"
+
+namespace fabricsim::testutil {
+
+struct Flow {
+  int src = 0;
+  int dst = 0;
+  std::uint64_t bytes = 0;
+  Tick start = 0;
+};
+
+struct TransferRun {
+  std::unique_ptr<Platform> platform;
+  std::vector<Tick> done;  // per transfer: when its receive completed (kNever if never)
+  std::string stuck;       // links with frames still waiting, if any
+};
+
+/// Builds the platform in `yaml` and runs `transfers` to the end.
+TransferRun run_transfers(const std::string& yaml, const std::vector<Flow>& transfers);
+
+/// A platform file from YAML text, in a scratch folder.
+std::string platform_file(const std::string& yaml);
+
+}  // namespace fabricsim::testutil
