@@ -1,21 +1,40 @@
 #!/usr/bin/env bash
-# Fabric benchmark: wall time and peak memory of large collectives.
+# Fabric benchmark: wall time and peak memory of large all-reduces.
+#   - 1,024 NPUs, 1 GiB in 4 chunks, on a ring and on one switch (ASTRA-sim
+#     network files: 50 GB/s links, 500 ns)
+#   - 4,096 NPUs, 1 GiB in 4 chunks, on a 3-level fat tree (16 NPUs per leaf,
+#     16 leaves per pod, no oversubscription; 400 Gb/s links)
 # Usage: scripts/bench-fabric.sh [path/to/fabricsim]
 set -euo pipefail
 bin=${1:-build/platforms/fabricsim}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-cat >"$work/ring1024.yml" <<YML
-topology: [ Ring ]
-npus_count: [ 1024 ]
-bandwidth: [ 50.0 ]
-latency: [ 500.0 ]
+astra() {  # topology npus
+  printf 'topology: [ %s ]\nnpus_count: [ %s ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' "$1" "$2" >"$work/$1$2.yml"
+}
+astra Ring 1024
+astra Switch 1024
+cat >"$work/fattree4096.yaml" <<YML
+name: fattree4096
+npus: 4096
+fabrics:
+  - topology: fat_tree
+    levels: 3
+    leaf_down: 16
+    leaf_up: 16
+    pod_leaves: 16
+    agg_up: 16
+    link: { bandwidth_GBps: 50, latency_ns: 500 }
+    switch: { latency_ns: 100 }
 YML
 "$bin" gen collective --npus 1024 --type all_reduce --bytes 1073741824 --out "$work/ar1024"
+"$bin" gen collective --npus 4096 --type all_reduce --bytes 1073741824 --out "$work/ar4096"
 
 run() {
   local label=$1; shift
   /usr/bin/time -f "$label: %e s wall, %M KB peak" "$bin" run --quiet --chunks 4 "$@"
 }
-run "ring, 1024 NPUs, 1 GiB all-reduce, 4 chunks" --platform "$work/ring1024.yml" --workload "$work/ar1024"
+run "ring, 1024 NPUs, 1 GiB all-reduce, 4 chunks" --platform "$work/Ring1024.yml" --workload "$work/ar1024"
+run "switch, 1024 NPUs, 1 GiB all-reduce, 4 chunks" --platform "$work/Switch1024.yml" --workload "$work/ar1024"
+run "3-level fat tree, 4096 NPUs, 1 GiB all-reduce, 4 chunks" --platform "$work/fattree4096.yaml" --workload "$work/ar4096"

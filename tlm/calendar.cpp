@@ -15,6 +15,11 @@ void require_picosecond_resolution() {
   }
 }
 
+namespace detail {
+bool g_calendar_now_valid = false;
+Tick g_calendar_now = 0;
+}  // namespace detail
+
 namespace {
 Calendar* g_calendar = nullptr;
 }
@@ -71,8 +76,10 @@ void Calendar::schedule(Tick when, Client* client, std::uint32_t kind, void* arg
 }
 
 void Calendar::drain() {
-  const Tick now = now_ticks();
+  const Tick now = sc_core::sc_time_stamp().value();
   draining_ = true;
+  detail::g_calendar_now = now;
+  detail::g_calendar_now_valid = true;
   while (!heap_.empty() && heap_.front()->when <= now) {
     Bucket* b = heap_.front();
     // Entries scheduled for `now` while this bucket runs join its end.
@@ -85,6 +92,7 @@ void Calendar::drain() {
       } catch (...) {
         error_ = std::current_exception();
         draining_ = false;
+        detail::g_calendar_now_valid = false;
         sc_core::sc_stop();
         return;
       }
@@ -98,6 +106,7 @@ void Calendar::drain() {
     spare_.push_back(b);
   }
   draining_ = false;
+  detail::g_calendar_now_valid = false;
   wake_at_ = kNever;
   if (!heap_.empty()) {
     wake_at_ = heap_.front()->when;

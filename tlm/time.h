@@ -16,7 +16,16 @@ namespace fabricsim {
 using Tick = std::uint64_t;  // picoseconds
 constexpr Tick kNever = std::numeric_limits<Tick>::max();
 
-inline Tick now_ticks() { return sc_core::sc_time_stamp().value(); }
+namespace detail {
+// While the fabric calendar drains, it publishes the current time here:
+// sc_time_stamp() is a library call, made several times per message.
+extern bool g_calendar_now_valid;
+extern Tick g_calendar_now;
+}  // namespace detail
+
+inline Tick now_ticks() {
+  return detail::g_calendar_now_valid ? detail::g_calendar_now : sc_core::sc_time_stamp().value();
+}
 inline sc_core::sc_time to_sc_time(Tick t) { return sc_core::sc_time::from_value(t); }
 inline Tick ns_to_ticks(double ns) { return static_cast<Tick>(std::llround(ns * 1000.0)); }
 inline double ticks_to_ns(Tick t) { return static_cast<double>(t) / 1000.0; }

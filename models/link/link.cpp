@@ -91,7 +91,8 @@ void Link::send_waiting() {
   std::size_t i = 0;
   while (i < waiting_.size()) {
     Frame* f = waiting_[i];
-    if (std::find(blocked_inputs_.begin(), blocked_inputs_.end(), f->hop_in) != blocked_inputs_.end()) {
+    if (!blocked_inputs_.empty() &&
+        std::find(blocked_inputs_.begin(), blocked_inputs_.end(), f->hop_in) != blocked_inputs_.end()) {
       ++i;
       continue;
     }
@@ -104,7 +105,7 @@ void Link::send_waiting() {
       ++i;
       continue;
     }
-    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+    waiting_.erase(i);
     const Tick start = std::max(ready, credit);
     // Cut-through: the last byte cannot leave before it has arrived, so a link
     // fed by a slower one is held at the slower rate.

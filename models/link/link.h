@@ -12,13 +12,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include <systemc>
 
 #include "tlm/fabric_protocol.h"
+#include "tlm/fifo.h"
 
 namespace fabricsim {
 
@@ -70,7 +70,7 @@ class Link : public sc_core::sc_module {
 
   Params params_;
   Stats stats_;
-  std::deque<Frame*> waiting_;
+  Fifo<Frame*> waiting_;
   std::vector<std::uint32_t> blocked_inputs_;  // scratch for send_waiting()
   std::vector<InFlight> in_flight_;
   std::uint64_t in_flight_bytes_ = 0;  // bytes of the entries in in_flight_

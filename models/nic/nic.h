@@ -11,9 +11,9 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
+#include "tlm/fifo.h"
 #include "tlm/frame_router.h"
 
 namespace fabricsim {
@@ -62,7 +62,7 @@ class Nic : public FrameRouter {
   void pump(unsigned port);
 
   struct TxPort {
-    std::deque<Message*> sending;  // messages with frames still to offer, round robin
+    Fifo<Message*> sending;  // messages with frames still to offer, round robin
     bool frame_out = false;        // a frame offered and not yet started
     bool wake_pending = false;
     bool pumping = false;

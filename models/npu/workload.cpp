@@ -221,6 +221,7 @@ void TraceWorkload::read_ahead(bool until_ready) {
     if (!room && !(until_ready && ready_.empty())) break;
     if (!reader_->et.next(reader_->scratch)) {
       eof_ = true;
+      reader_.reset();  // close the file and free its buffers
       break;
     }
     add(&reader_->scratch);

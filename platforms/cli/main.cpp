@@ -87,6 +87,8 @@ int run(const RunArgs& a) {
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
+  // sc_stop() on an error would print an info line of its own.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   CLI::App app{"fabricsim: a SystemC/TLM-2.0 simulator of ML training machines"};
   app.require_subcommand(1);
 

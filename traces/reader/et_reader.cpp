@@ -33,7 +33,8 @@ EtReader::EtReader(std::string path) : path_(std::move(path)) {
     fd_ = -1;
     throw TraceError(path_ + ": is a directory, not a trace file");
   }
-  file_ = std::make_unique<pbio::FileInputStream>(fd_);
+  // Small blocks: thousands of ranks each keep a reader open.
+  file_ = std::make_unique<pbio::FileInputStream>(fd_, 4096);
   file_->SetCloseOnDelete(true);
   in_ = file_.get();
   // Peek at the magic bytes without consuming them.
