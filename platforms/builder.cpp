@@ -31,7 +31,7 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   }
   for (int r = 0; r < spec_.npus; ++r) {
     npus_.push_back(std::make_unique<Npu>(("npu" + std::to_string(r)).c_str(), r, nic_count[static_cast<std::size_t>(r)],
-                                          spec_.npu, directory_));
+                                          spec_.npu, directory_, spec_.collectives));
   }
   fabrics_.resize(spec_.fabrics.size());
   for (std::size_t fi = 0; fi < spec_.fabrics.size(); ++fi) build_fabric(fi, spec_.fabrics[fi]);

@@ -249,6 +249,33 @@ PlatformSpec load_platform(const std::string& path) {
   if (root["collectives"]) read_collectives(in, root["collectives"], spec.collectives);
   const YAML::Node fabrics = in.required(root, "fabrics", "the platform");
   if (!fabrics.IsSequence() || fabrics.size() == 0) in.fail(fabrics, "\"fabrics\" must be a non-empty list");
+  // Each fabric entry is a dimension of the platform (for hierarchical
+  // collectives and the default choice of algorithm); one that spans every
+  // NPU after smaller ones is the dimension joining their groups.
+  std::vector<std::string> shapes;
+  int covered = 1;
+  for (std::size_t i = 0; i < fabrics.size(); ++i) {
+    const int size = static_cast<int>(in.count(fabrics[i], "group_size", static_cast<std::uint64_t>(spec.npus)));
+    const int stride = static_cast<int>(in.count(fabrics[i], "group_stride", 1));
+    Dimension dim;
+    if (size == spec.npus && covered > 1) {
+      dim.size = spec.npus / covered;
+      dim.stride = covered;
+    } else {
+      dim.size = size;
+      dim.stride = stride;
+    }
+    if (dim.size > 1) {
+      spec.collectives.dims.push_back(dim);
+      covered *= dim.size;
+      shapes.push_back(in.text(fabrics[i], "topology", ""));
+    }
+  }
+  if (shapes.size() > 1) {
+    spec.hints.shape = "multi_dimensional";
+  } else if (!shapes.empty()) {
+    spec.hints.shape = shapes.front() == "unidirectional_ring" ? "ring" : shapes.front();
+  }
   for (std::size_t i = 0; i < fabrics.size(); ++i) {
     Nic::Params nic = nic_defaults;
     if (fabrics[i]["nic"]) read_nic(in, fabrics[i]["nic"], nic, "fabric nic");
@@ -327,6 +354,13 @@ PlatformSpec load_astra_network(const std::string& path) {
       in.fail(topo[d], "unknown ASTRA-sim topology \"" + t + "\" (known: Ring, Switch, FullyConnected)");
     }
     const int n = counts_v[d];
+    if (n > 1) {
+      Dimension dim;
+      dim.size = n;
+      dim.stride = stride;
+      spec.collectives.dims.push_back(dim);
+      spec.hints.shape = t == "Ring" ? "ring" : t == "Switch" ? "switch" : "fully_connected";
+    }
     const auto groups = rank_groups(npus, n, stride);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       FabricSpec f;
@@ -344,6 +378,7 @@ PlatformSpec load_astra_network(const std::string& path) {
     }
     stride *= n;
   }
+  if (spec.collectives.dims.size() > 1) spec.hints.shape = "multi_dimensional";
   return spec;
 }
 

@@ -9,6 +9,7 @@
 
 #include "models/link/link.h"
 #include "models/nic/nic.h"
+#include "models/npu/algorithm_choice.h"
 #include "models/npu/collective_engine.h"
 #include "models/npu/npu.h"
 
@@ -58,6 +59,7 @@ struct PlatformSpec {
   int npus = 0;
   Npu::Params npu;
   CollectiveConfig collectives;
+  PlatformHints hints;  // for the default choice of collective algorithms
   unsigned max_collectives_in_flight = 1;
   std::vector<FabricSpec> fabrics;
 };

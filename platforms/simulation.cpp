@@ -45,6 +45,7 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   options.replay = settings.replay;
   options.max_collectives_in_flight = platform_->spec().max_collectives_in_flight;
   options.collectives = &platform_->spec().collectives;
+  options.hints = &platform_->spec().hints;
   options.groups = &groups_;
   const int n = platform_->npus();
   for (int r = 0; r < n; ++r) {

@@ -1,6 +1,20 @@
 // The algorithms: each turns (collective type, group, my index, chunk layout)
 // into the rounds this NPU runs. Rounds are generated when needed, never
 // stored, so a 1,024-rank ring costs no memory per step.
+//
+// Round numbers must agree between a sender and its receiver (messages are
+// matched by chunk, round and sender), so every rank numbers the rounds of a
+// program the same way, leaving rounds empty where it has nothing to do.
+//
+// What each algorithm does with group sizes that do not suit it:
+// - ring, direct: any size.
+// - halving_doubling: a power of two p <= n works recursively; the n - p
+//   extra ranks first hand their data to a partner and get the result back at
+//   the end (one extra round each way).
+// - double_binary_tree: any size; the two trees are a heap-ordered binary tree
+//   and its mirror image, so a leaf of one is an inner node of the other.
+// - hierarchical: the group must be the whole platform, laid out in the
+//   platform's dimensions.
 #include <stdexcept>
 #include <string>
 
@@ -12,87 +26,485 @@ namespace {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
-/// Ring algorithms: every rank sends to its right neighbour and receives from
-/// its left, one segment per round.
-class RingProgram : public Program {
+[[noreturn]] void not_applicable(const ProgramSpec& s, const std::string& why = "") {
+  throw std::invalid_argument(std::string("the ") + to_string(s.algorithm) + " algorithm does not apply to " +
+                              to_string(s.type) + (why.empty() ? "" : ": " + why));
+}
+
+class ProgramBase : public Program {
  public:
-  explicit RingProgram(const ProgramSpec& s) : spec_(s), n_(static_cast<int>(s.ranks->size())) {}
+  explicit ProgramBase(const ProgramSpec& s) : spec_(s), n_(static_cast<int>(s.ranks->size())), me_(s.me) {}
+
+ protected:
+  int rank(int index) const { return (*spec_.ranks)[static_cast<std::size_t>(mod(index, n_))]; }
+  Transfer piece(int peer_index, int a, int b, bool reduce = false) const {
+    Transfer t = spec_.segments.range(a, b);
+    t.peer = rank(peer_index);
+    t.reduce = reduce;
+    return t;
+  }
+  Transfer whole(int peer_index, bool reduce = false) const { return piece(peer_index, 0, n_, reduce); }
+  Transfer nothing(int peer_index) const {
+    Transfer t;
+    t.peer = rank(peer_index);
+    return t;
+  }
+
+  ProgramSpec spec_;
+  int n_;
+  int me_;
+};
+
+// ---- ring ----------------------------------------------------------------------
+
+/// Every rank sends to its right neighbour and receives from its left, one
+/// segment per round; rooted types run a chain from the root.
+class RingProgram : public ProgramBase {
+ public:
+  explicit RingProgram(const ProgramSpec& s) : ProgramBase(s) {}
 
   std::uint32_t num_rounds() const override {
     if (n_ <= 1) return 0;
     switch (spec_.type) {
-      case CollectiveType::kAllReduce: return static_cast<std::uint32_t>(2 * (n_ - 1));
+      case CollectiveType::kAllReduce:
+      case CollectiveType::kBarrier: return static_cast<std::uint32_t>(2 * (n_ - 1));
+      case CollectiveType::kBroadcast:
+      case CollectiveType::kReduce: return 2;  // receive, then pass on
       default: return static_cast<std::uint32_t>(n_ - 1);
     }
   }
 
   void round(std::uint32_t r, Round& out) const override {
     out.clear();
-    const int i = spec_.me;
-    const int right = (*spec_.ranks)[static_cast<std::size_t>(mod(i + 1, n_))];
-    const int left = (*spec_.ranks)[static_cast<std::size_t>(mod(i - 1, n_))];
+    const int i = me_;
     const int rr = static_cast<int>(r);
-    int send_seg = 0, recv_seg = 0;
-    bool reduce = false;
     switch (spec_.type) {
       case CollectiveType::kAllReduce:
+      case CollectiveType::kBarrier:
         if (rr < n_ - 1) {  // reduce-scatter phase: rank i ends owning segment i+1
-          send_seg = i - rr;
-          recv_seg = i - rr - 1;
-          reduce = true;
+          exchange(out, mod(i - rr, n_), mod(i - rr - 1, n_), true);
         } else {  // all-gather phase
           const int q = rr - (n_ - 1);
-          send_seg = i + 1 - q;
-          recv_seg = i - q;
+          exchange(out, mod(i + 1 - q, n_), mod(i - q, n_), false);
         }
-        break;
+        return;
       case CollectiveType::kReduceScatter:
       case CollectiveType::kReduceScatterBlock:  // rank i ends owning segment i
-        send_seg = i - rr - 1;
-        recv_seg = i - rr - 2;
-        reduce = true;
-        break;
+        exchange(out, mod(i - rr - 1, n_), mod(i - rr - 2, n_), true);
+        return;
       case CollectiveType::kAllGather:  // rank i starts with segment i
-        send_seg = i - rr;
-        recv_seg = i - rr - 1;
-        break;
+        exchange(out, mod(i - rr, n_), mod(i - rr - 1, n_), false);
+        return;
+      case CollectiveType::kBroadcast:  // a chain from the root
+        chain(out, r, mod(i - spec_.root, n_), false);
+        return;
+      case CollectiveType::kReduce:  // a chain that ends at the root
+        chain(out, r, mod(i - spec_.root - 1, n_), true);
+        return;
       default:
-        throw std::logic_error("ring program built for an unsupported type");
+        not_applicable(spec_);
     }
-    send_seg = mod(send_seg, n_);
-    recv_seg = mod(recv_seg, n_);
-    out.sends.push_back(Transfer{right, spec_.segments.offset(send_seg), spec_.segments.length(send_seg), false});
-    out.recvs.push_back(Transfer{left, spec_.segments.offset(recv_seg), spec_.segments.length(recv_seg), reduce});
   }
 
  private:
-  ProgramSpec spec_;
-  int n_;
+  // Position p of a chain: the first sends in round 0; the others receive in
+  // round 0 (what their predecessor sent in its sending round) and pass it on
+  // in round 1.
+  void chain(Round& out, std::uint32_t r, int p, bool reduce) const {
+    if (r == 0 && p > 0) {
+      Transfer t = whole(me_ - 1, reduce);
+      t.tag = p == 1 ? 0 : 1;
+      out.recvs.push_back(t);
+    }
+    if (r == (p == 0 ? 0u : 1u) && p < n_ - 1) out.sends.push_back(whole(me_ + 1));
+  }
+  void exchange(Round& out, int send_seg, int recv_seg, bool reduce) const {
+    out.sends.push_back(piece(me_ + 1, send_seg, send_seg + 1));
+    out.recvs.push_back(piece(me_ - 1, recv_seg, recv_seg + 1, reduce));
+  }
 };
 
-[[noreturn]] void not_supported(const ProgramSpec& s) {
-  throw std::invalid_argument(std::string("the ") + to_string(s.algorithm) + " algorithm does not support " +
-                              to_string(s.type) + " (not supported yet)");
-}
+// ---- direct ----------------------------------------------------------------------
+
+/// Every rank talks to every other at once: one round (two for all-reduce:
+/// reduce-scatter, then all-gather).
+class DirectProgram : public ProgramBase {
+ public:
+  explicit DirectProgram(const ProgramSpec& s) : ProgramBase(s) {}
+
+ private:
+  // all-to-all-v: chunk c of `bytes`, placed at the start of block j.
+  void vary(Transfer& t, std::uint64_t bytes, int j) const {
+    const std::uint64_t e = spec_.element, chunks = spec_.chunks, c = spec_.chunk;
+    const std::uint64_t elems = bytes / e;
+    t.offset = spec_.segments.stride * static_cast<std::uint64_t>(j) + (c * (elems / chunks) + std::min(c, elems % chunks)) * e;
+    t.length = (elems / chunks + (c < elems % chunks ? 1 : 0)) * e + (c == chunks - 1 ? bytes % e : 0);
+    t.count = 1;
+  }
+
+ public:
+  std::uint32_t num_rounds() const override {
+    if (n_ <= 1) return 0;
+    return spec_.type == CollectiveType::kAllReduce ? 2 : 1;
+  }
+
+  void round(std::uint32_t r, Round& out) const override {
+    out.clear();
+    const int i = me_, root = spec_.root;
+    for (int j = 0; j < n_; ++j) {
+      if (j == i) continue;
+      switch (spec_.type) {
+        case CollectiveType::kAllReduce:
+          if (r == 0) {
+            out.sends.push_back(piece(j, j, j + 1));
+            out.recvs.push_back(piece(j, i, i + 1, true));
+          } else {
+            out.sends.push_back(piece(j, i, i + 1));
+            out.recvs.push_back(piece(j, j, j + 1));
+          }
+          break;
+        case CollectiveType::kReduceScatter:
+        case CollectiveType::kReduceScatterBlock:
+          out.sends.push_back(piece(j, j, j + 1));
+          out.recvs.push_back(piece(j, i, i + 1, true));
+          break;
+        case CollectiveType::kAllGather:
+          out.sends.push_back(piece(j, i, i + 1));
+          out.recvs.push_back(piece(j, j, j + 1));
+          break;
+        case CollectiveType::kAllToAll: {
+          Transfer s = piece(j, j, j + 1);
+          Transfer rv = piece(j, j, j + 1);
+          rv.offset += spec_.recv_base;
+          if (spec_.sizes) {  // all-to-all-v: this chunk's part of each pair's bytes, from the block's start
+            vary(s, (*spec_.sizes)[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)], j);
+            vary(rv, (*spec_.sizes)[static_cast<std::size_t>(j)][static_cast<std::size_t>(i)], j);
+            rv.offset += spec_.recv_base;
+          }
+          out.sends.push_back(s);
+          out.recvs.push_back(rv);
+          break;
+        }
+        case CollectiveType::kBroadcast:
+          if (i == root) out.sends.push_back(whole(j));
+          if (j == root) out.recvs.push_back(whole(j));
+          break;
+        case CollectiveType::kReduce:
+          if (j == root) out.sends.push_back(whole(j));
+          if (i == root) out.recvs.push_back(whole(j, true));
+          break;
+        case CollectiveType::kGather:
+          if (j == root) out.sends.push_back(piece(j, i, i + 1));
+          if (i == root) out.recvs.push_back(piece(j, j, j + 1));
+          break;
+        case CollectiveType::kScatter:
+          if (i == root) out.sends.push_back(piece(j, j, j + 1));
+          if (j == root) out.recvs.push_back(piece(j, i, i + 1));
+          break;
+        case CollectiveType::kBarrier:
+          out.sends.push_back(nothing(j));
+          out.recvs.push_back(nothing(j));
+          break;
+      }
+    }
+  }
+};
+
+// ---- recursive halving and doubling ---------------------------------------------
+
+/// Power-of-two exchanges between partners at distances n/2, n/4, ... (and
+/// back). With n not a power of two, the lowest 2e ranks pair up: each even
+/// one hands its data to the odd one above it and sits out.
+class HalvingDoublingProgram : public ProgramBase {
+ public:
+  explicit HalvingDoublingProgram(const ProgramSpec& s) : ProgramBase(s) {
+    p_ = 1;
+    while (p_ * 2 <= n_) p_ *= 2;
+    e_ = n_ - p_;
+    k_ = 0;
+    while ((1 << k_) < p_) ++k_;
+    levels_ = 0;
+    while ((1 << levels_) < n_) ++levels_;
+  }
+
+  std::uint32_t num_rounds() const override {
+    if (n_ <= 1) return 0;
+    const std::uint32_t fold = e_ > 0 ? 1 : 0;
+    switch (spec_.type) {
+      case CollectiveType::kAllReduce: return fold + 2 * static_cast<std::uint32_t>(k_) + fold;
+      case CollectiveType::kReduceScatter:
+      case CollectiveType::kReduceScatterBlock:
+      case CollectiveType::kAllGather: return fold + static_cast<std::uint32_t>(k_) + fold;
+      case CollectiveType::kBroadcast:
+      case CollectiveType::kReduce:
+      case CollectiveType::kBarrier: return static_cast<std::uint32_t>(levels_);
+      default: not_applicable(spec_, "use direct (or ring) for it");
+    }
+  }
+
+  void round(std::uint32_t r, Round& out) const override {
+    out.clear();
+    switch (spec_.type) {
+      case CollectiveType::kBroadcast: return binomial_broadcast(static_cast<int>(r), out);
+      case CollectiveType::kReduce: return binomial_reduce(static_cast<int>(r), out);
+      case CollectiveType::kBarrier: return dissemination(static_cast<int>(r), out);
+      default: break;
+    }
+    const bool fold = e_ > 0;
+    int rr = static_cast<int>(r);
+    const bool rs = spec_.type != CollectiveType::kAllGather;  // has a halving phase
+    const bool ag = spec_.type == CollectiveType::kAllReduce || spec_.type == CollectiveType::kAllGather;
+    // pre-fold round
+    if (fold) {
+      if (rr == 0) {
+        if (folded()) {
+          out.sends.push_back(spec_.type == CollectiveType::kAllGather ? piece(me_ + 1, me_, me_ + 1) : whole(me_ + 1));
+        } else if (me_ < 2 * e_) {
+          out.recvs.push_back(spec_.type == CollectiveType::kAllGather ? piece(me_ - 1, me_ - 1, me_)
+                                                                        : whole(me_ - 1, true));
+        }
+        return;
+      }
+      --rr;
+    }
+    if (rs) {
+      if (rr < k_) {
+        if (!folded()) halving_step(rr, out);
+        return;
+      }
+      rr -= k_;
+    }
+    if (ag) {
+      if (rr < k_) {
+        if (!folded()) doubling_step(rr, out);
+        return;
+      }
+      rr -= k_;
+    }
+    // post-fold round: hand the folded rank its result
+    if (fold && rr == 0 && me_ < 2 * e_) {
+      const bool to_folded_all = spec_.type == CollectiveType::kAllReduce || spec_.type == CollectiveType::kAllGather;
+      if (folded()) {
+        out.recvs.push_back(to_folded_all ? whole(me_ + 1) : piece(me_ + 1, me_, me_ + 1));
+      } else {
+        out.sends.push_back(to_folded_all ? whole(me_ - 1) : piece(me_ - 1, me_ - 1, me_));
+      }
+    }
+  }
+
+ private:
+  bool folded() const { return me_ < 2 * e_ && me_ % 2 == 0; }
+  int participant() const { return me_ < 2 * e_ ? me_ / 2 : me_ - e_; }
+  int index_of(int q) const { return q < e_ ? 2 * q + 1 : q + e_; }
+  int lo(int q) const { return q < e_ ? 2 * q : q + e_; }   // first segment participant q owns
+  int hi(int q) const { return q < e_ ? 2 * q + 2 : q + e_ + 1; }
+
+  // Step s of recursive halving: partners d = p/2^(s+1) apart swap halves of
+  // the participants' range they share.
+  void halving_step(int s, Round& out) const {
+    const int q = participant();
+    const int d = p_ >> (s + 1);
+    const int base = q - q % (2 * d);
+    const int partner = q ^ d;
+    const bool lower = q < partner;
+    const int keep_lo = lower ? base : base + d, give_lo = lower ? base + d : base;
+    out.sends.push_back(piece(index_of(partner), lo(give_lo), hi(give_lo + d - 1)));
+    out.recvs.push_back(piece(index_of(partner), lo(keep_lo), hi(keep_lo + d - 1), true));
+  }
+  // Step s of recursive doubling (distances 1, 2, 4, ...): swap what each has.
+  void doubling_step(int s, Round& out) const {
+    const int q = participant();
+    const int d = 1 << s;
+    const int mine = q - q % d;
+    const int partner = q ^ d;
+    const int theirs = partner - partner % d;
+    out.sends.push_back(piece(index_of(partner), lo(mine), hi(mine + d - 1)));
+    out.recvs.push_back(piece(index_of(partner), lo(theirs), hi(theirs + d - 1)));
+  }
+  void binomial_broadcast(int s, Round& out) const {
+    const int p = mod(me_ - spec_.root, n_);
+    const int step = 1 << s;
+    if (p < step && p + step < n_) out.sends.push_back(whole(me_ + step));
+    if (p >= step && p < 2 * step) out.recvs.push_back(whole(me_ - step));
+  }
+  void binomial_reduce(int s, Round& out) const {
+    const int p = mod(me_ - spec_.root, n_);
+    const int step = 1 << s;
+    if (p % (2 * step) == step) out.sends.push_back(whole(me_ - step));
+    if (p % (2 * step) == 0 && p + step < n_) out.recvs.push_back(whole(me_ + step, true));
+  }
+  void dissemination(int s, Round& out) const {
+    const int step = 1 << s;
+    out.sends.push_back(nothing(me_ + step));
+    out.recvs.push_back(nothing(me_ - step));
+  }
+
+  int p_ = 1, e_ = 0, k_ = 0, levels_ = 0;
+};
+
+// ---- double binary tree ----------------------------------------------------------
+
+/// Two binary trees, each reducing half the data up to its root and
+/// broadcasting the result back down. Tree A is heap-ordered over group
+/// positions (parent (p-1)/2); tree B is its mirror image (position n-1-p),
+/// so a leaf of one is an inner node of the other. Each tree is its own
+/// program (spec.variant), run as its own chunk, so the two never wait on
+/// each other.
+class DoubleBinaryTreeProgram : public ProgramBase {
+ public:
+  explicit DoubleBinaryTreeProgram(const ProgramSpec& s) : ProgramBase(s) {
+    if (s.type != CollectiveType::kAllReduce && s.type != CollectiveType::kBarrier) {
+      not_applicable(s, "it is an all-reduce algorithm");
+    }
+  }
+  std::uint32_t num_rounds() const override { return n_ <= 1 ? 0 : 4; }
+
+  void round(std::uint32_t r, Round& out) const override {
+    out.clear();
+    const int tree = spec_.variant;
+    const int half = n_ / 2;  // tree A carries segments [0, half), tree B [half, n)
+    const int a = tree == 0 ? 0 : half, b = tree == 0 ? half : n_;
+    const int p = tree == 0 ? me_ : n_ - 1 - me_;
+    const int parent = p == 0 ? -1 : (p - 1) / 2;
+    auto data = [&](int peer_pos, bool reduce, std::uint32_t tag) {
+      Transfer t = spec_.type == CollectiveType::kBarrier ? nothing(index(peer_pos)) : piece(index(peer_pos), a, b, reduce);
+      t.tag = tag;
+      return t;
+    };
+    // Up messages are sent in round 1, down messages in round 3.
+    switch (r) {
+      case 0:
+        for (int c : {2 * p + 1, 2 * p + 2}) {
+          if (c < n_) out.recvs.push_back(data(c, true, 1));
+        }
+        break;
+      case 1:
+        if (parent >= 0) out.sends.push_back(data(parent, false, 1));
+        break;
+      case 2:
+        if (parent >= 0) out.recvs.push_back(data(parent, false, 3));
+        break;
+      case 3:
+        for (int c : {2 * p + 1, 2 * p + 2}) {
+          if (c < n_) out.sends.push_back(data(c, false, 3));
+        }
+        break;
+    }
+  }
+
+ private:
+  int index(int pos) const { return spec_.variant == 0 ? pos : n_ - 1 - pos; }
+};
+
+// ---- hierarchical ----------------------------------------------------------------
+
+/// All-reduce over a multi-dimensional platform: reduce-scatter within each
+/// dimension going up (each on the part the previous one left this NPU),
+/// all-gather back down, with each dimension's own algorithm.
+class HierarchicalProgram : public Program {
+ public:
+  explicit HierarchicalProgram(const ProgramSpec& s) : spec_(s) {
+    if (s.type != CollectiveType::kAllReduce) not_applicable(s, "it is an all-reduce algorithm");
+    if (!s.dims || s.dims->empty()) not_applicable(s, "the platform has no dimensions");
+    int total = 1;
+    for (const auto& d : *s.dims) total *= d.size;
+    if (total != static_cast<int>(s.ranks->size())) {
+      not_applicable(s, "it needs the group to be the whole " + std::to_string(total) + "-NPU platform");
+    }
+    const int me_rank = (*s.ranks)[static_cast<std::size_t>(s.me)];
+    Segments current = s.segments;
+    int keep = -1;  // which segment of `current` the next dimension works on
+    // Up: reduce-scatter per dimension.
+    for (std::size_t d = 0; d < s.dims->size(); ++d) {
+      const Dimension& dim = (*s.dims)[d];
+      if (dim.size == 1) continue;
+      Phase ph;
+      const int coord = me_rank / dim.stride % dim.size;
+      ph.ranks = std::make_shared<std::vector<int>>();
+      for (int x = 0; x < dim.size; ++x) ph.ranks->push_back(me_rank + (x - coord) * dim.stride);
+      if (keep >= 0) current = current.split(keep, 1, s.element);
+      ProgramSpec sub;
+      sub.type = CollectiveType::kReduceScatter;
+      sub.algorithm = dim.algorithm;
+      sub.ranks = ph.ranks.get();
+      sub.me = coord;
+      sub.segments = current.n == dim.size ? current : current.split(0, dim.size, s.element);
+      sub.element = s.element;
+      current = sub.segments;
+      keep = coord;
+      ph.up = make_program(sub);
+      sub.type = CollectiveType::kAllGather;
+      ph.down = make_program(sub);
+      phases_.push_back(std::move(ph));
+    }
+    for (const Phase& ph : phases_) up_rounds_ += ph.up->num_rounds();
+  }
+
+  std::uint32_t num_rounds() const override {
+    std::uint32_t n = up_rounds_;
+    for (const Phase& ph : phases_) n += ph.down->num_rounds();
+    return n;
+  }
+
+  void round(std::uint32_t r, Round& out) const override {
+    std::uint32_t offset = 0;
+    const Program* program = nullptr;
+    for (const Phase& ph : phases_) {
+      if (!program && r - offset < ph.up->num_rounds()) program = ph.up.get();
+      if (!program) offset += ph.up->num_rounds();
+    }
+    for (auto it = phases_.rbegin(); it != phases_.rend() && !program; ++it) {
+      if (r - offset < it->down->num_rounds()) {
+        program = it->down.get();
+      } else {
+        offset += it->down->num_rounds();
+      }
+    }
+    out.clear();
+    if (!program) return;
+    program->round(r - offset, out);
+    // A phase's own tags count its own rounds.
+    for (auto* list : {&out.sends, &out.recvs}) {
+      for (Transfer& t : *list) {
+        if (t.tag != Transfer::kSameRound) t.tag += offset;
+      }
+    }
+  }
+
+ private:
+  struct Phase {
+    std::shared_ptr<std::vector<int>> ranks;
+    std::unique_ptr<Program> up, down;
+  };
+  ProgramSpec spec_;
+  std::vector<Phase> phases_;
+  std::uint32_t up_rounds_ = 0;
+};
 
 }  // namespace
 
 std::unique_ptr<Program> make_program(const ProgramSpec& spec) {
   if (!spec.ranks || spec.ranks->empty()) throw std::invalid_argument("collective over an empty group");
-  switch (spec.algorithm) {
-    case AlgorithmKind::kRing:
-      switch (spec.type) {
-        case CollectiveType::kAllReduce:
-        case CollectiveType::kReduceScatter:
-        case CollectiveType::kReduceScatterBlock:
-        case CollectiveType::kAllGather:
-          return std::make_unique<RingProgram>(spec);
-        default:
-          not_supported(spec);
-      }
-    default:
-      not_supported(spec);
+  if (spec.type == CollectiveType::kAllToAll && spec.algorithm != AlgorithmKind::kDirect) {
+    not_applicable(spec, "all-to-all runs with direct");
   }
+  if ((spec.type == CollectiveType::kGather || spec.type == CollectiveType::kScatter) &&
+      spec.algorithm != AlgorithmKind::kDirect) {
+    not_applicable(spec, std::string(to_string(spec.type)) + " runs with direct");
+  }
+  switch (spec.algorithm) {
+    case AlgorithmKind::kRing: return std::make_unique<RingProgram>(spec);
+    case AlgorithmKind::kDirect: return std::make_unique<DirectProgram>(spec);
+    case AlgorithmKind::kHalvingDoubling: {
+      auto p = std::make_unique<HalvingDoublingProgram>(spec);
+      p->num_rounds();  // refuses types it does not support
+      return p;
+    }
+    case AlgorithmKind::kDoubleBinaryTree: return std::make_unique<DoubleBinaryTreeProgram>(spec);
+    case AlgorithmKind::kHierarchical: return std::make_unique<HierarchicalProgram>(spec);
+    case AlgorithmKind::kInSwitch: not_applicable(spec, "in-switch collectives are not supported yet");
+  }
+  not_applicable(spec);
 }
 
 }  // namespace fabricsim

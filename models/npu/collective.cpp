@@ -79,6 +79,37 @@ std::uint64_t Segments::total() const {
   return t;
 }
 
+Transfer Segments::range(int a, int b) const {
+  Transfer t;
+  if (b <= a) {
+    t.offset = offset(a < n ? a : 0);
+    t.length = 0;
+    return t;
+  }
+  t.offset = offset(a);
+  if (blocked) {
+    t.length = base;
+    t.count = static_cast<std::uint32_t>(b - a);
+    t.stride = stride;
+  } else {
+    t.length = offset(b - 1) + length(b - 1) - offset(a);
+  }
+  return t;
+}
+
+Segments Segments::split(int k, int m, std::uint64_t elem) const {
+  Segments s;
+  s.n = m;
+  const std::uint64_t len = length(k);
+  s.first = offset(k);
+  const std::uint64_t elems = len / elem;
+  s.base = elems / static_cast<std::uint64_t>(m) * elem;
+  s.longer = static_cast<std::uint32_t>(elems % static_cast<std::uint64_t>(m));
+  s.element = elem;
+  s.tail = len % elem;
+  return s;
+}
+
 std::uint64_t working_bytes(CollectiveType type, std::uint64_t bytes, int) {
   // All-to-all sends from the first half and receives into the second.
   return type == CollectiveType::kAllToAll ? 2 * bytes : bytes;

@@ -45,16 +45,26 @@ struct Group {
   int index_of(int rank) const;
 };
 
-/// One message of a round, seen from one NPU.
+/// One message of a round, seen from one NPU: `count` pieces of `length`
+/// bytes, `stride` apart, starting at `offset` in the working buffer (one
+/// message per partner per round, even when its bytes are not contiguous).
 struct Transfer {
   int peer = 0;              // global rank of the other side
   std::uint64_t offset = 0;  // into the working buffer
-  std::uint64_t length = 0;
+  std::uint64_t length = 0;  // bytes per piece
+  std::uint32_t count = 1;   // pieces
+  std::uint64_t stride = 0;  // between pieces
   bool reduce = false;       // receive side: combine with what is there, else copy
+  /// Matches a send to its receive (with the chunk and the sender): by
+  /// default the round it is sent in. A receive names the sender's round.
+  std::uint32_t tag = kSameRound;
+  static constexpr std::uint32_t kSameRound = 0xffffffffu;
+  std::uint64_t bytes() const { return length * count; }
 };
 
 /// A round: its sends are posted when it starts; it ends when all its receives
-/// have arrived. The next round starts when this one has ended.
+/// have arrived. The next round starts when this one has ended. A receive is
+/// matched to the send with the same chunk, sender and tag (Transfer::tag).
 struct Round {
   std::vector<Transfer> sends;
   std::vector<Transfer> recvs;
@@ -90,6 +100,10 @@ struct Segments {
     return base + (static_cast<std::uint32_t>(k) < longer ? element : 0) + (k == n - 1 ? tail : 0);
   }
   std::uint64_t total() const;
+  /// Segments [a, b) as one transfer's layout (peer and reduce left unset).
+  Transfer range(int a, int b) const;
+  /// The contiguous sub-layout of segment k, cut into m segments.
+  Segments split(int k, int m, std::uint64_t element) const;
 };
 
 /// The rounds one NPU runs for one chunk of one collective.
@@ -100,14 +114,32 @@ class Program {
   virtual void round(std::uint32_t r, Round& out) const = 0;
 };
 
+/// A dimension of a multi-dimensional platform: groups of `size` NPUs
+/// `stride` apart (ASTRA-sim's layout: dimension 0 groups consecutive NPUs).
+struct Dimension {
+  int size = 1;
+  int stride = 1;
+  AlgorithmKind algorithm = AlgorithmKind::kRing;  // used within the dimension
+};
+
 /// What a program is built from.
 struct ProgramSpec {
   CollectiveType type = CollectiveType::kAllReduce;
   AlgorithmKind algorithm = AlgorithmKind::kRing;
   const std::vector<int>* ranks = nullptr;  // the group, in order (shared, not copied)
   int me = 0;                                // my index in `ranks`
-  int root = 0;            // index in `ranks`, for rooted collectives
-  Segments segments;       // this chunk's layout
+  int root = 0;                              // index in `ranks`, for rooted collectives
+  Segments segments;                         // this chunk's layout
+  std::uint64_t recv_base = 0;               // all-to-all: where the receive half starts
+  std::uint64_t element = 4;                 // element size, for splitting segments
+  const std::vector<Dimension>* dims = nullptr;  // hierarchical: the platform's dimensions
+  int variant = 0;                               // double binary tree: which of the two trees
+  /// all-to-all-v: bytes(from, to) by group index (nullptr: even blocks);
+  /// blocks are `segments.stride` apart and chunk `chunk` of `chunks` takes
+  /// its share of every pair's bytes.
+  const std::vector<std::vector<std::uint64_t>>* sizes = nullptr;
+  std::uint32_t chunk = 0;
+  std::uint32_t chunks = 1;
 };
 
 /// Builds the program, or throws std::invalid_argument naming why the

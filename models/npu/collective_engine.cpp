@@ -1,6 +1,7 @@
 #include "models/npu/collective_engine.h"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
@@ -9,26 +10,42 @@
 
 namespace fabricsim {
 
+const char* to_string(SchedulingPolicy p) {
+  switch (p) {
+    case SchedulingPolicy::kFifo: return "fifo";
+    case SchedulingPolicy::kLifo: return "lifo";
+    case SchedulingPolicy::kPriority: return "priority";
+  }
+  return "?";
+}
+
 CollectiveEngine::~CollectiveEngine() = default;
 
 void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   if (!spec.group) throw std::invalid_argument("collective without a group");
   const int me = spec.group->index_of(host_.rank());
-  if (me < 0) throw std::invalid_argument("NPU is not a member of the collective's group");
+  if (me < 0) throw std::invalid_argument("NPU " + std::to_string(host_.rank()) + " is not a member of group \"" +
+                                          spec.group->name + "\"");
   const int n = static_cast<int>(spec.group->ranks.size());
+  if (spec.root < 0 || spec.root >= n) {
+    throw std::invalid_argument("root " + std::to_string(spec.root) + " is not in the " + std::to_string(n) +
+                                "-member group \"" + spec.group->name + "\"");
+  }
 
   auto run = std::make_unique<CollectiveRun>();
   run->spec = spec;
   run->me = me;
   run->owner = owner;
   run->started = now_ticks();
-  const std::uint64_t seq = group_seq_[spec.group->id]++;
-  run->key = (static_cast<std::uint64_t>(spec.group->id) << 40) | seq;
+  run->order = next_order_++;
 
   const std::uint32_t chunks = std::max<std::uint32_t>(1, spec.chunks);
   const unsigned elem = element_bytes(spec.dtype);
-  run->chunks_.resize(chunks);
-  for (std::uint32_t c = 0; c < chunks; ++c) {
+  // The double binary tree runs each tree as a chunk of its own.
+  const std::uint32_t per_chunk = spec.algorithm == AlgorithmKind::kDoubleBinaryTree ? 2 : 1;
+  run->chunks_.resize(chunks * per_chunk);
+  for (std::uint32_t k = 0; k < chunks * per_chunk; ++k) {
+    const std::uint32_t c = k / per_chunk;
     ProgramSpec ps;
     ps.type = spec.type;
     ps.algorithm = spec.algorithm;
@@ -36,35 +53,74 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
     ps.me = me;
     ps.root = spec.root;
     ps.segments = chunk_segments(spec.type, spec.bytes, n, c, chunks, elem);
-    run->chunks_[c].program = make_program(ps);  // throws if the algorithm does not apply
+    ps.recv_base = spec.bytes;
+    ps.element = elem;
+    ps.dims = spec.dims;
+    ps.variant = static_cast<int>(k % per_chunk);
+    ps.sizes = spec.sizes.get();
+    ps.chunk = c;
+    ps.chunks = chunks;
+    run->chunks_[k].program = make_program(ps);  // throws if the algorithm does not apply
   }
+  // The group's sequence number is taken only once the collective is
+  // accepted, so a refused one does not shift the matching on this NPU.
+  const std::uint64_t seq = group_seq_[spec.group->id]++;
+  run->key = (static_cast<std::uint64_t>(spec.group->id) << 40) | seq;
   if (spec.data) init_collective_data(*run);
 
   CollectiveRun& r = *run;
   runs_.push_back(std::move(run));
-  ++started_;
-
   // Messages that arrived before this NPU reached the collective.
   auto early = unexpected_.find(r.key);
-  std::vector<Message*> waiting;
   if (early != unexpected_.end()) {
+    std::vector<Message*> waiting;
     waiting.swap(early->second);
     unexpected_.erase(early);
+    for (Message* m : waiting) r.early_.emplace(match_key(m->tag_chunk, m->tag_step, m->tag_src_rank), m);
   }
-  for (Message* m : waiting) r.early_.emplace(match_key(m->tag_chunk, m->tag_step, m->tag_src_rank), m);
-  start_chunks(r);
-  finish_if_done(r);  // a collective with nothing to do (one rank) ends at once
+  schedule_chunks();  // also ends a collective with nothing to do (one rank)
 }
 
-void CollectiveEngine::start_chunks(CollectiveRun& run) {
-  const std::uint32_t limit =
-      run.spec.active_chunks == 0 ? static_cast<std::uint32_t>(run.chunks_.size()) : run.spec.active_chunks;
-  while (run.next_chunk_ < run.chunks_.size() && run.active_ < limit) {
-    const std::uint32_t c = run.next_chunk_++;
-    ++run.active_;
-    run.chunks_[c].started = true;
-    run.chunks_[c].round = 0;
-    begin_round(run, c);
+void CollectiveEngine::schedule_chunks() {
+  if (scheduling_) {
+    rescan_ = true;
+    return;
+  }
+  scheduling_ = true;
+  do {
+    rescan_ = false;
+    while (config_.active_chunks == 0 || active_chunks_ < config_.active_chunks) {
+      // The collective whose chunk goes next, by policy.
+      CollectiveRun* pick = nullptr;
+      for (const auto& r : runs_) {
+        if (r->next_chunk_ >= r->chunks_.size()) continue;
+        if (!pick) {
+          pick = r.get();
+          continue;
+        }
+        bool better = false;
+        switch (config_.policy) {
+          case SchedulingPolicy::kFifo: better = r->order < pick->order; break;
+          case SchedulingPolicy::kLifo: better = r->order > pick->order; break;
+          case SchedulingPolicy::kPriority:
+            better = r->spec.priority > pick->spec.priority ||
+                     (r->spec.priority == pick->spec.priority && r->order < pick->order);
+            break;
+        }
+        if (better) pick = r.get();
+      }
+      if (!pick) break;
+      const std::uint32_t c = pick->next_chunk_++;
+      ++active_chunks_;
+      pick->chunks_[c].started = true;
+      begin_round(*pick, c);
+    }
+  } while (rescan_);
+  scheduling_ = false;
+  // Collectives whose last chunk ended meanwhile.
+  for (std::size_t i = 0; i < runs_.size();) {
+    if (finish_if_done(*runs_[i])) continue;  // erased: the next one moved to i
+    ++i;
   }
 }
 
@@ -73,24 +129,27 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
   for (;;) {
     if (chunk.round >= chunk.program->num_rounds()) {
       chunk.finished = true;
-      --run.active_;
+      --active_chunks_;
       ++run.chunks_done_;
-      start_chunks(run);
+      schedule_chunks();
       return;
     }
     chunk.program->round(chunk.round, chunk.current);
     for (const Transfer& t : chunk.current.sends) {
-      Message* m = host_.new_message(t.peer, t.length);
+      Message* m = host_.new_message(t.peer, t.bytes());
       m->tag_user = kCollectiveMessage;
       m->tag_collective = run.key;
       m->tag_chunk = c;
-      m->tag_step = chunk.round;
-      m->tag_src_rank = static_cast<std::uint32_t>(host_.rank());
+      m->tag_step = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
       m->sender_context = &run;  // for on_sent: the run outlives its sends
       m->dtype = run.spec.dtype;
       m->op = run.spec.op;
-      if (run.spec.data) m->data.assign(run.data.begin() + static_cast<std::ptrdiff_t>(t.offset),
-                                        run.data.begin() + static_cast<std::ptrdiff_t>(t.offset + t.length));
+      if (run.spec.data) {
+        m->data.resize(t.bytes());
+        for (std::uint32_t p = 0; p < t.count; ++p) {
+          std::memcpy(m->data.data() + p * t.length, run.data.data() + t.offset + p * t.stride, t.length);
+        }
+      }
       ++run.sends_outstanding_;
       host_.post(m);
     }
@@ -98,7 +157,8 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
     chunk.got.assign(chunk.current.recvs.size(), false);
     for (std::size_t i = 0; i < chunk.current.recvs.size(); ++i) {
       const Transfer& t = chunk.current.recvs[i];
-      auto it = run.early_.find(match_key(c, chunk.round, static_cast<std::uint32_t>(t.peer)));
+      const std::uint32_t tag = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
+      auto it = run.early_.find(match_key(c, tag, static_cast<std::uint32_t>(t.peer)));
       if (it != run.early_.end()) {
         Message* m = it->second;
         run.early_.erase(it);
@@ -112,18 +172,21 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
 
 void CollectiveEngine::consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::size_t i, Message* m) {
   const Transfer& t = chunk.current.recvs[i];
-  if (m->bytes != t.length) {
+  if (m->bytes != t.bytes()) {
     std::ostringstream os;
-    os << "collective " << run.spec.name << ": NPU " << host_.rank() << " expected " << t.length
-       << " bytes from NPU " << t.peer << " but got " << m->bytes;
+    os << to_string(run.spec.type) << " \"" << run.spec.name << "\": NPU " << host_.rank() << " expected "
+       << t.bytes() << " bytes from NPU " << t.peer << " but got " << m->bytes;
     throw std::logic_error(os.str());
   }
   if (run.spec.data) {
-    std::uint8_t* dst = run.data.data() + t.offset;
-    if (t.reduce) {
-      reduce_into(dst, m->data.data(), t.length, run.spec.dtype, run.spec.op);
-    } else {
-      std::copy(m->data.begin(), m->data.end(), dst);
+    for (std::uint32_t p = 0; p < t.count; ++p) {
+      std::uint8_t* dst = run.data.data() + t.offset + p * t.stride;
+      const std::uint8_t* src = m->data.data() + p * t.length;
+      if (t.reduce) {
+        reduce_into(dst, src, t.length, run.spec.dtype, run.spec.op);
+      } else {
+        std::memcpy(dst, src, t.length);
+      }
     }
   }
   chunk.got[i] = true;
@@ -144,21 +207,23 @@ void CollectiveEngine::receive(CollectiveRun& run, Message* m) {
   const std::uint32_t c = m->tag_chunk;
   if (c >= run.chunks_.size()) throw std::logic_error("collective message for a chunk that does not exist");
   CollectiveRun::Chunk& chunk = run.chunks_[c];
-  if (chunk.started && !chunk.finished && chunk.round == m->tag_step) {
+  if (chunk.started && !chunk.finished) {
     const auto& recvs = chunk.current.recvs;
     for (std::size_t i = 0; i < recvs.size(); ++i) {
-      if (!chunk.got[i] && static_cast<std::uint32_t>(recvs[i].peer) == m->tag_src_rank) {
+      const std::uint32_t tag = recvs[i].tag == Transfer::kSameRound ? chunk.round : recvs[i].tag;
+      if (!chunk.got[i] && tag == m->tag_step && static_cast<std::uint32_t>(recvs[i].peer) == m->tag_src_rank) {
         consume(run, chunk, i, m);
         if (chunk.pending == 0) {
           ++chunk.round;
-          begin_round(run, c);
-          finish_if_done(run);
+          begin_round(run, c);  // may end the collective: `run` is not used after this
         }
         return;
       }
     }
   }
-  run.early_.emplace(match_key(c, m->tag_step, m->tag_src_rank), m);
+  if (!run.early_.emplace(match_key(c, m->tag_step, m->tag_src_rank), m).second) {
+    throw std::logic_error("two collective messages with the same chunk, tag and sender");
+  }
 }
 
 void CollectiveEngine::on_sent(Message* m, Tick left) {
@@ -176,14 +241,14 @@ void CollectiveEngine::wake(std::uint64_t key) {
   finish_if_done(*run);
 }
 
-void CollectiveEngine::finish_if_done(CollectiveRun& run) {
-  if (!run.done()) return;
+bool CollectiveEngine::finish_if_done(CollectiveRun& run) {
+  if (!run.done()) return false;
   if (run.last_send_left_ > now_ticks()) {  // the last bytes are still leaving
     if (!run.wake_pending_) {
       run.wake_pending_ = true;
       host_.wake_at(run.last_send_left_, run.key);
     }
-    return;
+    return false;
   }
   run.finished = now_ticks();
   if (run.spec.data) check_collective_data(run);
@@ -191,6 +256,7 @@ void CollectiveEngine::finish_if_done(CollectiveRun& run) {
   std::unique_ptr<CollectiveRun> owned = std::move(*it);
   runs_.erase(it);
   host_.collective_done(*owned);
+  return true;
 }
 
 std::vector<std::string> CollectiveEngine::describe_unfinished() const {
@@ -198,8 +264,8 @@ std::vector<std::string> CollectiveEngine::describe_unfinished() const {
   for (const auto& run : runs_) {
     std::ostringstream os;
     os << to_string(run->spec.type) << " \"" << run->spec.name << "\" (node " << run->spec.node_id << ", "
-       << run->spec.bytes << " bytes, group " << run->spec.group->name << "): " << run->chunks_done_ << "/"
-       << run->chunks_.size() << " chunks done";
+       << run->spec.bytes << " bytes, " << to_string(run->spec.algorithm) << ", group " << run->spec.group->name
+       << "): " << run->chunks_done_ << "/" << run->chunks_.size() << " chunks done";
     for (std::size_t c = 0; c < run->chunks_.size(); ++c) {
       const auto& ch = run->chunks_[c];
       if (!ch.started || ch.finished) continue;

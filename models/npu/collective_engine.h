@@ -4,11 +4,16 @@
 // rounds that wait for them (messages may arrive before their round, or
 // before this NPU has even started the collective) and reports the
 // collective done when every chunk has finished and every send has left.
+//
+// Chunks in flight are limited per NPU (`active_chunks`, shared by all the
+// collectives running); when a slot frees, the scheduling policy picks which
+// collective's next chunk takes it: the oldest (FIFO), the newest (LIFO) or
+// the one with the highest comm_priority.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,21 +24,20 @@
 namespace fabricsim {
 
 enum class SchedulingPolicy : std::uint8_t { kFifo, kLifo, kPriority };
+const char* to_string(SchedulingPolicy p);
 
 /// How collectives run on every NPU (platform or system-file settings).
 struct CollectiveConfig {
-  AlgorithmKind algorithm[10] = {AlgorithmKind::kRing, AlgorithmKind::kRing, AlgorithmKind::kRing,
-                                 AlgorithmKind::kRing, AlgorithmKind::kRing, AlgorithmKind::kRing,
-                                 AlgorithmKind::kRing, AlgorithmKind::kRing, AlgorithmKind::kRing,
-                                 AlgorithmKind::kRing};
+  /// Per collective type; unset: the default choice (algorithm_choice.h).
+  std::optional<AlgorithmKind> algorithm[10];
   std::uint32_t chunks = 4;         // splits of each collective, pipelined
-  std::uint32_t active_chunks = 0;  // chunks in flight per collective; 0 = all
+  std::uint32_t active_chunks = 0;  // chunks in flight per NPU, all collectives together; 0 = no limit
   SchedulingPolicy policy = SchedulingPolicy::kFifo;
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
-  bool data = false;  // carry and check real bytes
-
-  AlgorithmKind algorithm_for(CollectiveType t) const { return algorithm[static_cast<int>(t)]; }
+  bool data = false;                  // carry and check real bytes
+  Bandwidth local_reduce = Bandwidth::unlimited();  // time to combine received bytes locally
+  std::vector<Dimension> dims;        // the platform's dimensions, for hierarchical
 };
 
 /// One collective as the workload asks for it.
@@ -44,11 +48,14 @@ struct CollectiveSpec {
   int root = 0;  // index in the group
   AlgorithmKind algorithm = AlgorithmKind::kRing;
   std::uint32_t chunks = 1;
-  std::uint32_t active_chunks = 0;
   int priority = 0;
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
   bool data = false;
+  const std::vector<Dimension>* dims = nullptr;
+  /// all-to-all-v: bytes from group index i to j; `bytes` is then n times the
+  /// largest entry (the buffer layout).
+  std::shared_ptr<const std::vector<std::vector<std::uint64_t>>> sizes;
   std::uint64_t node_id = 0;
   std::string name;
 };
@@ -62,6 +69,7 @@ class CollectiveRun {
   Tick started = 0;
   Tick finished = 0;
   void* owner = nullptr;
+  std::uint64_t order = 0;         // start order on this NPU, for scheduling
   std::vector<std::uint8_t> data;  // working buffer in data mode
   std::string data_error;          // first mismatch found by the data check
 
@@ -80,7 +88,6 @@ class CollectiveRun {
   };
   std::vector<Chunk> chunks_;
   std::uint32_t next_chunk_ = 0;
-  std::uint32_t active_ = 0;
   std::size_t chunks_done_ = 0;
   std::uint64_t sends_outstanding_ = 0;
   Tick last_send_left_ = 0;
@@ -105,7 +112,7 @@ class CollectiveEngine {
     ~Host() = default;
   };
 
-  explicit CollectiveEngine(Host& host) : host_(host) {}
+  CollectiveEngine(Host& host, const CollectiveConfig& config) : host_(host), config_(config) {}
   ~CollectiveEngine();
 
   /// Starts a collective; throws std::invalid_argument when the algorithm
@@ -119,20 +126,19 @@ class CollectiveEngine {
   void wake(std::uint64_t key);
 
   std::size_t in_flight() const { return runs_.size(); }
-  std::uint64_t started() const { return started_; }
   /// One line per collective that has not finished, for stuck reports.
   std::vector<std::string> describe_unfinished() const;
 
  private:
-  void start_chunks(CollectiveRun& run);
+  void schedule_chunks();
   void begin_round(CollectiveRun& run, std::uint32_t c);
   void receive(CollectiveRun& run, Message* m);
   void consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::size_t recv, Message* m);
-  void finish_if_done(CollectiveRun& run);
-  static std::uint64_t match_key(std::uint32_t chunk, std::uint32_t round, std::uint32_t src) {
-    return (static_cast<std::uint64_t>(chunk) << 48) | (static_cast<std::uint64_t>(round) << 24) | src;
+  /// Ends the collective if it is done; true when it was (and is gone).
+  bool finish_if_done(CollectiveRun& run);
+  static std::uint64_t match_key(std::uint32_t chunk, std::uint32_t tag, std::uint32_t src) {
+    return (static_cast<std::uint64_t>(chunk) << 48) | (static_cast<std::uint64_t>(tag & 0xffffff) << 24) | src;
   }
-
   CollectiveRun* find(std::uint64_t key) const {
     for (const auto& r : runs_) {
       if (r->key == key) return r.get();
@@ -141,11 +147,15 @@ class CollectiveEngine {
   }
 
   Host& host_;
+  const CollectiveConfig& config_;
   // Few collectives run at once: a flat list beats a hash table here.
   std::vector<std::unique_ptr<CollectiveRun>> runs_;
   std::unordered_map<std::uint64_t, std::vector<Message*>> unexpected_;  // for collectives not started here yet
   std::unordered_map<std::uint32_t, std::uint64_t> group_seq_;
-  std::uint64_t started_ = 0;
+  std::uint32_t active_chunks_ = 0;
+  std::uint64_t next_order_ = 0;
+  bool scheduling_ = false;
+  bool rescan_ = false;
 };
 
 /// Message classes an NPU tells apart on arrival (Message::tag_user).

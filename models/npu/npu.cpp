@@ -11,14 +11,14 @@ enum : std::uint32_t { kComputeDone = 0, kMemoryDone, kMessageLeft, kMessageArri
 }
 
 Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params,
-         const Directory& directory)
+         const Directory& directory, const CollectiveConfig& collectives)
     : sc_core::sc_module(name),
       to_nic("to_nic", nics),
       from_nic("from_nic", nics),
       rank_(rank),
       params_(params),
       directory_(directory),
-      collectives_(*this) {
+      collectives_(*this, collectives) {
   for (unsigned i = 0; i < nics; ++i) {
     to_nic[i].register_nb_transport_bw(this, &Npu::nic_bw, static_cast<int>(i));
     from_nic[i].register_nb_transport_fw(this, &Npu::nic_fw, static_cast<int>(i));

@@ -70,7 +70,7 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
   sc_core::sc_vector<MessageTargetSocket<Npu>> from_nic;
 
   Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params,
-      const Directory& directory);
+      const Directory& directory, const CollectiveConfig& collectives);
 
   int rank() const override { return rank_; }
   const Params& params() const { return params_; }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/npu/algorithm_choice.h"
 #include "traces/reader/et_reader.h"
 
 namespace fabricsim {
@@ -323,9 +324,10 @@ void TraceWorkload::start_collective(Node* n) {
   spec.bytes = n->comm_size;
   spec.group = group;
   spec.root = static_cast<int>(n->root);
-  spec.algorithm = options_.collectives->algorithm_for(*type);
+  spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, n->comm_size,
+                                    static_cast<int>(group->ranks.size()), group->id == 0);
   spec.chunks = options_.collectives->chunks;
-  spec.active_chunks = options_.collectives->active_chunks;
+  spec.dims = &options_.collectives->dims;
   spec.priority = static_cast<int>(n->priority);
   spec.dtype = options_.collectives->dtype;
   spec.op = options_.collectives->op;

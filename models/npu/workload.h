@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/npu/algorithm_choice.h"
 #include "models/npu/collective_engine.h"
 #include "models/npu/npu.h"
 
@@ -44,6 +45,7 @@ struct WorkloadOptions {
   unsigned max_collectives_in_flight = 1;   // per NPU; 0 = unlimited
   std::size_t window = 4096;                // nodes held in memory, beyond those in flight
   const CollectiveConfig* collectives = nullptr;
+  const PlatformHints* hints = nullptr;
   GroupTable* groups = nullptr;
 };
 

@@ -1,0 +1,49 @@
+#include "models/npu/algorithm_choice.h"
+
+namespace fabricsim {
+
+namespace {
+constexpr std::uint64_t kLarge = 1u << 20;  // where bandwidth starts to matter more than latency
+bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+}  // namespace
+
+AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, int n, bool group_is_world,
+                                const PlatformHints& hints) {
+  switch (type) {
+    case CollectiveType::kGather:
+    case CollectiveType::kScatter:
+    case CollectiveType::kAllToAll:
+      return AlgorithmKind::kDirect;
+    case CollectiveType::kBarrier:
+      return AlgorithmKind::kHalvingDoubling;  // dissemination: log2(n) rounds of empty messages
+    default:
+      break;
+  }
+  const bool rooted = type == CollectiveType::kBroadcast || type == CollectiveType::kReduce;
+  if (hints.shape == "multi_dimensional" && group_is_world && type == CollectiveType::kAllReduce) {
+    return AlgorithmKind::kHierarchical;
+  }
+  if (hints.shape == "fully_connected") return AlgorithmKind::kDirect;
+  if (hints.shape == "ring" || hints.shape == "torus" || hints.shape == "mesh") {
+    // Neighbours are one hop apart: rings use every link at once. Small
+    // rooted collectives go down a binomial tree instead of a long chain.
+    return rooted && bytes < kLarge ? AlgorithmKind::kHalvingDoubling : AlgorithmKind::kRing;
+  }
+  // Switched fabrics. On one non-blocking switch, halving-doubling moves the
+  // same bytes as a ring in log2(n) steps instead of n - 1, as long as n is a
+  // power of two (otherwise its folding rounds cost extra data). On fat trees
+  // its long exchanges cross the core, so large collectives take the ring,
+  // whose neighbours mostly share a leaf.
+  if (bytes < kLarge) return AlgorithmKind::kHalvingDoubling;
+  if (hints.shape == "switch" && power_of_two(n) && !rooted) return AlgorithmKind::kHalvingDoubling;
+  return AlgorithmKind::kRing;
+}
+
+AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
+                               std::uint64_t bytes, int group_size, bool group_is_world) {
+  const auto& chosen = config.algorithm[static_cast<int>(type)];
+  if (chosen) return *chosen;
+  return default_algorithm(type, bytes, group_size, group_is_world, hints);
+}
+
+}  // namespace fabricsim

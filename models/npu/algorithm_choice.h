@@ -1,0 +1,28 @@
+// Which algorithm a collective uses when the user has not said: by platform
+// shape, group and size. The rules, and why, are in docs/collectives.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "models/npu/collective.h"
+#include "models/npu/collective_engine.h"
+
+namespace fabricsim {
+
+/// What the default choice needs to know of the platform.
+struct PlatformHints {
+  /// ring, fully_connected, switch, fat_tree, torus, mesh, netlist, or
+  /// multi_dimensional (several dimensions of more than one NPU).
+  std::string shape = "ring";
+  bool in_switch = false;  // the platform's switches have reduction units
+};
+
+AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, int group_size, bool group_is_world,
+                                const PlatformHints& hints);
+
+/// The configured algorithm for `type`, or the default choice.
+AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
+                               std::uint64_t bytes, int group_size, bool group_is_world);
+
+}  // namespace fabricsim
