@@ -257,6 +257,7 @@ PlatformSpec load_platform(const std::string& path) {
   for (std::size_t i = 0; i < fabrics.size(); ++i) {
     const int size = static_cast<int>(in.count(fabrics[i], "group_size", static_cast<std::uint64_t>(spec.npus)));
     const int stride = static_cast<int>(in.count(fabrics[i], "group_stride", 1));
+    const std::string topology = in.text(fabrics[i], "topology", "");
     Dimension dim;
     if (size == spec.npus && covered > 1) {
       dim.size = spec.npus / covered;
@@ -265,11 +266,22 @@ PlatformSpec load_platform(const std::string& path) {
       dim.size = size;
       dim.stride = stride;
     }
-    if (dim.size > 1) {
+    if (dim.size <= 1) continue;
+    shapes.push_back(topology);
+    if ((topology == "torus" || topology == "mesh") && fabrics[i]["dims"] && fabrics[i]["dims"].IsSequence()) {
+      // A torus is a dimension per axis (x fastest).
+      int axis_stride = dim.stride;
+      for (const auto& d : fabrics[i]["dims"]) {
+        Dimension axis;
+        axis.size = d.as<int>(1);
+        axis.stride = axis_stride;
+        axis_stride *= axis.size;
+        if (axis.size > 1) spec.collectives.dims.push_back(axis);
+      }
+    } else {
       spec.collectives.dims.push_back(dim);
-      covered *= dim.size;
-      shapes.push_back(in.text(fabrics[i], "topology", ""));
     }
+    covered *= dim.size;
   }
   if (shapes.size() > 1) {
     spec.hints.shape = "multi_dimensional";

@@ -61,6 +61,7 @@ struct PlatformSpec {
   CollectiveConfig collectives;
   PlatformHints hints;  // for the default choice of collective algorithms
   unsigned max_collectives_in_flight = 1;
+  bool roofline = true;  // false: compute nodes take their recorded durations
   std::vector<FabricSpec> fabrics;
 };
 

@@ -42,7 +42,7 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
     }
   }
   WorkloadOptions options;
-  options.replay = settings.replay;
+  options.replay = settings.replay || !platform_->spec().roofline;
   options.max_collectives_in_flight = platform_->spec().max_collectives_in_flight;
   options.collectives = &platform_->spec().collectives;
   options.hints = &platform_->spec().hints;

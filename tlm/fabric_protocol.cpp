@@ -35,6 +35,8 @@ void Message::reset() {
   flow = 0;
   tag_collective = 0;
   tag_chunk = tag_step = tag_src_rank = tag_user = 0;
+  final_rank = -1;
+  relayed = false;
   context = nullptr;
   sender_context = nullptr;
   group = 0;

@@ -102,6 +102,8 @@ class Message : public tlm::tlm_generic_payload {
   std::uint32_t tag_step = 0;
   std::uint32_t tag_src_rank = 0;
   std::uint32_t tag_user = 0;
+  std::int32_t final_rank = -1;    // relayed by NPUs: the NPU it is really for
+  bool relayed = false;            // this leg was sent by a relaying NPU, not the origin
   void* context = nullptr;         // the sender's, e.g. which NIC or operation
   void* sender_context = nullptr;  // the sender's, e.g. its collective run
 

@@ -412,8 +412,14 @@ class HierarchicalProgram : public Program {
       not_applicable(s, "it needs the group to be the whole " + std::to_string(total) + "-NPU platform");
     }
     const int me_rank = (*s.ranks)[static_cast<std::size_t>(s.me)];
-    Segments current = s.segments;
-    int keep = -1;  // which segment of `current` the next dimension works on
+    // The whole chunk as one segment; each dimension cuts the part the
+    // previous one left this NPU into as many segments as it has members.
+    Segments current;
+    current.n = 1;
+    current.first = s.segments.offset(0);
+    current.base = s.segments.total();
+    current.element = s.element;
+    int keep = 0;  // which segment of `current` the next dimension works on
     // Up: reduce-scatter per dimension.
     for (std::size_t d = 0; d < s.dims->size(); ++d) {
       const Dimension& dim = (*s.dims)[d];
@@ -422,13 +428,12 @@ class HierarchicalProgram : public Program {
       const int coord = me_rank / dim.stride % dim.size;
       ph.ranks = std::make_shared<std::vector<int>>();
       for (int x = 0; x < dim.size; ++x) ph.ranks->push_back(me_rank + (x - coord) * dim.stride);
-      if (keep >= 0) current = current.split(keep, 1, s.element);
       ProgramSpec sub;
       sub.type = CollectiveType::kReduceScatter;
       sub.algorithm = dim.algorithm;
       sub.ranks = ph.ranks.get();
       sub.me = coord;
-      sub.segments = current.n == dim.size ? current : current.split(0, dim.size, s.element);
+      sub.segments = current.split(keep, dim.size, s.element);
       sub.element = s.element;
       current = sub.segments;
       keep = coord;

@@ -10,6 +10,11 @@
 
 namespace fabricsim {
 
+namespace {
+// Calendar events of the engine; the argument is the run.
+enum : std::uint32_t { kRunWake = 0xffffffffu };  // any other kind: resume that chunk
+}  // namespace
+
 const char* to_string(SchedulingPolicy p) {
   switch (p) {
     case SchedulingPolicy::kFifo: return "fifo";
@@ -117,11 +122,27 @@ void CollectiveEngine::schedule_chunks() {
     }
   } while (rescan_);
   scheduling_ = false;
-  // Collectives whose last chunk ended meanwhile.
+  finish_done_runs();  // collectives whose last chunk ended meanwhile
+}
+
+void CollectiveEngine::finish_done_runs() {
   for (std::size_t i = 0; i < runs_.size();) {
     if (finish_if_done(*runs_[i])) continue;  // erased: the next one moved to i
     ++i;
   }
+}
+
+void CollectiveEngine::on_calendar(std::uint32_t kind, void* arg) {
+  CollectiveRun& run = *static_cast<CollectiveRun*>(arg);
+  if (kind == kRunWake) {
+    run.wake_pending_ = false;
+    finish_if_done(run);
+    return;
+  }
+  // A round whose received data has now been reduced.
+  ++run.chunks_[kind].round;
+  begin_round(run, kind);
+  if (!scheduling_) finish_done_runs();
 }
 
 void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
@@ -166,6 +187,10 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       }
     }
     if (chunk.pending > 0) return;
+    if (chunk.reduced_at > now_ticks()) {  // wait for the local reduction
+      Calendar::instance().schedule(chunk.reduced_at, this, c, &run);
+      return;
+    }
     ++chunk.round;
   }
 }
@@ -177,6 +202,12 @@ void CollectiveEngine::consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, 
     os << to_string(run.spec.type) << " \"" << run.spec.name << "\": NPU " << host_.rank() << " expected "
        << t.bytes() << " bytes from NPU " << t.peer << " but got " << m->bytes;
     throw std::logic_error(os.str());
+  }
+  if (t.reduce && !config_.local_reduce.is_unlimited()) {
+    // Combining the received bytes with ours takes the NPU's local memory
+    // bandwidth, one buffer after another.
+    reducer_free_ = std::max(reducer_free_, now_ticks()) + config_.local_reduce.time_for(static_cast<double>(t.bytes()));
+    chunk.reduced_at = std::max(chunk.reduced_at, reducer_free_);
   }
   if (run.spec.data) {
     for (std::uint32_t p = 0; p < t.count; ++p) {
@@ -214,6 +245,10 @@ void CollectiveEngine::receive(CollectiveRun& run, Message* m) {
       if (!chunk.got[i] && tag == m->tag_step && static_cast<std::uint32_t>(recvs[i].peer) == m->tag_src_rank) {
         consume(run, chunk, i, m);
         if (chunk.pending == 0) {
+          if (chunk.reduced_at > now_ticks()) {  // wait for the local reduction
+            Calendar::instance().schedule(chunk.reduced_at, this, c, &run);
+            return;
+          }
           ++chunk.round;
           begin_round(run, c);  // may end the collective: `run` is not used after this
         }
@@ -234,19 +269,12 @@ void CollectiveEngine::on_sent(Message* m, Tick left) {
   finish_if_done(run);
 }
 
-void CollectiveEngine::wake(std::uint64_t key) {
-  CollectiveRun* run = find(key);
-  if (!run) return;
-  run->wake_pending_ = false;
-  finish_if_done(*run);
-}
-
 bool CollectiveEngine::finish_if_done(CollectiveRun& run) {
   if (!run.done()) return false;
   if (run.last_send_left_ > now_ticks()) {  // the last bytes are still leaving
     if (!run.wake_pending_) {
       run.wake_pending_ = true;
-      host_.wake_at(run.last_send_left_, run.key);
+      Calendar::instance().schedule(run.last_send_left_, this, kRunWake, &run);
     }
     return false;
   }

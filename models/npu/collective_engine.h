@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "models/npu/collective.h"
+#include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
 
 namespace fabricsim {
@@ -85,6 +86,7 @@ class CollectiveRun {
     Round current;
     bool started = false;
     bool finished = false;
+    Tick reduced_at = 0;  // local reduction of this round's data done
   };
   std::vector<Chunk> chunks_;
   std::uint32_t next_chunk_ = 0;
@@ -95,7 +97,7 @@ class CollectiveRun {
   std::unordered_map<std::uint64_t, Message*> early_;  // arrived before their round
 };
 
-class CollectiveEngine {
+class CollectiveEngine : public Calendar::Client {
  public:
   /// What the engine needs from its NPU.
   class Host {
@@ -105,8 +107,6 @@ class CollectiveEngine {
     virtual Message* new_message(int peer, std::uint64_t bytes) = 0;
     virtual void post(Message* m) = 0;
     virtual void collective_done(CollectiveRun& run) = 0;
-    /// Call CollectiveEngine::wake(key) at time `when`.
-    virtual void wake_at(Tick when, std::uint64_t key) = 0;
 
    protected:
     ~Host() = default;
@@ -123,7 +123,6 @@ class CollectiveEngine {
   /// A message of ours has left its NIC at `left` (which may be later than
   /// now: END_REQ is annotated, and no event is spent waiting for it).
   void on_sent(Message* m, Tick left);
-  void wake(std::uint64_t key);
 
   std::size_t in_flight() const { return runs_.size(); }
   /// One line per collective that has not finished, for stuck reports.
@@ -136,6 +135,8 @@ class CollectiveEngine {
   void consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::size_t recv, Message* m);
   /// Ends the collective if it is done; true when it was (and is gone).
   bool finish_if_done(CollectiveRun& run);
+  void finish_done_runs();
+  void on_calendar(std::uint32_t kind, void* arg) override;
   static std::uint64_t match_key(std::uint32_t chunk, std::uint32_t tag, std::uint32_t src) {
     return (static_cast<std::uint64_t>(chunk) << 48) | (static_cast<std::uint64_t>(tag & 0xffffff) << 24) | src;
   }
@@ -153,6 +154,7 @@ class CollectiveEngine {
   std::unordered_map<std::uint64_t, std::vector<Message*>> unexpected_;  // for collectives not started here yet
   std::unordered_map<std::uint32_t, std::uint64_t> group_seq_;
   std::uint32_t active_chunks_ = 0;
+  Tick reducer_free_ = 0;  // the NPU's local reduction, one buffer at a time
   std::uint64_t next_order_ = 0;
   bool scheduling_ = false;
   bool rescan_ = false;

@@ -53,8 +53,8 @@ std::int64_t reduce_ints(std::int64_t a, std::int64_t b, ReduceOp op) {
   return a;
 }
 
-/// What should be at element i of rank `me`'s buffer at the end, or false
-/// when the collective leaves that element undefined.
+/// What should be at element i of this NPU's working buffer at the end, or
+/// false when the collective leaves that element undefined.
 bool expected(const CollectiveRun& run, std::uint64_t i, std::int64_t& out) {
   const CollectiveSpec& s = run.spec;
   const auto& ranks = s.group->ranks;
@@ -62,32 +62,53 @@ bool expected(const CollectiveRun& run, std::uint64_t i, std::int64_t& out) {
   const unsigned eb = element_bytes(s.dtype);
   const std::uint64_t byte = i * eb;
   const std::uint64_t block = s.bytes / static_cast<std::uint64_t>(n);
+  const auto me = static_cast<std::uint64_t>(run.me);
+  const int root_rank = ranks[static_cast<std::size_t>(s.root)];
   auto all_reduced = [&](std::uint64_t idx) {
     std::int64_t v = pattern_value(ranks[0], idx, n, s.dtype);
     for (int k = 1; k < n; ++k) v = reduce_ints(v, pattern_value(ranks[static_cast<std::size_t>(k)], idx, n, s.dtype), s.op);
     return v;
   };
+  const bool in_my_block = block > 0 && byte / block == me && byte < s.bytes;
   switch (s.type) {
     case CollectiveType::kAllReduce:
       out = all_reduced(i);
       return true;
-    case CollectiveType::kReduceScatter:
-    case CollectiveType::kReduceScatterBlock: {
-      const std::uint64_t lo = block * static_cast<std::uint64_t>(run.me);
-      if (byte < lo || byte >= lo + block) return false;
+    case CollectiveType::kReduce:
+      if (run.me != s.root) return false;
       out = all_reduced(i);
       return true;
-    }
-    case CollectiveType::kAllGather: {
-      if (block == 0) return false;
-      const std::uint64_t owner = byte / block;
-      if (owner >= static_cast<std::uint64_t>(n)) return false;
-      out = pattern_value(ranks[owner], i, n, s.dtype);
+    case CollectiveType::kBroadcast:
+      out = pattern_value(root_rank, i, n, s.dtype);
+      return true;
+    case CollectiveType::kReduceScatter:
+    case CollectiveType::kReduceScatterBlock:
+      if (!in_my_block) return false;
+      out = all_reduced(i);
+      return true;
+    case CollectiveType::kAllGather:
+    case CollectiveType::kGather: {
+      if (s.type == CollectiveType::kGather && run.me != s.root) return false;
+      if (block == 0 || byte >= block * static_cast<std::uint64_t>(n)) return false;
+      out = pattern_value(ranks[byte / block], i, n, s.dtype);
       return true;
     }
-    default:
+    case CollectiveType::kScatter:
+      if (!in_my_block) return false;
+      out = pattern_value(root_rank, i, n, s.dtype);
+      return true;
+    case CollectiveType::kAllToAll: {
+      if (byte < s.bytes || block == 0) return false;  // the send half, or nothing to check
+      const std::uint64_t j = (byte - s.bytes) / block, o = (byte - s.bytes) % block;
+      if (j >= static_cast<std::uint64_t>(n)) return false;
+      if (s.sizes && o >= (*s.sizes)[j][me]) return false;  // all-to-all-v: beyond what j sent me
+      out = pattern_value(ranks[j], (me * block + o) / eb, n, s.dtype);
+      return true;
+    }
+    case CollectiveType::kBarrier:
       return false;
   }
+  return false;
 }
 
 }  // namespace
@@ -110,20 +131,36 @@ void init_collective_data(CollectiveRun& run) {
   const int rank = s.group->ranks[static_cast<std::size_t>(run.me)];
   const std::uint64_t elems = s.bytes / eb;
   const std::uint64_t block = s.bytes / static_cast<std::uint64_t>(n);
+  const auto me = static_cast<std::uint64_t>(run.me);
   for (std::uint64_t i = 0; i < elems; ++i) {
-    if (s.type == CollectiveType::kAllGather) {
-      // Only my own block holds data at the start.
-      const std::uint64_t byte = i * eb;
-      if (block == 0 || byte / block != static_cast<std::uint64_t>(run.me)) continue;
+    const std::uint64_t byte = i * eb;
+    const bool mine = block > 0 && byte / block == me;
+    switch (s.type) {
+      case CollectiveType::kAllGather:
+      case CollectiveType::kGather:
+        if (!mine) continue;  // only my own block holds data at the start
+        break;
+      case CollectiveType::kBroadcast:
+      case CollectiveType::kScatter:
+        if (run.me != s.root) continue;  // only the root has data
+        break;
+      default:
+        break;
     }
-    write_element(run.data.data() + i * eb, pattern_value(rank, i, n, s.dtype), s.dtype);
+    write_element(run.data.data() + byte, pattern_value(rank, i, n, s.dtype), s.dtype);
+  }
+  if (s.type == CollectiveType::kAllToAll && block > 0) {
+    // An NPU's block for itself does not cross the fabric: a local copy
+    // (taking no simulated time).
+    const std::uint64_t own = s.sizes ? (*s.sizes)[me][me] : block;
+    std::memcpy(run.data.data() + s.bytes + me * block, run.data.data() + me * block, own);
   }
 }
 
 void check_collective_data(CollectiveRun& run) {
   const CollectiveSpec& s = run.spec;
   const unsigned eb = element_bytes(s.dtype);
-  const std::uint64_t elems = s.bytes / eb;
+  const std::uint64_t elems = run.data.size() / eb;
   std::uint8_t want[4];
   for (std::uint64_t i = 0; i < elems; ++i) {
     std::int64_t v = 0;

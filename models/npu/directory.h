@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tlm/fabric_protocol.h"
@@ -56,6 +57,11 @@ class Directory {
     throw std::runtime_error("NPU " + std::to_string(from) + " and NPU " + std::to_string(to) +
                              " share no fabric");
   }
+  /// For NPUs that share no fabric: the NPU to hand a message to on the way
+  /// (one that shares a fabric with `from`), along a path with the fewest
+  /// relays. Throws when `to` cannot be reached at all.
+  int next_hop(int from, int to) const;
+
   bool connected(int from, int to) const {
     for (const Attachment& a : attachments(from)) {
       for (const Attachment& b : attachments(to)) {
@@ -67,6 +73,9 @@ class Directory {
 
  private:
   std::vector<std::vector<Attachment>> attachments_;
+  // next_hop caches, per destination, every NPU's next hop towards it.
+  mutable std::vector<std::vector<int>> members_;  // per fabric
+  mutable std::unordered_map<int, std::vector<int>> towards_;
 };
 
 }  // namespace fabricsim

@@ -7,7 +7,7 @@
 namespace fabricsim {
 
 namespace {
-enum : std::uint32_t { kComputeDone = 0, kMemoryDone, kMessageLeft, kMessageArrived, kCollectiveWake };
+enum : std::uint32_t { kComputeDone = 0, kMemoryDone, kMessageLeft, kMessageArrived };
 }
 
 Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params,
@@ -112,7 +112,10 @@ void Npu::collective_done(CollectiveRun& run) {
 
 Message* Npu::new_message(int peer, std::uint64_t bytes) {
   if (peer != cached_peer_) {
-    cached_route_ = directory_.route(rank_, peer);
+    // NPUs that share no fabric talk through others, dimension by dimension
+    // (store and forward of whole messages, as a proxy does).
+    cached_hop_ = directory_.connected(rank_, peer) ? peer : directory_.next_hop(rank_, peer);
+    cached_route_ = directory_.route(rank_, cached_hop_);
     cached_src_ = directory_.on(rank_, cached_route_.fabric)->address;
     cached_peer_ = peer;
   }
@@ -124,6 +127,7 @@ Message* Npu::new_message(int peer, std::uint64_t bytes) {
   m->bytes = bytes;
   m->tag_src_rank = static_cast<std::uint32_t>(rank_);
   m->flow = static_cast<std::uint32_t>(rank_) * 0x10001u + static_cast<std::uint32_t>(peer);
+  if (cached_hop_ != peer) m->final_rank = peer;
   m->context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(route.nic));
   return m;
 }
@@ -189,7 +193,9 @@ std::uint64_t Npu::unmatched_messages() const {
 tlm::tlm_sync_enum Npu::nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase from NIC");
   Message* m = Message::of(gp);
-  if (m->tag_user == kCollectiveMessage) {
+  if (m->relayed) {  // a leg this NPU relayed: nobody here waits for it
+    m->unref();
+  } else if (m->tag_user == kCollectiveMessage) {
     collectives_.on_sent(m, absolute(delay));  // the engine keeps the time, no event needed
   } else if (delay == sc_core::SC_ZERO_TIME) {
     message_left(m);
@@ -210,10 +216,6 @@ tlm::tlm_sync_enum Npu::nic_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
   return tlm::TLM_COMPLETED;
 }
 
-void Npu::wake_at(Tick when, std::uint64_t key) {
-  Calendar::instance().schedule(when, this, kCollectiveWake, reinterpret_cast<void*>(static_cast<std::uintptr_t>(key)));
-}
-
 void Npu::message_left(Message* m) {
   switch (m->tag_user) {
     case kPointToPointMessage: {
@@ -228,6 +230,23 @@ void Npu::message_left(Message* m) {
 }
 
 void Npu::message_arrived(Message* m) {
+  if (m->final_rank >= 0 && m->final_rank != rank_) {
+    // Passing through: send it on towards its NPU.
+    Message* next = new_message(m->final_rank, m->bytes);
+    next->tag_user = m->tag_user;
+    next->tag_collective = m->tag_collective;
+    next->tag_chunk = m->tag_chunk;
+    next->tag_step = m->tag_step;
+    next->tag_src_rank = m->tag_src_rank;
+    next->dtype = m->dtype;
+    next->op = m->op;
+    next->data.swap(m->data);
+    next->relayed = true;
+    ++relayed_;
+    m->unref();
+    post(next);
+    return;
+  }
   switch (m->tag_user) {
     case kCollectiveMessage:
       collectives_.on_message(m);
@@ -269,9 +288,6 @@ void Npu::on_calendar(std::uint32_t kind, void* arg) {
       break;
     case kMessageArrived:
       message_arrived(static_cast<Message*>(arg));
-      break;
-    case kCollectiveWake:
-      collectives_.wake(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(arg)));
       break;
     default:
       throw std::logic_error(std::string(name()) + ": unknown calendar event");

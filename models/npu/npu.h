@@ -95,6 +95,8 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
   /// Operations started and not finished, one line each, for stuck reports.
   std::vector<std::string> describe_unfinished() const;
   std::size_t operations_in_flight() const { return in_flight_; }
+  /// Messages this NPU passed on for NPUs it shares no fabric with.
+  std::uint64_t messages_relayed() const { return relayed_; }
   void finalize() { activity_.finish(finish_); }
 
  private:
@@ -102,7 +104,6 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
   Message* new_message(int peer, std::uint64_t bytes) override;
   void post(Message* m) override;
   void collective_done(CollectiveRun& run) override;
-  void wake_at(Tick when, std::uint64_t key) override;
 
   void on_calendar(std::uint32_t kind, void* arg) override;
   tlm::tlm_sync_enum nic_bw(int nic, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
@@ -145,6 +146,7 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
   const Directory& directory_;
   // Most algorithms talk to the same peer round after round.
   int cached_peer_ = -1;
+  int cached_hop_ = -1;
   PeerRoute cached_route_;
   Address cached_src_ = kNoAddress;
   CollectiveEngine collectives_;
@@ -152,6 +154,7 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
   ActivityTracker activity_;
   Tick finish_ = 0;
   std::size_t in_flight_ = 0;
+  std::uint64_t relayed_ = 0;
   std::vector<CollectiveRecord> collective_log_;
   std::vector<std::string> data_errors_;
   std::map<std::uint64_t, std::unique_ptr<Pending>> live_;  // by start order, for stuck reports

@@ -15,6 +15,9 @@
 #include <systemc>
 
 #include "models/npu/collective.h"
+#include "platforms/astra_system.h"
+#include "platforms/collbench.h"
+#include "tlm/reduction.h"
 #include "platforms/loader.h"
 #include "platforms/simulation.h"
 #include "traces/generator/generators.h"
@@ -29,6 +32,7 @@ struct RunArgs {
   std::string workload;
   std::string report;
   std::string comm_groups;
+  std::string system;
   bool replay = false;
   bool quiet = false;
   bool data = false;
@@ -58,7 +62,10 @@ void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
 
 int run(const RunArgs& a) {
   PlatformSpec spec = load_platform(a.platform);
+  std::vector<std::string> notes;
+  if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
   apply_overrides(a, spec);
+  for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   Simulation sim(std::move(spec));
   WorkloadSettings ws;
   ws.prefix = a.workload;
@@ -84,6 +91,71 @@ int run(const RunArgs& a) {
   return kExitOk;
 }
 
+struct CollbenchArgs {
+  std::string platform;
+  std::string system;
+  std::string op = "all_reduce";
+  std::string algo;
+  std::string min_bytes = "8";
+  std::string max_bytes = "128M";
+  double factor = 2;
+  std::string json;
+  std::optional<std::uint32_t> chunks;
+  int root = 0;
+  bool data = false;
+  std::string dtype = "fp32";
+  std::string redop = "sum";
+  bool quiet = false;
+};
+
+int collbench(const CollbenchArgs& a) {
+  PlatformSpec spec = load_platform(a.platform);
+  std::vector<std::string> notes;
+  if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
+  for (const auto& n : notes) std::cerr << "note: " << n << "\n";
+  CollbenchOptions o;
+  const std::string op = a.op;
+  if (op == "all_to_all_v" || op == "alltoallv") {
+    o.type = CollectiveType::kAllToAll;
+    o.all_to_all_v = true;
+  } else {
+    const auto type = collective_from_name(op);
+    if (!type) throw InputError("--op " + op + ": unknown collective");
+    o.type = *type;
+  }
+  if (!a.algo.empty()) {
+    const auto algo = algorithm_from_name(a.algo);
+    if (!algo) {
+      throw InputError("--algo " + a.algo +
+                       ": unknown algorithm (ring, direct, halving_doubling, double_binary_tree, hierarchical, in_switch)");
+    }
+    o.algorithm = *algo;
+  }
+  o.min_bytes = parse_size(a.min_bytes);
+  o.max_bytes = parse_size(a.max_bytes);
+  o.factor = a.factor;
+  if (a.chunks) {
+    if (*a.chunks == 0) throw InputError("--chunks must be >= 1");
+    o.chunks = *a.chunks;
+  }
+  o.root = a.root;
+  o.data = a.data;
+  if (!parse_data_type(a.dtype, o.dtype)) throw InputError("--dtype " + a.dtype + ": use fp32, fp16, bf16 or int32");
+  if (!parse_reduce_op(a.redop, o.op)) throw InputError("--redop " + a.redop + ": use sum, min or max");
+  Platform platform(std::move(spec));
+  for (const auto& note : platform.notes()) std::cerr << "note: " << note << "\n";
+  std::vector<std::string> errors;
+  const auto rows = run_collbench(platform, o, errors);
+  if (!a.quiet) print_collbench(std::cout, platform, o, rows);
+  if (!a.json.empty()) write_file_atomically(a.json, collbench_json(platform, o, rows).dump(2) + "\n");
+  if (!errors.empty()) {
+    std::cerr << "error: " << errors.size() << " result(s) differ from the reference:\n";
+    for (std::size_t i = 0; i < errors.size() && i < 20; ++i) std::cerr << "  " << errors[i] << "\n";
+    return kExitDataMismatch;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
@@ -99,6 +171,7 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--workload", run_args.workload, "Trace prefix: PREFIX.<rank>.et per NPU")->required();
   run_cmd->add_option("--report", run_args.report, "Write a JSON report here");
   run_cmd->add_option("--comm-groups", run_args.comm_groups, "Process groups, ASTRA-sim JSON {\"pg\": [ranks]}");
+  run_cmd->add_option("--system", run_args.system, "ASTRA-sim system configuration (JSON)");
   run_cmd->add_flag("--replay", run_args.replay, "Use recorded durations for compute nodes");
   run_cmd->add_flag("--data", run_args.data, "Carry real bytes and check every collective's result");
   run_cmd->add_option("--chunks", run_args.chunks, "Split each collective into this many pipelined chunks");
@@ -106,6 +179,25 @@ int sc_main(int argc, char* argv[]) {
                       "Collective algorithm, ALGO or TYPE=ALGO (ring, direct, halving_doubling, "
                       "double_binary_tree, hierarchical, in_switch)");
   run_cmd->add_flag("-q,--quiet", run_args.quiet, "Print nothing but warnings and errors");
+
+  CollbenchArgs cb;
+  CLI::App* cb_cmd = app.add_subcommand("collbench", "Sweep one collective over sizes, as nccl-tests does");
+  cb_cmd->add_option("--platform", cb.platform, "Platform file")->required();
+  cb_cmd->add_option("--system", cb.system, "ASTRA-sim system configuration (JSON)");
+  cb_cmd->add_option("--op", cb.op,
+                     "all_reduce, reduce_scatter, all_gather, all_to_all, all_to_all_v, broadcast, reduce, "
+                     "gather, scatter, barrier");
+  cb_cmd->add_option("--algo", cb.algo, "Algorithm (default: chosen by platform and size)");
+  cb_cmd->add_option("-b,--min-bytes", cb.min_bytes, "Smallest size (K, M, G: 1024-based)");
+  cb_cmd->add_option("-e,--max-bytes", cb.max_bytes, "Largest size");
+  cb_cmd->add_option("-f,--factor", cb.factor, "Size multiplier between rows");
+  cb_cmd->add_option("--json", cb.json, "Write the rows as JSON");
+  cb_cmd->add_option("--chunks", cb.chunks, "Pipelined chunks per collective");
+  cb_cmd->add_option("--root", cb.root, "Root NPU of rooted collectives");
+  cb_cmd->add_flag("--data", cb.data, "Carry real bytes and check every result");
+  cb_cmd->add_option("--dtype", cb.dtype, "fp32, fp16, bf16, int32");
+  cb_cmd->add_option("--redop", cb.redop, "sum, min, max");
+  cb_cmd->add_flag("-q,--quiet", cb.quiet, "Print nothing but errors");
 
   CLI::App* gen_cmd = app.add_subcommand("gen", "Write Chakra traces");
   gen_cmd->require_subcommand(1);
@@ -132,6 +224,7 @@ int sc_main(int argc, char* argv[]) {
 
   try {
     if (run_cmd->parsed()) return run(run_args);
+    if (cb_cmd->parsed()) return collbench(cb);
     if (gen_coll->parsed()) {
       const auto type = collective_from_name(gen_type);
       if (!type) throw InputError("--type " + gen_type + ": unknown collective type");

@@ -1,0 +1,213 @@
+#include "platforms/collbench.h"
+
+#include <cctype>
+#include <cmath>
+#include <iomanip>
+#include <memory>
+#include <sstream>
+
+#include "models/npu/algorithm_choice.h"
+#include "tlm/calendar.h"
+#include "tlm/reduction.h"
+
+namespace fabricsim {
+
+double busbw_factor(CollectiveType type, int n) {
+  const double dn = n;
+  switch (type) {
+    case CollectiveType::kAllReduce: return 2 * (dn - 1) / dn;
+    case CollectiveType::kReduceScatter:
+    case CollectiveType::kReduceScatterBlock:
+    case CollectiveType::kAllGather:
+    case CollectiveType::kAllToAll:
+    case CollectiveType::kGather:
+    case CollectiveType::kScatter: return (dn - 1) / dn;
+    default: return 1;
+  }
+}
+
+std::uint64_t parse_size(const std::string& text) {
+  std::size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    throw InputError("\"" + text + "\" is not a size (examples: 8, 64K, 128M, 8G)");
+  }
+  double mult = 1;
+  if (pos < text.size()) {
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(text[pos])));
+    if (u == 'K') mult = 1024.0;
+    else if (u == 'M') mult = 1024.0 * 1024;
+    else if (u == 'G') mult = 1024.0 * 1024 * 1024;
+    else throw InputError("\"" + text + "\": unknown size unit (K, M or G)");
+    if (pos + 1 != text.size() && !(pos + 2 == text.size() && std::toupper(static_cast<unsigned char>(text[pos + 1])) == 'B')) {
+      throw InputError("\"" + text + "\" is not a size (examples: 8, 64K, 128M, 8G)");
+    }
+  }
+  if (v < 0) throw InputError("\"" + text + "\": a size cannot be negative");
+  return static_cast<std::uint64_t>(std::llround(v * mult));
+}
+
+namespace {
+
+class Bench : public NpuClient, public Calendar::Client {
+ public:
+  Bench(Platform& p, const CollbenchOptions& o, const Group& world) : platform_(p), options_(o), world_(world) {}
+
+  void start(const CollectiveSpec& spec) {
+    spec_ = spec;
+    outstanding_ = platform_.npus();
+    started_ = now_ticks();
+    Calendar::instance().schedule(now_ticks(), this, 0);
+  }
+  void on_calendar(std::uint32_t, void*) override {
+    for (int r = 0; r < platform_.npus(); ++r) platform_.npu(r).start_collective(spec_, this, nullptr);
+  }
+  void operation_done(void*) override {
+    if (--outstanding_ == 0) ended_ = now_ticks();
+  }
+  bool done() const { return outstanding_ == 0; }
+  Tick elapsed() const { return ended_ - started_; }
+
+ private:
+  Platform& platform_;
+  const CollbenchOptions& options_;
+  const Group& world_;
+  CollectiveSpec spec_;
+  int outstanding_ = 0;
+  Tick started_ = 0, ended_ = 0;
+};
+
+}  // namespace
+
+std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& o, std::vector<std::string>& errors) {
+  if (o.factor <= 1) throw InputError("--factor must be > 1");
+  if (o.min_bytes > o.max_bytes) throw InputError("--min-bytes is larger than --max-bytes");
+  const int n = platform.npus();
+  Group world;
+  world.id = 0;
+  world.name = "world";
+  for (int r = 0; r < n; ++r) world.ranks.push_back(r);
+  if (o.root < 0 || o.root >= n) throw InputError("--root " + std::to_string(o.root) + " is not an NPU");
+  const auto& config = platform.spec().collectives;
+  const unsigned elem = element_bytes(o.dtype);
+
+  std::vector<CollbenchRow> rows;
+  Bench bench(platform, o, world);
+  for (double size = static_cast<double>(std::max<std::uint64_t>(o.min_bytes, 0)); size <= static_cast<double>(o.max_bytes) * (1 + 1e-12);
+       size = std::max(size * o.factor, size + 1)) {
+    // Whole elements, and whole blocks for the collectives that split by rank.
+    std::uint64_t bytes = static_cast<std::uint64_t>(std::llround(size)) / elem * elem;
+    const bool blocked = o.type != CollectiveType::kAllReduce && o.type != CollectiveType::kBroadcast &&
+                         o.type != CollectiveType::kReduce && o.type != CollectiveType::kBarrier;
+    if (blocked) bytes = bytes / (static_cast<std::uint64_t>(n) * elem) * (static_cast<std::uint64_t>(n) * elem);
+    if (o.type == CollectiveType::kBarrier) bytes = 0;
+    CollectiveSpec spec;
+    spec.type = o.type;
+    spec.bytes = bytes;
+    spec.group = &world;
+    spec.root = o.root;
+    spec.algorithm = o.algorithm ? *o.algorithm
+                                 : choose_algorithm(config, platform.spec().hints, o.type, bytes, n, true);
+    spec.chunks = o.chunks ? o.chunks : config.chunks;
+    spec.dtype = o.dtype;
+    spec.op = o.op;
+    spec.data = o.data;
+    spec.dims = &config.dims;
+    spec.name = std::string(to_string(o.type)) + "_" + std::to_string(bytes);
+    if (o.all_to_all_v) {
+      // Pair (i, j) sends between 1/n and all of an even block, in elements.
+      const std::uint64_t block = bytes / static_cast<std::uint64_t>(n);
+      auto sizes = std::make_shared<std::vector<std::vector<std::uint64_t>>>(n, std::vector<std::uint64_t>(n));
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+          const std::uint64_t share = static_cast<std::uint64_t>((i + 2 * j) % n + 1);
+          (*sizes)[i][j] = block * share / static_cast<std::uint64_t>(n) / elem * elem;
+        }
+      }
+      spec.sizes = sizes;
+    }
+    try {
+      bench.start(spec);
+      sc_core::sc_start();
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
+    if (auto e = Calendar::instance().take_error()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::invalid_argument& x) {
+        throw InputError(x.what());
+      }
+    }
+    if (!bench.done()) throw std::runtime_error("collbench: the " + spec.name + " collective never finished");
+    CollbenchRow row;
+    row.size_bytes = bytes;
+    row.count = bytes / elem;
+    row.algorithm = spec.algorithm;
+    row.time_us = ticks_to_us(bench.elapsed());
+    std::uint64_t moved = bytes;
+    if (o.all_to_all_v) {
+      moved = 0;
+      for (const auto& r : *spec.sizes) {
+        for (auto v : r) moved += v;
+      }
+      moved /= static_cast<std::uint64_t>(n);  // per rank, like nccl-tests' size
+    }
+    row.algbw_GBps = row.time_us > 0 ? static_cast<double>(moved) / (row.time_us * 1e3) : 0;
+    row.busbw_GBps = row.algbw_GBps * busbw_factor(o.type, n);
+    rows.push_back(row);
+    if (size >= static_cast<double>(o.max_bytes)) break;
+  }
+  for (int r = 0; r < n; ++r) {
+    for (const auto& err : platform.npu(r).data_errors()) errors.push_back(err);
+  }
+  for (int r = 0; r < n; ++r) platform.npu(r).finalize();
+  return rows;
+}
+
+void print_collbench(std::ostream& os, const Platform& platform, const CollbenchOptions& o,
+                     const std::vector<CollbenchRow>& rows) {
+  os << "# fabricsim collbench: " << to_string(o.type) << (o.all_to_all_v ? " (v)" : "") << " on "
+     << platform.spec().name << ", " << platform.npus() << " NPUs, " << to_string(o.dtype) << " "
+     << to_string(o.op) << "\n";
+  os << "# busbw = algbw * " << std::setprecision(4) << busbw_factor(o.type, platform.npus())
+     << " (nccl-tests' factor); times from the collective's start to its end on the last NPU\n";
+  os << "#" << std::setw(14) << "size" << std::setw(14) << "count" << std::setw(8) << "type" << std::setw(20)
+     << "algorithm" << std::setw(14) << "time" << std::setw(10) << "algbw" << std::setw(10) << "busbw\n";
+  os << "#" << std::setw(14) << "(B)" << std::setw(14) << "(elements)" << std::setw(8) << "" << std::setw(20) << ""
+     << std::setw(14) << "(us)" << std::setw(10) << "(GB/s)" << std::setw(10) << "(GB/s)\n";
+  os << std::fixed;
+  for (const auto& r : rows) {
+    os << std::setw(15) << r.size_bytes << std::setw(14) << r.count << std::setw(8) << to_string(o.dtype)
+       << std::setw(20) << to_string(r.algorithm) << std::setw(14) << std::setprecision(2) << r.time_us
+       << std::setw(10) << r.algbw_GBps << std::setw(10) << r.busbw_GBps << "\n";
+  }
+  os.unsetf(std::ios::floatfield);
+}
+
+nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchOptions& o,
+                                      const std::vector<CollbenchRow>& rows) {
+  nlohmann::ordered_json j;
+  j["platform"] = platform.spec().name;
+  j["npus"] = platform.npus();
+  j["op"] = std::string(to_string(o.type)) + (o.all_to_all_v ? "_v" : "");
+  j["dtype"] = to_string(o.dtype);
+  j["busbw_factor"] = busbw_factor(o.type, platform.npus());
+  auto list = nlohmann::ordered_json::array();
+  for (const auto& r : rows) {
+    nlohmann::ordered_json e;
+    e["size_bytes"] = r.size_bytes;
+    e["count"] = r.count;
+    e["algorithm"] = to_string(r.algorithm);
+    e["time_us"] = r.time_us;
+    e["algbw_GBps"] = r.algbw_GBps;
+    e["busbw_GBps"] = r.busbw_GBps;
+    list.push_back(std::move(e));
+  }
+  j["rows"] = std::move(list);
+  return j;
+}
+
+}  // namespace fabricsim

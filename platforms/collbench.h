@@ -1,0 +1,57 @@
+// The collective sweep users know from nccl-tests: one collective over every
+// NPU per size, from min to max bytes, timed from its start to the moment the
+// last NPU finishes it; algbw = size / time and busbw = algbw times
+// nccl-tests' factor for the collective.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "platforms/builder.h"
+
+namespace fabricsim {
+
+struct CollbenchOptions {
+  CollectiveType type = CollectiveType::kAllReduce;
+  bool all_to_all_v = false;                 // all-to-all with unequal sizes per pair
+  std::optional<AlgorithmKind> algorithm;    // unset: the default choice
+  std::uint64_t min_bytes = 8;
+  std::uint64_t max_bytes = 128u << 20;
+  double factor = 2;
+  std::uint32_t chunks = 0;                  // 0: the platform's
+  int root = 0;
+  bool data = false;                         // check every result
+  DataType dtype = DataType::kFp32;
+  ReduceOp op = ReduceOp::kSum;
+};
+
+struct CollbenchRow {
+  std::uint64_t size_bytes = 0;
+  std::uint64_t count = 0;  // elements
+  double time_us = 0;
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  AlgorithmKind algorithm = AlgorithmKind::kRing;
+};
+
+/// nccl-tests' bus-bandwidth factor for n ranks.
+double busbw_factor(CollectiveType type, int n);
+/// "8", "64K", "128M", "8G" (1024-based, as nccl-tests reads them).
+std::uint64_t parse_size(const std::string& text);
+
+/// Runs the sweep on a built platform. Data-mode mismatches are returned in
+/// `errors`. Throws InputError for an algorithm that does not apply.
+std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& options,
+                                        std::vector<std::string>& errors);
+
+void print_collbench(std::ostream& os, const Platform& platform, const CollbenchOptions& options,
+                     const std::vector<CollbenchRow>& rows);
+nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchOptions& options,
+                                      const std::vector<CollbenchRow>& rows);
+
+}  // namespace fabricsim

@@ -1,0 +1,286 @@
+// The collective engine: every type with every algorithm on every platform
+// generator in data mode, uncontended closed forms, scheduling between
+// concurrent collectives, and ASTRA-sim system files.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "platforms/astra_system.h"
+#include "platforms/collbench.h"
+#include "platforms/simulation.h"
+#include "support/fabric_harness.h"
+#include "support/test_util.h"
+#include "traces/generator/et_writer.h"
+
+using namespace fabricsim;
+
+namespace {
+
+constexpr std::uint64_t MiB = 1u << 20;
+
+// ---- data mode over the whole matrix ------------------------------------------
+
+struct PlatformCase {
+  std::string name;
+  std::string file;  // file name in the scratch folder
+  std::string text;
+};
+void PrintTo(const PlatformCase& c, std::ostream* os) { *os << c.name; }
+
+const std::vector<std::string> kOps = {"all_reduce", "reduce_scatter", "reduce_scatter_block", "all_gather",
+                                       "all_to_all", "all_to_all_v", "broadcast", "reduce", "gather", "scatter",
+                                       "barrier"};
+const std::vector<std::string> kAlgorithms = {"ring", "direct", "halving_doubling", "double_binary_tree",
+                                              "hierarchical"};
+
+bool applies(const std::string& op, const std::string& algo) {
+  if (algo == "direct") return true;
+  if (algo == "hierarchical") return op == "all_reduce";
+  if (algo == "double_binary_tree") return op == "all_reduce" || op == "barrier";
+  static const std::set<std::string> ring_like = {"all_reduce", "reduce_scatter", "reduce_scatter_block",
+                                                  "all_gather", "broadcast", "reduce", "barrier"};
+  return ring_like.count(op) > 0;  // ring, halving_doubling
+}
+
+class DataMode : public ::testing::TestWithParam<PlatformCase> {};
+
+TEST_P(DataMode, EveryTypeWithEveryAlgorithmGivesTheReferenceResult) {
+  const PlatformCase& c = GetParam();
+  const std::string dir = testutil::scratch_dir("data-" + c.name);
+  const std::string path = dir + "/" + c.file;
+  testutil::write_text(path, c.text);
+  const std::vector<std::string> dtypes = {"fp32", "bf16", "int32", "fp16"};
+  std::size_t k = 0;
+  for (const auto& op : kOps) {
+    for (const auto& algo : kAlgorithms) {
+      // Sizes that are not multiples of the NPU count, two chunks, root 1,
+      // and a different element type each time.
+      const std::string dtype = dtypes[k++ % dtypes.size()];
+      const auto r = testutil::run_fabricsim("collbench --quiet --data --platform " + path + " --op " + op +
+                                             " --algo " + algo + " --dtype " + dtype +
+                                             " -b 96 -e 3000 -f 5 --chunks 2 --root 1");
+      if (applies(op, algo)) {
+        EXPECT_EQ(r.exit_code, 0) << op << " with " << algo << " (" << dtype << "):\n" << r.err;
+      } else {
+        EXPECT_EQ(r.exit_code, 2) << op << " with " << algo << " should be refused";
+        EXPECT_NE(r.err.find("does not apply to"), std::string::npos) << r.err;
+      }
+    }
+  }
+}
+
+const char* kLink = "link: {bandwidth_GBps: 50, latency_ns: 500}";
+PlatformCase yaml_case(const std::string& name, int npus, const std::string& fabrics) {
+  return PlatformCase{name, name + ".yaml", "npus: " + std::to_string(npus) + "\nfabrics:\n" + fabrics};
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Generators, DataMode,
+    ::testing::Values(
+        yaml_case("ring6", 6, std::string("  - {topology: ring, ") + kLink + "}\n"),
+        yaml_case("unidirectional_ring5", 5, std::string("  - {topology: unidirectional_ring, ") + kLink + "}\n"),
+        yaml_case("fully_connected6", 6, std::string("  - {topology: fully_connected, ") + kLink + "}\n"),
+        yaml_case("switch8", 8, std::string("  - {topology: switch, ") + kLink + "}\n"),
+        yaml_case("switch12", 12, std::string("  - {topology: switch, ") + kLink + "}\n"),
+        yaml_case("torus4x3", 12, std::string("  - {topology: torus, dims: [4, 3], ") + kLink + "}\n"),
+        yaml_case("mesh3x4", 12, std::string("  - {topology: mesh, dims: [3, 4], ") + kLink + "}\n"),
+        yaml_case("fat_tree16", 16,
+                  std::string("  - {topology: fat_tree, levels: 2, leaf_down: 4, leaf_up: 2, ") + kLink + "}\n"),
+        yaml_case("fat_tree3_24", 24,
+                  std::string("  - {topology: fat_tree, levels: 3, leaf_down: 3, leaf_up: 2, pod_leaves: 2, agg_up: 2, ") +
+                      kLink + "}\n"),
+        yaml_case("hierarchy12", 12,
+                  "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 200, latency_ns: 200}}\n"
+                  "  - {name: net, topology: ring, group_size: 3, group_stride: 4, link: {bandwidth_GBps: 50, "
+                  "latency_ns: 1000}}\n"),
+        PlatformCase{"astra_ring_switch", "net.yml",
+                     "topology: [ Ring, Switch ]\nnpus_count: [ 3, 4 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n"}),
+    [](const ::testing::TestParamInfo<PlatformCase>& i) { return i.param.name; });
+
+// ---- closed forms ------------------------------------------------------------------
+
+/// One all-reduce of `bytes`, unchunked, on the platform in `yaml`; the
+/// time until the last NPU finishes, in ns.
+double all_reduce_ns(const std::string& yaml, AlgorithmKind algo, std::uint64_t bytes) {
+  Platform platform(load_platform(testutil::platform_file(yaml)));
+  CollbenchOptions o;
+  o.algorithm = algo;
+  o.min_bytes = o.max_bytes = bytes;
+  o.chunks = 1;
+  std::vector<std::string> errors;
+  const auto rows = run_collbench(platform, o, errors);
+  return rows.at(0).time_us * 1000;
+}
+
+TEST(ClosedForm, DirectOnFullyConnected) {
+  const int n = 8;
+  const double B = 100, L = 500, S = 8.0 * MiB;
+  const double t = all_reduce_ns("npus: 8\nfabrics: [{topology: fully_connected, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+                                 AlgorithmKind::kDirect, 8 * MiB);
+  const double expected = 2 * (S / n / B + L);
+  EXPECT_NEAR(t, expected, 0.01 * expected);
+}
+
+TEST(ClosedForm, HalvingDoublingOnSwitch) {
+  const int n = 16;
+  const double B = 100, L = 500, S = 16.0 * MiB;
+  const double t = all_reduce_ns("npus: 16\nfabrics: [{topology: switch, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+                                 AlgorithmKind::kHalvingDoubling, 16 * MiB);
+  const double expected = 2.0 * (n - 1) / n * S / B + 2 * std::log2(n) * 2 * L;
+  EXPECT_NEAR(t, expected, 0.01 * expected);
+}
+
+TEST(ClosedForm, DoubleBinaryTreeOnFullyConnected) {
+  // Each tree carries half the data up its 3 levels and back down; the two
+  // trees never share a link direction.
+  const double B = 100, L = 500, S = 8.0 * MiB;
+  const double t = all_reduce_ns("npus: 8\nfabrics: [{topology: fully_connected, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+                                 AlgorithmKind::kDoubleBinaryTree, 8 * MiB);
+  const double depth = 3;
+  const double expected = 2 * depth * (S / 2 / B + L);
+  EXPECT_NEAR(t, expected, 0.01 * expected);
+}
+
+TEST(ClosedForm, HierarchicalOnA2DTorus) {
+  const double X = 4, Y = 4, B = 100, L = 500, S = 16.0 * MiB;
+  const double t = all_reduce_ns("npus: 16\nfabrics: [{topology: torus, dims: [4, 4], link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+                                 AlgorithmKind::kHierarchical, 16 * MiB);
+  const double expected = 2 * ((X - 1) * (S / X / B + L) + (Y - 1) * (S / (X * Y) / B + L));
+  EXPECT_NEAR(t, expected, 0.01 * expected);
+}
+
+TEST(ClosedForm, HierarchicalOnATwoLevelHierarchy) {
+  // Nodes of 4 NPUs on a switch (200 GB/s, 200 ns per link, two links a
+  // hop), nodes joined by rings of 4 (50 GB/s, 1000 ns).
+  const double S = 16.0 * MiB;
+  const double t = all_reduce_ns(
+      "npus: 16\nfabrics:\n"
+      "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 200, latency_ns: 200}}\n"
+      "  - {name: net, topology: ring, group_size: 4, group_stride: 4, link: {bandwidth_GBps: 50, latency_ns: 1000}}\n",
+      AlgorithmKind::kHierarchical, 16 * MiB);
+  const double expected = 2 * (3 * (S / 4 / 200 + 2 * 200) + 3 * (S / 16 / 50 + 1000));
+  EXPECT_NEAR(t, expected, 0.01 * expected);
+}
+
+// ---- scheduling between concurrent collectives ---------------------------------------
+
+/// Two independent all-reduces (the second with comm_priority 5) on 4 NPUs,
+/// one chunk in flight at a time; returns the end times of node 0 and node 1.
+std::pair<double, double> two_collectives(const std::string& policy) {
+  const std::string dir = testutil::scratch_dir("sched");
+  for (int r = 0; r < 4; ++r) {
+    traces::EtWriter w(dir + "/two." + std::to_string(r) + ".et");
+    for (int i = 0; i < 2; ++i) {
+      ChakraProtoMsg::Node n;
+      n.set_id(static_cast<std::uint64_t>(i));
+      n.set_name(i == 0 ? "first" : "second");
+      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      traces::add_int(n, "comm_type", 0);
+      traces::add_int(n, "comm_size", 4 * MiB);
+      traces::add_int(n, "comm_priority", i == 0 ? 0 : 5);
+      w.write(n);
+    }
+    w.close();
+  }
+  const std::string platform = testutil::platform_file(
+      "npus: 4\nnpu: {max_collectives_in_flight: 2}\ncollectives: {chunks: 4, active_chunks: 1, scheduling: " + policy +
+      "}\nfabrics: [{topology: ring, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n");
+  Simulation sim(load_platform(platform));
+  WorkloadSettings ws;
+  ws.prefix = dir + "/two";
+  sim.load_workload(ws);
+  EXPECT_EQ(sim.run(), Simulation::Outcome::kFinished);
+  std::map<std::string, double> end;
+  for (const auto& c : sim.platform().npu(0).collectives()) end[c.name] = ticks_to_ns(c.end);
+  return {end["first"], end["second"]};
+}
+
+TEST(Scheduling, FifoFinishesTheFirstCollectiveFirst) {
+  const auto [first, second] = two_collectives("fifo");
+  EXPECT_LT(first, second);
+  EXPECT_LT(first, 0.55 * second);  // the second waited for all four chunks of the first
+}
+
+TEST(Scheduling, LifoFinishesTheLatestCollectiveFirst) {
+  const auto [first, second] = two_collectives("lifo");
+  EXPECT_LT(second, 0.7 * first);  // one chunk of the first had started: 5 of 8
+}
+
+TEST(Scheduling, PriorityFinishesTheHigherCommPriorityFirst) {
+  const auto [first, second] = two_collectives("priority");
+  EXPECT_LT(second, 0.7 * first);  // one chunk of the first had started: 5 of 8
+}
+
+// ---- ASTRA-sim system files ------------------------------------------------------------
+
+TEST(AstraSystem, SettingsMapOntoThePlatformAndUnknownKeysAreReported) {
+  const std::string dir = testutil::scratch_dir("system");
+  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(dir + "/s.json", R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 2,
+    "preferred-dataset-splits": 8, "all-reduce-implementation": ["ring", "direct"],
+    "all-to-all-implementation": ["oneDirect"], "local-mem-bw": 1600, "peak-perf": 900,
+    "roofline-enabled": 1, "boost-mode": 1, "collective-optimization": "localBWAware"})");
+  PlatformSpec spec = load_platform(dir + "/n.yml");
+  std::vector<std::string> notes;
+  apply_astra_system(dir + "/s.json", spec, notes);
+  EXPECT_EQ(spec.collectives.policy, SchedulingPolicy::kLifo);
+  EXPECT_EQ(spec.collectives.chunks, 8u);
+  EXPECT_EQ(spec.collectives.active_chunks, 2u);
+  EXPECT_EQ(spec.fabrics[0].nic.message_overhead, ns_to_ticks(10));
+  EXPECT_EQ(spec.collectives.algorithm[0], AlgorithmKind::kHierarchical);
+  ASSERT_EQ(spec.collectives.dims.size(), 2u);
+  EXPECT_EQ(spec.collectives.dims[0].algorithm, AlgorithmKind::kRing);
+  EXPECT_EQ(spec.collectives.dims[1].algorithm, AlgorithmKind::kDirect);
+  EXPECT_EQ(spec.collectives.algorithm[static_cast<int>(CollectiveType::kAllToAll)], AlgorithmKind::kDirect);
+  EXPECT_DOUBLE_EQ(spec.npu.peak_flops, 900e12);
+  std::string all;
+  for (const auto& n : notes) all += n + "\n";
+  EXPECT_NE(all.find("\"boost-mode\" is not modeled"), std::string::npos) << all;
+  EXPECT_NE(all.find("\"collective-optimization\" is not modeled"), std::string::npos) << all;
+}
+
+TEST(AstraSystem, AnUnknownAlgorithmNameIsRefused) {
+  const std::string dir = testutil::scratch_dir("system-bad");
+  testutil::write_text(dir + "/n.yml", "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+  testutil::write_text(dir + "/s.json", R"({"all-reduce-implementation": ["ringg"]})");
+  PlatformSpec spec = load_platform(dir + "/n.yml");
+  std::vector<std::string> notes;
+  try {
+    apply_astra_system(dir + "/s.json", spec, notes);
+    FAIL() << "accepted an unknown algorithm";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.json: \"all-reduce-implementation\": unknown algorithm \"ringg\""),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Cli, AnAlgorithmThatDoesNotApplyExitsWithTwo) {
+  const std::string dir = testutil::scratch_dir("cli-algo");
+  const std::string net = testutil::astra_network(dir, "Ring", 4, 50, 500);
+  const auto r = testutil::run_fabricsim("collbench --platform " + net + " --op all_to_all --algo ring -b 1K -e 1K");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the ring algorithm does not apply to all_to_all"), std::string::npos) << r.err;
+}
+
+TEST(Collbench, PrintsTheNcclTestsColumnsAndWritesJson) {
+  const std::string dir = testutil::scratch_dir("collbench");
+  const std::string net = testutil::astra_network(dir, "Ring", 8, 50, 500);
+  const auto r = testutil::run_fabricsim("collbench --platform " + net + " --op all_reduce --algo ring -b 8 -e 8G -f 2 --json " +
+                                         dir + "/rows.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("algbw"), std::string::npos);
+  EXPECT_NE(r.out.find("busbw"), std::string::npos);
+  const auto j = nlohmann::json::parse(testutil::read_text(dir + "/rows.json"));
+  ASSERT_EQ(j["rows"].size(), 31u);  // 8 B .. 8 GiB
+  const auto& last = j["rows"].back();
+  EXPECT_EQ(last["size_bytes"].get<std::uint64_t>(), 8ull << 30);
+  // A large ring all-reduce reaches the link bandwidth in busbw.
+  EXPECT_NEAR(last["busbw_GBps"].get<double>(), 50 * 1.073741824, 0.01 * 50 * 1.073741824);
+  EXPECT_NEAR(last["algbw_GBps"].get<double>() * 2 * 7 / 8, last["busbw_GBps"].get<double>(), 1e-6);
+}
+
+}  // namespace
