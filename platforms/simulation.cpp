@@ -114,9 +114,8 @@ std::vector<std::string> Simulation::warnings() const {
   std::vector<std::string> out = platform_->notes();
   std::map<std::string, int> seen;
   for (const auto& w : workloads_) {
-    for (const auto& line : w->warnings()) {
+    for (const auto& [key, line] : w->warnings()) {
       // The same warning on every rank is said once.
-      const std::string key = line.substr(line.find(": ") + 2);
       if (seen[key]++ == 0) out.push_back(line);
     }
     if (w->missing_dependencies()) {
@@ -158,6 +157,8 @@ nlohmann::ordered_json Simulation::report() const {
     e["id"] = r;
     e["finish_ns"] = ns(npu.finish_time());
     e["compute_ns"] = ns(a.compute);
+    e["gpu_busy_ns"] = ns(npu.gpu_busy());
+    e["cpu_busy_ns"] = ns(npu.cpu_busy());
     e["communication_ns"] = ns(a.communication);
     e["exposed_comm_ns"] = ns(a.exposed_comm);
     e["memory_ns"] = ns(a.memory);

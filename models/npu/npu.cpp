@@ -74,6 +74,7 @@ void Npu::run_next(unsigned r) {
   auto [duration, p] = res.queue.front();
   res.queue.pop_front();
   res.running = p;
+  res.busy += duration;
   activity_.begin(ActivityTracker::kCompute, now_ticks());
   Calendar::instance().schedule_in(duration, this, kComputeDone, reinterpret_cast<void*>(static_cast<std::uintptr_t>(r)));
 }

@@ -87,6 +87,9 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
 
   // ---- results ------------------------------------------------------------
   const ActivityTotals& activity() const { return activity_.totals(); }
+  /// Busy time of each compute resource (its nodes' durations summed).
+  Tick gpu_busy() const { return compute_[0].busy; }
+  Tick cpu_busy() const { return compute_[1].busy; }
   Tick finish_time() const { return finish_; }
   const std::vector<CollectiveRecord>& collectives() const { return collective_log_; }
   /// Data-mode mismatches found by this NPU (empty when all collectives checked out).
@@ -129,6 +132,7 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
   struct ComputeResource {
     std::deque<std::pair<Tick, Pending*>> queue;
     Pending* running = nullptr;
+    Tick busy = 0;
   };
   void run_next(unsigned resource);
 

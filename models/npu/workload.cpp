@@ -1,7 +1,9 @@
 #include "models/npu/workload.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -77,6 +79,113 @@ void GroupTable::load_json(const std::string& path) {
 
 // ---- the trace driver ----------------------------------------------------------------
 
+namespace {
+
+/// Sum of num_elem * elem_bytes over tensors written PyTorch-style as
+/// [tensor_id, storage_id, offset, num_elem, elem_bytes, 'device'].
+std::uint64_t tensor_bytes(const std::string& values) {
+  std::uint64_t total = 0;
+  std::size_t i = 0;
+  while ((i = values.find('[', i)) != std::string::npos) {
+    ++i;
+    std::int64_t f[5];
+    std::size_t j = i;
+    bool ok = true;
+    for (int k = 0; k < 5 && ok; ++k) {
+      while (j < values.size() && values[j] == ' ') ++j;
+      std::size_t used = 0;
+      try {
+        f[k] = std::stoll(values.substr(j, 24), &used);
+      } catch (const std::exception&) {
+        ok = false;
+        break;
+      }
+      j += used;
+      while (j < values.size() && values[j] == ' ') ++j;
+      if (j >= values.size() || values[j] != ',') ok = false;
+      ++j;
+    }
+    while (j < values.size() && values[j] == ' ') ++j;
+    if (ok && j < values.size() && (values[j] == '\'' || values[j] == '"') && f[3] >= 0 && f[4] > 0) {
+      total += static_cast<std::uint64_t>(f[3]) * static_cast<std::uint64_t>(f[4]);
+    }
+  }
+  return total;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::optional<CollectiveType> collective_from_op_name(const std::string& name) {
+  std::string n = lower(name);
+  n.erase(std::remove(n.begin(), n.end(), '_'), n.end());
+  // Longest names first: "reducescatter" contains "reduce", "allgather" "gather".
+  const std::pair<const char*, CollectiveType> names[] = {
+      {"allreduce", CollectiveType::kAllReduce},     {"reducescatter", CollectiveType::kReduceScatter},
+      {"allgather", CollectiveType::kAllGather},     {"alltoall", CollectiveType::kAllToAll},
+      {"broadcast", CollectiveType::kBroadcast},     {"barrier", CollectiveType::kBarrier},
+      {"reduce", CollectiveType::kReduce},           {"gather", CollectiveType::kGather},
+      {"scatter", CollectiveType::kScatter}};
+  for (const auto& [key, type] : names) {
+    if (n.find(key) != std::string::npos) return type;
+  }
+  return std::nullopt;
+}
+
+void TraceWorkload::define_groups(const void* proto) {
+  const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
+  // A group as attributes (pg_name + ranks), or PyTorch's process-group
+  // configuration as JSON (a list of {"pg_name", "ranks"}), in an attribute
+  // or in the node's inputs.
+  const auto name = traces::attr_string(pn, "pg_name");
+  const auto ranks = traces::attr_int_list(pn, "ranks");
+  if (name && ranks) {
+    std::vector<int> r(ranks->begin(), ranks->end());
+    add_group(*name, std::move(r), pn.id());
+    return;
+  }
+  std::string json;
+  if (auto v = traces::attr_string(pn, "pg_config")) json = *v;
+  if (json.empty() && pn.name().find("process_group:init") != std::string::npos) {
+    const std::string& in = pn.inputs().values();
+    const auto a = in.find("[{"), b = in.rfind("}]");
+    if (a != std::string::npos && b != std::string::npos && b > a) json = in.substr(a, b - a + 2);
+  }
+  if (json.empty()) return;
+  try {
+    const auto j = nlohmann::json::parse(json);
+    if (!j.is_array()) return;
+    for (const auto& g : j) {
+      if (!g.is_object() || !g.contains("pg_name") || !g.contains("ranks")) continue;
+      const std::string pg = g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : g["pg_name"].dump();
+      std::vector<int> r = g["ranks"].get<std::vector<int>>();
+      add_group(pg, std::move(r), pn.id());
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw TraceError(path_ + ": node " + std::to_string(pn.id()) + " (\"" + pn.name() +
+                     "\"): unreadable process-group configuration: " + e.what());
+  }
+}
+
+void TraceWorkload::add_group(const std::string& name, std::vector<int> ranks, std::uint64_t node) {
+  if (const Group* g = options_.groups->find(name)) {
+    if (g->ranks != ranks) {
+      throw TraceError(path_ + ": node " + std::to_string(node) + ": process group \"" + name +
+                       "\" is defined with other ranks elsewhere");
+    }
+    return;  // every rank's trace defines the same groups
+  }
+  try {
+    options_.groups->add(name, std::move(ranks));
+  } catch (const std::runtime_error& e) {
+    throw TraceError(path_ + ": node " + std::to_string(node) + ": " + e.what());
+  }
+}
+
 struct TraceWorkload::Reader {
   explicit Reader(const std::string& path) : et(path) {}
   traces::EtReader et;
@@ -150,7 +259,7 @@ std::int64_t TraceWorkload::slot(std::uint64_t id) const {
 }
 
 void TraceWorkload::warn(const std::string& key, const std::string& text) {
-  if (warned_[key]++ == 0) warnings_.push_back(path_ + ": " + text);
+  if (warned_[key]++ == 0) warnings_.emplace_back(key, path_ + ": " + text);
 }
 
 void TraceWorkload::fail(const Node& n, const std::string& what) const {
@@ -178,9 +287,27 @@ void TraceWorkload::add(const void* proto) {
   }
   if (auto v = attr_int(pn, "comm_size")) {
     n.comm_size = static_cast<std::uint64_t>(*v);
-  } else {
+  } else if (n.tensor_size) {
     n.comm_size = n.tensor_size;
+  } else if (n.type == ChakraProtoMsg::COMM_COLL_NODE || n.type == ChakraProtoMsg::COMM_SEND_NODE ||
+             n.type == ChakraProtoMsg::COMM_RECV_NODE) {
+    // Older PyTorch converters give neither: the input tensors tell.
+    n.comm_size = tensor_bytes(pn.inputs().values());
+    warn("size:" + std::to_string(n.type), std::string(traces::node_type_name(n.type)) +
+                                               " without comm_size (first: node " + std::to_string(n.id) +
+                                               "): sized from its input tensors (" + std::to_string(n.comm_size) +
+                                               " bytes)");
   }
+  if (n.type == ChakraProtoMsg::COMM_COLL_NODE && !n.has_comm_type) {
+    // Older PyTorch converters name the collective instead (c10d::allreduce_).
+    if (const auto t = collective_from_op_name(n.name)) {
+      n.has_comm_type = true;
+      n.comm_type = static_cast<std::int64_t>(*t);
+      warn("typename", "COMM_COLL_NODE without comm_type (first: node " + std::to_string(n.id) + ", \"" + n.name +
+                           "\"): type taken from the name");
+    }
+  }
+  if (n.type == ChakraProtoMsg::METADATA_NODE) define_groups(&pn);
   if (auto v = attr_int(pn, "comm_src")) n.comm_src = *v;
   if (auto v = attr_int(pn, "comm_dst")) n.comm_dst = *v;
   if (auto v = attr_int(pn, "comm_tag")) n.comm_tag = *v;
@@ -194,7 +321,12 @@ void TraceWorkload::add(const void* proto) {
   }
 
   // Dependencies: data and control alike.
-  auto depend = [&](std::uint64_t dep) {
+  auto depend = [&](std::uint64_t dep, bool control) {
+    if (dep == n.id) {  // real PyTorch traces have them
+      ++self_deps_;
+      warn("self", "a node that depends on itself is not held back by it (first: node " + std::to_string(n.id) + ")");
+      return;
+    }
     const std::int64_t s = slot(dep);
     if (s < 0) {
       ++missing_deps_;
@@ -203,11 +335,11 @@ void TraceWorkload::add(const void* proto) {
       return;
     }
     if (done_[static_cast<std::size_t>(s)]) return;
-    waiters_[dep].push_back(&n);
+    waiters_[dep].push_back(Waiter{&n, control});
     ++n.deps_left;
   };
-  for (auto d : pn.data_deps()) depend(d);
-  for (auto d : pn.ctrl_deps()) depend(d);
+  for (auto d : pn.data_deps()) depend(d, false);
+  for (auto d : pn.ctrl_deps()) depend(d, true);
 
   const std::uint64_t id = n.id;
   const bool ready = n.deps_left == 0;
@@ -236,9 +368,64 @@ void TraceWorkload::start() {
 
 bool TraceWorkload::unstick() {
   read_ahead(true);
+  while (ready_.empty() && eof_ && break_a_cycle()) {
+  }
   if (ready_.empty()) return false;
   issue_ready();
   return true;
+}
+
+bool TraceWorkload::break_a_cycle() {
+  // Nodes that wait, and what each waits on, among nodes that wait too.
+  std::map<std::uint64_t, std::vector<std::pair<std::uint64_t, bool>>> waits_on;
+  for (const auto& [dep, list] : waiters_) {
+    auto d = held_.find(dep);
+    if (d == held_.end() || d->second->issued) continue;
+    for (const Waiter& w : list) waits_on[w.node->id].emplace_back(dep, w.control);
+  }
+  for (auto& [id, deps] : waits_on) std::sort(deps.begin(), deps.end());
+  // Depth-first search from the lowest id for a cycle.
+  std::map<std::uint64_t, int> state;  // 1 on the path, 2 done
+  std::vector<std::pair<std::uint64_t, std::pair<std::uint64_t, bool>>> path;  // (node, edge taken)
+  std::function<bool(std::uint64_t)> dfs = [&](std::uint64_t u) -> bool {
+    state[u] = 1;
+    for (const auto& edge : waits_on[u]) {
+      path.emplace_back(u, edge);
+      const int st = state[edge.first];
+      if (st == 1) {
+        // The cycle is the path from edge.first back to here: drop its first
+        // control dependency.
+        std::size_t start = 0;
+        while (path[start].first != edge.first) ++start;
+        for (std::size_t k = start; k < path.size(); ++k) {
+          if (!path[k].second.second) continue;
+          const std::uint64_t from = path[k].first, to = path[k].second.first;
+          auto& list = waiters_[to];
+          for (auto it = list.begin(); it != list.end(); ++it) {
+            if (it->node->id == from && it->control) {
+              Node* n = it->node;
+              list.erase(it);
+              ++broken_cycles_;
+              warn("cycle", "control dependencies that close a cycle are dropped (first: node " +
+                                std::to_string(from) + " on " + std::to_string(to) + ")");
+              if (--n->deps_left == 0) ready_.push_back(n);
+              return true;
+            }
+          }
+        }
+        path.pop_back();
+        continue;  // a cycle of data dependencies only: a real deadlock
+      }
+      if (st == 0 && dfs(edge.first)) return true;
+      path.pop_back();
+    }
+    state[u] = 2;
+    return false;
+  };
+  for (const auto& [id, deps] : waits_on) {
+    if (state[id] == 0 && dfs(id)) return true;
+  }
+  return false;
 }
 
 void TraceWorkload::issue_ready() {
@@ -313,6 +500,9 @@ void TraceWorkload::start_collective(Node* n) {
   const Group* group = &options_.groups->world();
   if (!n->pg_name.empty()) {
     group = options_.groups->find(n->pg_name);
+    if (group && group->index_of(npu_.rank()) < 0) {
+      fail(*n, "this NPU (" + std::to_string(npu_.rank()) + ") is not a member of process group \"" + n->pg_name + "\"");
+    }
     if (!group) {
       group = &options_.groups->world();
       warn("pg:" + n->pg_name, "process group \"" + n->pg_name +
@@ -362,8 +552,8 @@ void TraceWorkload::complete(Node* n) {
   done_[static_cast<std::size_t>(slot(id))] = true;
   auto w = waiters_.find(id);
   if (w != waiters_.end()) {
-    for (Node* child : w->second) {
-      if (--child->deps_left == 0) ready_.push_back(child);
+    for (const Waiter& child : w->second) {
+      if (--child.node->deps_left == 0) ready_.push_back(child.node);
     }
     waiters_.erase(w);
   }

@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -49,6 +50,10 @@ struct WorkloadOptions {
   GroupTable* groups = nullptr;
 };
 
+/// "c10d::allreduce_", "nccl:all_gather"... -> the collective, for traces
+/// whose COMM_COLL_NODEs carry no comm_type.
+std::optional<CollectiveType> collective_from_op_name(const std::string& name);
+
 class TraceWorkload : public NpuClient {
  public:
   /// Indexes the file (first pass); throws traces::TraceError.
@@ -59,6 +64,8 @@ class TraceWorkload : public NpuClient {
   void start();
   /// Reads past the window until a node can be issued; false if none can.
   bool unstick();
+  /// Control dependencies that closed a cycle and were dropped.
+  std::uint64_t broken_cycles() const { return broken_cycles_; }
 
   bool finished() const { return done_count_ == node_count_; }
   std::uint64_t nodes_total() const { return node_count_; }
@@ -66,8 +73,8 @@ class TraceWorkload : public NpuClient {
   std::uint64_t missing_dependencies() const { return missing_deps_; }
   std::size_t peak_nodes_held() const { return peak_held_; }
   const std::string& path() const { return path_; }
-  /// Warnings about the trace, each once.
-  const std::vector<std::string>& warnings() const { return warnings_; }
+  /// Warnings about the trace, each once: (kind, text).
+  const std::vector<std::pair<std::string, std::string>>& warnings() const { return warnings_; }
   /// What each unfinished node waits for, for stuck reports.
   std::vector<std::string> describe_stuck() const;
 
@@ -77,10 +84,13 @@ class TraceWorkload : public NpuClient {
   void read_ahead(bool until_ready);
   void add(const void* proto_node);
   void issue_ready();
+  bool break_a_cycle();
   void issue(Node* n);
   void start_collective(Node* n);
   void complete(Node* n);
   void warn(const std::string& key, const std::string& text);
+  void define_groups(const void* proto_node);
+  void add_group(const std::string& name, std::vector<int> ranks, std::uint64_t node);
   [[noreturn]] void fail(const Node& n, const std::string& what) const;
   std::int64_t slot(std::uint64_t id) const;
 
@@ -102,14 +112,20 @@ class TraceWorkload : public NpuClient {
   std::uint64_t done_count_ = 0;
 
   std::unordered_map<std::uint64_t, std::unique_ptr<Node>> held_;
-  std::unordered_map<std::uint64_t, std::vector<Node*>> waiters_;
+  struct Waiter {
+    Node* node;
+    bool control;  // a ctrl_dep (else a data_dep)
+  };
+  std::unordered_map<std::uint64_t, std::vector<Waiter>> waiters_;  // dependency id -> nodes waiting on it
   std::deque<Node*> ready_;
   std::deque<Node*> collective_queue_;
   unsigned collectives_running_ = 0;
   std::size_t running_ = 0;
   std::size_t peak_held_ = 0;
   std::uint64_t missing_deps_ = 0;
-  std::vector<std::string> warnings_;
+  std::uint64_t self_deps_ = 0;
+  std::uint64_t broken_cycles_ = 0;
+  std::vector<std::pair<std::string, std::string>> warnings_;
   std::map<std::string, int> warned_;
 };
 

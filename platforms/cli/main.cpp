@@ -213,6 +213,40 @@ int sc_main(int argc, char* argv[]) {
   gen_coll->add_option("--iterations", gen_iterations, "Back-to-back repetitions")->check(CLI::PositiveNumber);
   gen_coll->add_option("--out", gen_out, "Output prefix: PREFIX.<rank>.et")->required();
 
+  CLI::App* gen_pipe = gen_cmd->add_subcommand("pipeline", "A GPipe pipeline: stages pass activations and gradients");
+  int pipe_stages = 4, pipe_mb = 8;
+  double pipe_us = 100;
+  std::uint64_t pipe_bytes = 1 << 20;
+  std::string pipe_out;
+  gen_pipe->add_option("--stages", pipe_stages, "Pipeline stages (one NPU each)")->check(CLI::PositiveNumber);
+  gen_pipe->add_option("--microbatches", pipe_mb, "Microbatches per step")->check(CLI::PositiveNumber);
+  gen_pipe->add_option("--compute-us", pipe_us, "Compute per microbatch and stage, each way (us)");
+  gen_pipe->add_option("--bytes", pipe_bytes, "Activation (and gradient) bytes passed between stages");
+  gen_pipe->add_option("--out", pipe_out, "Output prefix")->required();
+
+  CLI::App* gen_train = gen_cmd->add_subcommand("training", "A transformer training step with DP, TP and PP");
+  traces::TrainingShape shape;
+  std::string train_out;
+  gen_train->add_option("--dp", shape.dp, "Data-parallel degree")->check(CLI::PositiveNumber);
+  gen_train->add_option("--tp", shape.tp, "Tensor-parallel degree")->check(CLI::PositiveNumber);
+  gen_train->add_option("--pp", shape.pp, "Pipeline-parallel degree")->check(CLI::PositiveNumber);
+  gen_train->add_option("--layers", shape.layers, "Transformer layers")->check(CLI::PositiveNumber);
+  gen_train->add_option("--hidden", shape.hidden, "Hidden size")->check(CLI::PositiveNumber);
+  gen_train->add_option("--seq", shape.seq, "Sequence length")->check(CLI::PositiveNumber);
+  gen_train->add_option("--batch", shape.batch, "Micro-batch size (sequences)")->check(CLI::PositiveNumber);
+  gen_train->add_option("--microbatches", shape.microbatches, "Microbatches per step")->check(CLI::PositiveNumber);
+  gen_train->add_option("--iterations", shape.iterations, "Training steps")->check(CLI::PositiveNumber);
+  gen_train->add_option("--out", train_out, "Output prefix (also writes PREFIX.comm_groups.json)")->required();
+
+  CLI::App* gen_long = gen_cmd->add_subcommand("long", "A long trace for benchmarks");
+  int long_npus = 8;
+  std::uint64_t long_nodes = 1000, long_every = 100;
+  std::string long_out;
+  gen_long->add_option("--npus", long_npus, "Number of NPUs")->check(CLI::PositiveNumber);
+  gen_long->add_option("--nodes", long_nodes, "Nodes per NPU");
+  gen_long->add_option("--collective-every", long_every, "An all-reduce every N nodes (0: none)");
+  gen_long->add_option("--out", long_out, "Output prefix")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -231,10 +265,27 @@ int sc_main(int argc, char* argv[]) {
       traces::write_collective_microbenchmark(gen_out, gen_npus, static_cast<int>(*type), gen_bytes, gen_iterations);
       return kExitOk;
     }
+    if (gen_pipe->parsed()) {
+      traces::write_pipeline(pipe_out, pipe_stages, pipe_mb, pipe_us, pipe_bytes);
+      return kExitOk;
+    }
+    if (gen_train->parsed()) {
+      traces::write_training_step(train_out, shape);
+      std::cout << "run it with --comm-groups " << train_out << ".comm_groups.json on a platform of "
+                << shape.dp * shape.tp * shape.pp << " NPUs\n";
+      return kExitOk;
+    }
+    if (gen_long->parsed()) {
+      traces::write_long_trace(long_out, long_npus, long_nodes, long_every);
+      return kExitOk;
+    }
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const traces::TraceError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include "traces/generator/generators.h"
 
+#include <fstream>
 #include <stdexcept>
 
 #include "traces/generator/et_writer.h"
@@ -28,6 +29,205 @@ std::vector<std::string> write_collective_microbenchmark(const std::string& pref
     }
     w.close();
     files.push_back(path);
+  }
+  return files;
+}
+
+namespace {
+
+/// Builds one rank's node list, each node depending on the ones named.
+class NodeList {
+ public:
+  explicit NodeList(const std::string& path) : w_(path) {}
+  std::uint64_t add(ChakraProtoMsg::Node& n, std::initializer_list<std::int64_t> deps) {
+    n.set_id(next_);
+    for (std::int64_t d : deps) {
+      if (d >= 0) n.add_data_deps(static_cast<std::uint64_t>(d));
+    }
+    w_.write(n);
+    return next_++;
+  }
+  std::int64_t compute(const std::string& name, double num_ops, std::uint64_t tensor_bytes, double us,
+                       std::initializer_list<std::int64_t> deps) {
+    ChakraProtoMsg::Node n;
+    n.set_name(name);
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(static_cast<std::uint64_t>(us));
+    add_bool(n, "is_cpu_op", false);
+    if (num_ops > 0) add_uint(n, "num_ops", static_cast<std::uint64_t>(num_ops));
+    if (tensor_bytes) add_uint(n, "tensor_size", tensor_bytes);
+    return static_cast<std::int64_t>(add(n, deps));
+  }
+  std::int64_t collective(const std::string& name, int comm_type, std::uint64_t bytes, const std::string& pg,
+                          std::initializer_list<std::int64_t> deps) {
+    ChakraProtoMsg::Node n;
+    n.set_name(name);
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    add_bool(n, "is_cpu_op", false);
+    add_int(n, "comm_type", comm_type);
+    add_uint(n, "comm_size", bytes);
+    if (!pg.empty()) add_string(n, "pg_name", pg);
+    return static_cast<std::int64_t>(add(n, deps));
+  }
+  std::int64_t p2p(bool send, const std::string& name, int peer, std::int64_t tag, std::uint64_t bytes,
+                   std::initializer_list<std::int64_t> deps) {
+    ChakraProtoMsg::Node n;
+    n.set_name(name);
+    n.set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+    add_bool(n, "is_cpu_op", false);
+    add_int(n, send ? "comm_dst" : "comm_src", peer);
+    add_int(n, "comm_tag", tag);
+    add_uint(n, "comm_size", bytes);
+    return static_cast<std::int64_t>(add(n, deps));
+  }
+  void close() { w_.close(); }
+
+ private:
+  EtWriter w_;
+  std::uint64_t next_ = 0;
+};
+
+std::string rank_path(const std::string& prefix, int r) { return prefix + "." + std::to_string(r) + ".et"; }
+
+}  // namespace
+
+std::vector<std::string> write_pipeline(const std::string& prefix, int stages, int microbatches, double compute_us,
+                                        std::uint64_t bytes) {
+  if (stages < 1 || microbatches < 1) throw std::invalid_argument("need at least one stage and one microbatch");
+  std::vector<std::string> files;
+  for (int s = 0; s < stages; ++s) {
+    NodeList t(rank_path(prefix, s));
+    std::int64_t last = -1;
+    for (int k = 0; k < microbatches; ++k) {
+      std::int64_t in = -1;
+      if (s > 0) in = t.p2p(false, "recv_activation_" + std::to_string(k), s - 1, k, bytes, {});
+      last = t.compute("forward_" + std::to_string(k), 0, 0, compute_us, {last, in});
+      if (s < stages - 1) t.p2p(true, "send_activation_" + std::to_string(k), s + 1, k, bytes, {last});
+    }
+    for (int k = microbatches - 1; k >= 0; --k) {
+      std::int64_t in = -1;
+      const std::int64_t tag = microbatches + k;
+      if (s < stages - 1) in = t.p2p(false, "recv_gradient_" + std::to_string(k), s + 1, tag, bytes, {});
+      last = t.compute("backward_" + std::to_string(k), 0, 0, compute_us, {last, in});
+      if (s > 0) t.p2p(true, "send_gradient_" + std::to_string(k), s - 1, tag, bytes, {last});
+    }
+    t.close();
+    files.push_back(rank_path(prefix, s));
+  }
+  return files;
+}
+
+std::vector<std::string> write_training_step(const std::string& prefix, const TrainingShape& shape) {
+  const TrainingShape& x = shape;
+  if (x.dp < 1 || x.tp < 1 || x.pp < 1 || x.layers < x.pp || x.microbatches < 1 || x.iterations < 1) {
+    throw std::invalid_argument("bad training shape: degrees >= 1, layers >= pp, microbatches and iterations >= 1");
+  }
+  const int npus = x.dp * x.tp * x.pp;
+  const double h = x.hidden, tokens = static_cast<double>(x.batch) * x.seq;
+  const int layers_per_stage = x.layers / x.pp;
+  // One layer, one tensor-parallel shard: QKV and output projections (4h^2)
+  // and the MLP (8h^2) as matmuls, 2 FLOPs per multiply-add, plus attention
+  // scores and values (4 * seq * h per token).
+  const double fwd_flops = (24.0 * h * h * tokens + 4.0 * tokens * x.seq * h) / x.tp;
+  const double params = 12.0 * h * h / x.tp;  // per layer and shard
+  const auto eb = static_cast<std::uint64_t>(x.element_bytes);
+  const auto activation = static_cast<std::uint64_t>(tokens * h) * eb;
+  const std::uint64_t fwd_bytes = static_cast<std::uint64_t>(params) * eb + 10 * activation / static_cast<std::uint64_t>(x.tp);
+  const auto grad_bytes = static_cast<std::uint64_t>(params * layers_per_stage) * eb;
+
+  auto tp_group = [&](int d, int p) { return "tp_" + std::to_string(d) + "_" + std::to_string(p); };
+  auto dp_group = [&](int t, int p) { return "dp_" + std::to_string(t) + "_" + std::to_string(p); };
+  auto rank_of = [&](int t, int p, int d) { return t + x.tp * (p + x.pp * d); };
+
+  std::vector<std::string> files;
+  for (int r = 0; r < npus; ++r) {
+    const int t = r % x.tp, p = (r / x.tp) % x.pp, d = r / (x.tp * x.pp);
+    NodeList list(rank_path(prefix, r));
+    std::int64_t last = -1;
+    for (int it = 0; it < x.iterations; ++it) {
+      const std::string step = "s" + std::to_string(it) + "_";
+      const std::int64_t tag_base = static_cast<std::int64_t>(it) * 2 * x.microbatches;
+      for (int k = 0; k < x.microbatches; ++k) {
+        const std::string mb = step + "mb" + std::to_string(k) + "_";
+        std::int64_t in = -1;
+        if (p > 0) in = list.p2p(false, mb + "recv_activation", rank_of(t, p - 1, d), tag_base + k, activation, {});
+        for (int l = 0; l < layers_per_stage; ++l) {
+          const std::string layer = mb + "layer" + std::to_string(p * layers_per_stage + l) + "_";
+          last = list.compute(layer + "forward", fwd_flops, fwd_bytes, 0, {last, in});
+          in = -1;
+          if (x.tp > 1) {
+            last = list.collective(layer + "forward_tp_all_reduce_attention", 0, activation, tp_group(d, p), {last});
+            last = list.collective(layer + "forward_tp_all_reduce_mlp", 0, activation, tp_group(d, p), {last});
+          }
+        }
+        if (p < x.pp - 1) list.p2p(true, mb + "send_activation", rank_of(t, p + 1, d), tag_base + k, activation, {last});
+      }
+      for (int k = x.microbatches - 1; k >= 0; --k) {
+        const std::string mb = step + "mb" + std::to_string(k) + "_";
+        const std::int64_t tag = tag_base + x.microbatches + k;
+        std::int64_t in = -1;
+        if (p < x.pp - 1) in = list.p2p(false, mb + "recv_gradient", rank_of(t, p + 1, d), tag, activation, {});
+        for (int l = layers_per_stage - 1; l >= 0; --l) {
+          const std::string layer = mb + "layer" + std::to_string(p * layers_per_stage + l) + "_";
+          last = list.compute(layer + "backward", 2 * fwd_flops, 2 * fwd_bytes, 0, {last, in});
+          in = -1;
+          if (x.tp > 1) {
+            last = list.collective(layer + "backward_tp_all_reduce_mlp", 0, activation, tp_group(d, p), {last});
+            last = list.collective(layer + "backward_tp_all_reduce_attention", 0, activation, tp_group(d, p), {last});
+          }
+        }
+        if (p > 0) list.p2p(true, mb + "send_gradient", rank_of(t, p - 1, d), tag, activation, {last});
+      }
+      if (x.dp > 1) last = list.collective(step + "dp_all_reduce_gradients", 0, grad_bytes, dp_group(t, p), {last});
+      last = list.compute(step + "optimizer", 0, 3 * grad_bytes, 0, {last});
+    }
+    list.close();
+    files.push_back(rank_path(prefix, r));
+  }
+  // Process groups, in ASTRA-sim's comm-groups format.
+  std::ofstream json(prefix + ".comm_groups.json");
+  json << "{";
+  bool first = true;
+  auto group = [&](const std::string& name, const std::vector<int>& ranks) {
+    json << (first ? "\n" : ",\n") << "  \"" << name << "\": [";
+    for (std::size_t i = 0; i < ranks.size(); ++i) json << (i ? ", " : "") << ranks[i];
+    json << "]";
+    first = false;
+  };
+  for (int d = 0; d < x.dp; ++d) {
+    for (int p = 0; p < x.pp; ++p) {
+      std::vector<int> g;
+      for (int t = 0; t < x.tp; ++t) g.push_back(rank_of(t, p, d));
+      if (x.tp > 1) group(tp_group(d, p), g);
+    }
+  }
+  for (int t = 0; t < x.tp; ++t) {
+    for (int p = 0; p < x.pp; ++p) {
+      std::vector<int> g;
+      for (int d = 0; d < x.dp; ++d) g.push_back(rank_of(t, p, d));
+      if (x.dp > 1) group(dp_group(t, p), g);
+    }
+  }
+  json << "\n}\n";
+  if (!json) throw std::runtime_error(prefix + ".comm_groups.json: write failed");
+  return files;
+}
+
+std::vector<std::string> write_long_trace(const std::string& prefix, int npus, std::uint64_t nodes,
+                                          std::uint64_t collective_every) {
+  std::vector<std::string> files;
+  for (int r = 0; r < npus; ++r) {
+    NodeList t(rank_path(prefix, r));
+    std::int64_t last = -1;
+    for (std::uint64_t i = 0; i < nodes; ++i) {
+      if (collective_every && i % collective_every == collective_every - 1) {
+        last = t.collective("all_reduce_" + std::to_string(i), 0, 1 << 20, "", {last});
+      } else {
+        last = t.compute("compute_" + std::to_string(i), 1e9, 1 << 20, 10, {last});
+      }
+    }
+    t.close();
+    files.push_back(rank_path(prefix, r));
   }
   return files;
 }

@@ -14,4 +14,36 @@ namespace fabricsim::traces {
 std::vector<std::string> write_collective_microbenchmark(const std::string& prefix, int npus, int comm_type,
                                                          std::uint64_t bytes, int iterations = 1);
 
+/// A pipeline of `stages` NPUs (rank s is stage s) running `microbatches`
+/// forward and then backward (GPipe order: backward of the last microbatch
+/// first), `compute_us` per microbatch and stage each way, passing `bytes`
+/// of activations forward and of gradients back with send/recv.
+std::vector<std::string> write_pipeline(const std::string& prefix, int stages, int microbatches, double compute_us,
+                                        std::uint64_t bytes);
+
+struct TrainingShape {
+  int dp = 1, tp = 1, pp = 1;  // data, tensor and pipeline parallel degrees
+  int layers = 4;              // transformer layers (divided between pipeline stages)
+  int hidden = 4096;           // model width
+  int seq = 2048;              // sequence length
+  int batch = 1;               // micro-batch size, in sequences
+  int microbatches = 4;        // per step
+  int iterations = 1;          // training steps
+  int element_bytes = 2;       // bf16
+};
+/// One transformer training step per iteration with data, tensor and
+/// pipeline parallelism. Rank r = tp_index + tp * (pp_index + pp * dp_index).
+/// Each layer's forward is a compute node (num_ops and tensor_size from the
+/// layer's shape) followed by the two tensor-parallel all-reduces of its
+/// activations; backward costs twice the forward; pipeline stages pass
+/// activations and gradients with send/recv (GPipe order); each stage ends
+/// the step with a data-parallel all-reduce of its gradients. Process groups
+/// are named in the nodes (pg_name) and written to PREFIX.comm_groups.json.
+std::vector<std::string> write_training_step(const std::string& prefix, const TrainingShape& shape);
+
+/// A long trace for benchmarks: per rank, `nodes` nodes: chains of compute
+/// nodes with an all-reduce every `collective_every` nodes.
+std::vector<std::string> write_long_trace(const std::string& prefix, int npus, std::uint64_t nodes,
+                                          std::uint64_t collective_every);
+
 }  // namespace fabricsim::traces

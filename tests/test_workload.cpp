@@ -1,0 +1,332 @@
+// The workload layer on real Chakra traces written by other tools, on traces
+// our generators write, and on broken ones.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "platforms/simulation.h"
+#include "support/fabric_harness.h"
+#include "support/test_util.h"
+#include "traces/generator/et_writer.h"
+#include "traces/generator/generators.h"
+
+using namespace fabricsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kLatency = 500, kGiBps = 50;
+const double kBytesPerNs = kGiBps * 1073741824.0 / 1e9;
+
+std::string switch_platform(const std::string& dir, int npus) {
+  return testutil::astra_network(dir, "Switch", npus, kGiBps, kLatency);
+}
+
+/// Runs a shared trace folder through the command; returns the report.
+nlohmann::json run_report(const std::string& prefix, int npus, const std::string& extra, int expect_exit = 0,
+                          std::string* err = nullptr) {
+  const std::string dir = testutil::scratch_dir("shared");
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + switch_platform(dir, npus) + " --workload " +
+                                         prefix + " --report " + dir + "/report.json " + extra);
+  EXPECT_EQ(r.exit_code, expect_exit) << r.err;
+  if (err) *err = r.err;
+  if (!fs::exists(dir + "/report.json")) return {};
+  return nlohmann::json::parse(testutil::read_text(dir + "/report.json"));
+}
+
+// ---- every shared trace --------------------------------------------------------
+
+struct Micro {
+  std::string type;
+  int npus;
+};
+void PrintTo(const Micro& m, std::ostream* os) { *os << m.type << " on " << m.npus << " NPUs"; }
+class AstraMicrobenchmarks : public ::testing::TestWithParam<Micro> {};
+TEST_P(AstraMicrobenchmarks, RunEveryCollectiveOfOneMiB) {
+  const auto& m = GetParam();
+  const auto j = run_report(testutil::shared_trace("astra-sim/microbenchmarks/" + m.type + "/" +
+                                                   std::to_string(m.npus) + "npus_1MB/" + m.type),
+                            m.npus, "");
+  ASSERT_EQ(j["npus"].size(), static_cast<std::size_t>(m.npus));
+  for (const auto& npu : j["npus"]) {
+    ASSERT_EQ(npu["collectives"].size(), 1u);
+    EXPECT_EQ(npu["collectives"][0]["type"], m.type);
+    EXPECT_EQ(npu["collectives"][0]["bytes"], 1048576);
+    EXPECT_GT(npu["finish_ns"].get<double>(), 1048576.0 / kBytesPerNs / m.npus);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Types, AstraMicrobenchmarks,
+                         ::testing::Values(Micro{"all_reduce", 4}, Micro{"all_reduce", 8}, Micro{"all_gather", 4},
+                                           Micro{"all_gather", 8}, Micro{"reduce_scatter", 4},
+                                           Micro{"reduce_scatter", 8}, Micro{"all_to_all", 4},
+                                           Micro{"all_to_all", 8}),
+                         [](const auto& i) { return i.param.type + std::to_string(i.param.npus); });
+
+TEST(SharedTraces, CustomSendRecvRingAllReduceFinishesAtItsClosedForm) {
+  // 14 sends and receives of 128 KiB in a chain, each receive waiting on the
+  // previous neighbour's send (two links through the switch), and a 7 us
+  // reduction after each of the 7 reduce-scatter receives.
+  const auto j = run_report(testutil::shared_trace("astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce"), 8, "");
+  const double step = 2 * kLatency + 131072.0 / kBytesPerNs;
+  const double expected = 14 * step + 7 * 7000;
+  for (const auto& npu : j["npus"]) {
+    EXPECT_NEAR(npu["finish_ns"].get<double>(), expected, 1e-3 * expected);
+    EXPECT_EQ(npu["nodes_done"], 35);
+    EXPECT_DOUBLE_EQ(npu["compute_ns"].get<double>(), 49000.0);
+  }
+}
+
+TEST(SharedTraces, ChakraTextMicroAllReduce) {
+  const auto j = run_report(testutil::shared_trace("chakra-text/micro_allreduce_4npus/allreduce"), 4, "");
+  for (const auto& npu : j["npus"]) EXPECT_EQ(npu["collectives"][0]["bytes"], 1048576);
+}
+
+TEST(SharedTraces, DataParallelOverlapFollowsTheDependencies) {
+  // Iteration: fwd0 100 us, fwd1 200 us, bwd1 weight-gradient 240 us, then
+  // the 4 MiB all-reduce of layer 1 starts while bwd1 input-gradient (160 us)
+  // and bwd0 weight-gradient (120 us) compute; layer 0's all-reduce follows
+  // bwd0 (one collective at a time), and the next forward waits for it.
+  const auto j = run_report(testutil::shared_trace("chakra-text/data_parallel_4npus/dp2"), 4, "");
+  for (const auto& npu : j["npus"]) {
+    std::map<std::string, std::vector<std::pair<double, double>>> c;
+    for (const auto& x : npu["collectives"]) c[x["name"]].emplace_back(x["start_ns"], x["end_ns"]);
+    const auto& ar1 = c["COMM_COLL_NODE_layer1_ALLREDUCE"];
+    const auto& ar0 = c["COMM_COLL_NODE_layer0_ALLREDUCE"];
+    ASSERT_FALSE(ar1.empty());
+    ASSERT_FALSE(ar0.empty());
+    EXPECT_DOUBLE_EQ(ar1[0].first, 540000.0);  // right after bwd1's weight gradient
+    EXPECT_DOUBLE_EQ(ar0[0].first, std::max(820000.0, ar1[0].second));
+    EXPECT_LT(ar1[0].second, 820000.0);        // hidden behind the backward compute
+    // Compute never waits on the all-reduce of layer 1 within the iteration.
+    EXPECT_GT(npu["compute_ns"].get<double>(), 0.0);
+    EXPECT_NEAR(npu["exposed_comm_ns"].get<double>() + npu["compute_ns"].get<double>() + npu["idle_ns"].get<double>(),
+                npu["finish_ns"].get<double>(), 1e-6);
+  }
+}
+
+TEST(SharedTraces, StgLlmRunsItsCollectivesInItsProcessGroups) {
+  const std::string dir = testutil::shared_trace("stg-llm/dense_dp4");
+  const auto j = run_report(dir + "/workload", 4, "--comm-groups " + dir + "/workload.json");
+  for (const auto& npu : j["npus"]) {
+    EXPECT_EQ(npu["nodes_done"], 78);
+    EXPECT_FALSE(npu["collectives"].empty());
+    for (const auto& c : npu["collectives"]) EXPECT_EQ(c["group"], "1");
+    EXPECT_GT(npu["compute_ns"].get<double>(), 0.0);  // roofline from num_ops and tensor_size
+  }
+}
+
+TEST(SharedTraces, PyTorchTraceRunsEveryNodeAndReplaysItsDurations) {
+  const std::string dir = testutil::scratch_dir("pytorch");
+  const std::string one = testutil::astra_network(dir, "Ring", 1, 50, 500);
+  const auto r = testutil::run_fabricsim("run --quiet --replay --platform " + one + " --workload " +
+                                         testutil::shared_trace("pytorch/chakra") + " --report " + dir + "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  const auto& npu = j["npus"][0];
+  EXPECT_EQ(npu["nodes"], 3664);
+  EXPECT_EQ(npu["nodes_done"], 3664);
+  // 3,643 compute nodes: 292,828 us on the GPU, 50,941 us of CPU ops.
+  EXPECT_DOUBLE_EQ(npu["gpu_busy_ns"].get<double>(), 292828e3);
+  EXPECT_DOUBLE_EQ(npu["cpu_busy_ns"].get<double>(), 50941e3);
+  EXPECT_EQ(npu["collectives"].size(), 21u);
+  // Dependencies on nodes not in the file: reported once, with their count.
+  EXPECT_NE(r.err.find("1277 dependencies on nodes absent from the file were ignored"), std::string::npos) << r.err;
+  // The gzip copy gives the same report.
+  const auto rz = testutil::run_fabricsim("run --quiet --replay --platform " + one + " --workload " + dir +
+                                          "/gz --report " + dir + "/rz.json");
+  EXPECT_EQ(rz.exit_code, 2);  // no such files yet
+  fs::copy_file(testutil::shared_trace("pytorch/chakra.0.et.gz"), dir + "/gz.0.et.gz");
+  const auto rz2 = testutil::run_fabricsim("run --quiet --replay --platform " + one + " --workload " + dir +
+                                           "/gz --report " + dir + "/rz.json");
+  ASSERT_EQ(rz2.exit_code, 0) << rz2.err;
+  const auto jz = nlohmann::json::parse(testutil::read_text(dir + "/rz.json"));
+  EXPECT_EQ(jz["npus"], j["npus"]);
+}
+
+struct Generator {
+  std::string trace;
+  int expect_exit;
+  double finish_ns;  // < 0: not checked
+};
+void PrintTo(const Generator& g, std::ostream* os) { *os << g.trace; }
+class ChakraGenerator : public ::testing::TestWithParam<Generator> {};
+TEST_P(ChakraGenerator, Runs) {
+  const auto& g = GetParam();
+  std::string err;
+  const auto j = run_report(testutil::shared_trace("chakra-generator/4npus/" + g.trace), 4, "", g.expect_exit, &err);
+  if (g.finish_ns >= 0) {
+    for (const auto& npu : j["npus"]) EXPECT_NEAR(npu["finish_ns"].get<double>(), g.finish_ns, 1e-6);
+  }
+  if (g.trace == "one_comm_recv_node") {
+    // A receive no one sends to: stopped, each NPU's receive named.
+    EXPECT_NE(err.find("cannot make progress"), std::string::npos) << err;
+    EXPECT_NE(err.find("NPU 0: 0 of 1 nodes done"), std::string::npos) << err;
+    EXPECT_NE(err.find("recv of 1024 bytes from NPU 3 (tag 0): no matching send has arrived"), std::string::npos) << err;
+  }
+  if (g.trace == "one_comm_send_node") {
+    EXPECT_NE(err.find("without comm_dst"), std::string::npos) << err;
+    for (const auto& npu : j["npus"]) EXPECT_EQ(npu["unreceived_messages"], 1);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(
+    Traces, ChakraGenerator,
+    ::testing::Values(Generator{"ALL_REDUCE", 0, -1}, Generator{"ALL_GATHER", 0, -1}, Generator{"REDUCE_SCATTER", 0, -1},
+                      Generator{"ALL_TO_ALL", 0, -1}, Generator{"BROADCAST", 0, -1}, Generator{"BARRIER", 0, -1},
+                      Generator{"one_comp_node", 0, 5000}, Generator{"two_comp_nodes_dependent", 0, 10000},
+                      // One compute engine per NPU: independent nodes run one after the other.
+                      Generator{"two_comp_nodes_independent", 0, 10000},
+                      // The remote-memory stand-in: 1 us + 1024 B / 50 GB/s.
+                      Generator{"one_remote_mem_load_node", 0, 1020.48}, Generator{"one_remote_mem_store_node", 0, 1020.48},
+                      Generator{"one_metadata_node_all_types", 0, 0}, Generator{"one_comm_send_node", 0, -1},
+                      Generator{"one_comm_recv_node", 3, -1}),
+    [](const auto& i) { return i.param.trace; });
+
+// ---- our generators --------------------------------------------------------------
+
+TEST(Generators, PipelineSendRecvFinishesAtTheClosedForm) {
+  const std::string dir = testutil::scratch_dir("pipe");
+  const int p = 4, m = 8;
+  const double f = 100e3, bytes = 1 << 20;
+  traces::write_pipeline(dir + "/pipe", p, m, f / 1e3, static_cast<std::uint64_t>(bytes));
+  Simulation sim(load_platform(switch_platform(dir, p)));
+  WorkloadSettings ws;
+  ws.prefix = dir + "/pipe";
+  sim.load_workload(ws);
+  ASSERT_EQ(sim.run(), Simulation::Outcome::kFinished);
+  // GPipe: the forward wave reaches the last stage after (p-1) hops, the
+  // backward wave comes back the same way.
+  const double c = 2 * kLatency + bytes / kBytesPerNs;
+  const double expected = 2 * ((p - 1) * (f + c) + m * f);
+  EXPECT_NEAR(ticks_to_ns(sim.end_time()), expected, 1e-3 * expected);
+}
+
+TEST(Generators, TrainingStepRunsItsGroupsAndPipeline) {
+  const std::string dir = testutil::scratch_dir("train");
+  traces::TrainingShape s;
+  s.dp = 2;
+  s.tp = 2;
+  s.pp = 2;
+  s.layers = 4;
+  s.hidden = 1024;
+  s.seq = 512;
+  s.microbatches = 2;
+  traces::write_training_step(dir + "/step", s);
+  const auto j = run_report(dir + "/step", 8, "--comm-groups " + dir + "/step.comm_groups.json");
+  for (const auto& npu : j["npus"]) {
+    int tp = 0, dp = 0;
+    for (const auto& c : npu["collectives"]) {
+      const std::string g = c["group"];
+      tp += g.rfind("tp_", 0) == 0;
+      dp += g.rfind("dp_", 0) == 0;
+    }
+    EXPECT_EQ(tp, 2 * 2 * 2 * 2);  // 2 layers per stage, 2 microbatches, forward + backward, 2 each
+    EXPECT_EQ(dp, 1);
+  }
+}
+
+// ---- broken traces ---------------------------------------------------------------------
+
+void write_trace(const std::string& prefix, int ranks, const std::function<void(int, traces::EtWriter&)>& fill) {
+  for (int r = 0; r < ranks; ++r) {
+    traces::EtWriter w(prefix + "." + std::to_string(r) + ".et");
+    fill(r, w);
+    w.close();
+  }
+}
+
+TEST(Stuck, ADependencyCycleIsReportedWithExitThree) {
+  const std::string dir = testutil::scratch_dir("cycle");
+  write_trace(dir + "/cyc", 2, [](int, traces::EtWriter& w) {
+    for (int i = 0; i < 2; ++i) {
+      ChakraProtoMsg::Node n;
+      n.set_id(static_cast<std::uint64_t>(i));
+      n.set_name("loop" + std::to_string(i));
+      n.set_type(ChakraProtoMsg::COMP_NODE);
+      n.set_duration_micros(1);
+      n.add_data_deps(static_cast<std::uint64_t>(1 - i));
+      w.write(n);
+    }
+  });
+  const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 2) + " --workload " + dir + "/cyc");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("node 0 (\"loop0\", COMP_NODE) waits for 1 unfinished dependency"), std::string::npos) << r.err;
+}
+
+TEST(Stuck, ACollectiveOneMemberNeverReachesIsNamed) {
+  const std::string dir = testutil::scratch_dir("missing-member");
+  write_trace(dir + "/half", 2, [](int r, traces::EtWriter& w) {
+    ChakraProtoMsg::Node n;
+    n.set_id(7);
+    n.set_name(r == 0 ? "all_reduce_grads" : "compute");
+    n.set_type(r == 0 ? ChakraProtoMsg::COMM_COLL_NODE : ChakraProtoMsg::COMP_NODE);
+    if (r == 0) {
+      traces::add_int(n, "comm_type", 0);
+      traces::add_int(n, "comm_size", 4096);
+    }
+    w.write(n);
+  });
+  const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 2) + " --workload " + dir + "/half");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("all_reduce \"all_reduce_grads\" (node 7"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("waits for NPU 1"), std::string::npos) << r.err;
+}
+
+TEST(BrokenTraces, ABadRecordLengthIsNamed) {
+  const std::string dir = testutil::scratch_dir("badlen");
+  fs::copy_file(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.0.et"), dir + "/b.0.et");
+  fs::copy_file(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.1.et"), dir + "/b.1.et");
+  {
+    std::ofstream out(dir + "/b.1.et", std::ios::binary | std::ios::app);
+    const unsigned char huge[] = {0xff, 0xff, 0xff, 0xff, 0x0f};  // a 4 GiB record
+    out.write(reinterpret_cast<const char*>(huge), sizeof huge);
+  }
+  const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 2) + " --workload " + dir + "/b");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("b.1.et: node record 2 (after node id "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bad record length 4294967295 bytes"), std::string::npos) << r.err;
+}
+
+TEST(BrokenTraces, AnUnknownNodeTypeIsNamed) {
+  const std::string dir = testutil::scratch_dir("badtype");
+  write_trace(dir + "/t", 2, [](int, traces::EtWriter& w) {
+    ChakraProtoMsg::Node n;
+    n.set_id(42);
+    n.set_name("mystery");
+    n.set_type(static_cast<ChakraProtoMsg::NodeType>(77));
+    w.write(n);
+  });
+  const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 2) + " --workload " + dir + "/t");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("t.0.et: node 42 (\"mystery\"): unknown node type 77"), std::string::npos) << r.err;
+}
+
+TEST(Workload, ProcessGroupsFromAMetadataNode) {
+  // PyTorch's process-group configuration arrives as a metadata node.
+  const std::string dir = testutil::scratch_dir("pgmeta");
+  write_trace(dir + "/pg", 4, [](int r, traces::EtWriter& w) {
+    ChakraProtoMsg::Node meta;
+    meta.set_id(1);
+    meta.set_name("## process_group:init ##");
+    meta.set_type(ChakraProtoMsg::METADATA_NODE);
+    meta.mutable_inputs()->set_values(R"([[{"pg_name": "7", "pg_desc": "pairs", "ranks": [0, 1]}, {"pg_name": "8", "ranks": [2, 3]}]])");
+    w.write(meta);
+    ChakraProtoMsg::Node ar;
+    ar.set_id(2);
+    ar.set_name("ar");
+    ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    ar.add_data_deps(1);
+    traces::add_int(ar, "comm_type", 0);
+    traces::add_int(ar, "comm_size", 1 << 20);
+    traces::add_string(ar, "pg_name", r < 2 ? "7" : "8");
+    w.write(ar);
+  });
+  const auto j = run_report(dir + "/pg", 4, "");
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(j["npus"][r]["collectives"][0]["group"], r < 2 ? "7" : "8");
+}
+
+}  // namespace
