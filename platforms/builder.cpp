@@ -132,6 +132,14 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
     bf.links.push_back(BuiltLink{std::move(ba), nb, na});
   }
 
+  // Each router may forward a frame as early as the slowest-to-arrive
+  // competitor allows: its smallest input latency.
+  std::vector<Tick> min_latency(f.nodes.size(), kNever);
+  for (const FabricEdge& e : f.edges) {
+    for (int n : {e.a, e.b}) min_latency[static_cast<std::size_t>(n)] = std::min(min_latency[static_cast<std::size_t>(n)], e.link.latency);
+  }
+  for (std::size_t u = 0; u < f.nodes.size(); ++u) router[u]->set_lookahead(min_latency[u] == kNever ? 0 : min_latency[u]);
+
   // Routes. A NIC with one port needs no table, and dimension-order routing
   // is computed from addresses rather than looked up (no table per node).
   try {
@@ -143,10 +151,12 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
                                                 dimension_ports(f, ports, static_cast<int>(u)));
       }
     } else {
+      for (std::size_t u = 0; u < f.nodes.size(); ++u) router[u]->routes().set_salt(static_cast<std::uint32_t>(u));
       compute_routes(f, ports, [&](int node, Address address, const std::vector<std::uint16_t>& p) {
         FrameRouter* r = router[static_cast<std::size_t>(node)];
         if (r->num_ports() > 1) r->routes().set(address, p);
       });
+      for (FrameRouter* r : router) r->routes().finalize();
     }
   } catch (const InputError& e) {
     throw InputError(spec_.file + ": " + e.what());

@@ -217,7 +217,7 @@ void Simulation::print_summary(std::ostream& os) const {
     os << "npu " << r << ": finish " << ns(npu.finish_time()) << " ns, compute " << ns(a.compute)
        << " ns, exposed communication " << ns(a.exposed_comm) << " ns, memory " << ns(a.memory) << " ns\n";
   }
-  os << "simulated time: " << ns(end_time()) << " ns\n";
+  os << "simulated time: " << ns(end_time()) << " ns (" << Calendar::instance().events_run() << " events)\n";
   os.unsetf(std::ios::floatfield);
 }
 

@@ -3,7 +3,8 @@
 #   - 1,024 NPUs, 1 GiB in 4 chunks, on a ring and on one switch (ASTRA-sim
 #     network files: 50 GB/s links, 500 ns)
 #   - 4,096 NPUs, 1 GiB in 4 chunks, on a 3-level fat tree (16 NPUs per leaf,
-#     16 leaves per pod, no oversubscription; 400 Gb/s links)
+#     16 leaves per pod, no oversubscription; 50 GB/s links, 100 ns switches),
+#     with halving-doubling: a ring over 4,096 NPUs is 134 million messages
 # Usage: scripts/bench-fabric.sh [path/to/fabricsim]
 set -euo pipefail
 bin=${1:-build/platforms/fabricsim}
@@ -35,6 +36,9 @@ run() {
   local label=$1; shift
   /usr/bin/time -f "$label: %e s wall, %M KB peak" "$bin" run --quiet --chunks 4 "$@"
 }
-run "ring, 1024 NPUs, 1 GiB all-reduce, 4 chunks" --platform "$work/Ring1024.yml" --workload "$work/ar1024"
-run "switch, 1024 NPUs, 1 GiB all-reduce, 4 chunks" --platform "$work/Switch1024.yml" --workload "$work/ar1024"
-run "3-level fat tree, 4096 NPUs, 1 GiB all-reduce, 4 chunks" --platform "$work/fattree4096.yaml" --workload "$work/ar4096"
+run "ring, 1024 NPUs, 1 GiB ring all-reduce, 4 chunks" --algorithm all_reduce=ring \
+  --platform "$work/Ring1024.yml" --workload "$work/ar1024"
+run "switch, 1024 NPUs, 1 GiB ring all-reduce, 4 chunks" --algorithm all_reduce=ring \
+  --platform "$work/Switch1024.yml" --workload "$work/ar1024"
+run "3-level fat tree, 4096 NPUs, 1 GiB halving-doubling all-reduce, 4 chunks" --algorithm all_reduce=halving_doubling \
+  --platform "$work/fattree4096.yaml" --workload "$work/ar4096"

@@ -1,5 +1,6 @@
 #include "tlm/frame_router.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace fabricsim {
@@ -30,8 +31,15 @@ tlm::tlm_sync_enum FrameRouter::rx_fw(int port, tlm::tlm_generic_payload& gp, tl
     delay = delay_until(free_at);
     return tlm::TLM_UPDATED;
   }
-  // Forward in time order: at head arrival plus the hop latency.
-  Calendar::instance().schedule(absolute(delay) + hop_latency_, this, kForward, f);
+  // Forward in time order of head arrival plus hop latency (see
+  // set_lookahead): at once when that order is already settled.
+  const Tick leave = absolute(delay) + hop_latency_;
+  const Tick when = leave - std::min(leave, lookahead_);
+  if (when <= now_ticks()) {
+    forward(f);
+  } else {
+    Calendar::instance().schedule(when, this, kForward, f);
+  }
   return tlm::TLM_ACCEPTED;
 }
 

@@ -2,9 +2,9 @@
 // and NICs of direct topologies (rings, tori, meshes), which pass on traffic
 // for other NPUs as TPU-style routers do.
 //
-// A frame arriving on rx[p] for another node is forwarded when its head has
+// A frame arriving on rx[p] for another node leaves when its head has
 // arrived plus the hop latency (cut-through: the tail may still be on its
-// way), to the port the routing table names. The input buffer is released
+// way), on the port the routing table names. The input buffer is released
 // (END_REQ back on rx[p]) when the frame's tail has left on the output link.
 // Output ports serve frames first come, first served, by head arrival time.
 #pragma once
@@ -33,6 +33,13 @@ class FrameRouter : public sc_core::sc_module, public Calendar::Client {
   /// moving onto a ring from elsewhere get bubble flow control.
   void set_port_ring(unsigned port, int ring);
   Tick hop_latency() const { return hop_latency_; }
+  /// The smallest latency of the links into this node. A frame whose head
+  /// arrives at t was handed to its link at t - latency or earlier, so by
+  /// t + hop - lookahead every frame that can reach an output before it is
+  /// known here: forwarding then keeps each output's reservations in time
+  /// order, and a frame whose link started it at once is forwarded without
+  /// an event of its own.
+  void set_lookahead(Tick min_input_latency) { lookahead_ = min_input_latency; }
   std::uint64_t frames_forwarded() const { return frames_forwarded_; }
 
  protected:
@@ -69,6 +76,7 @@ class FrameRouter : public sc_core::sc_module, public Calendar::Client {
   RoutingTable routes_;
   std::vector<int> port_ring_;
   Tick hop_latency_;
+  Tick lookahead_ = 0;
   std::uint64_t frames_forwarded_ = 0;
 };
 

@@ -93,6 +93,21 @@ class RoutingTable {
     runs_.push_back(Run{dst, dst + 1, first, static_cast<std::uint16_t>(ports.size())});
   }
   std::size_t runs() const { return runs_.size(); }
+  /// After the last set(): a table of many short runs (a big switch, one
+  /// NPU per port) is flattened to one entry per address, so a lookup is an
+  /// index instead of a binary search.
+  void finalize() {
+    flat_.clear();
+    if (runs_.size() <= 16 || runs_.back().end > 65536 || runs_.back().end > 4 * runs_.size()) return;
+    flat_.assign(runs_.back().end, kNoRun);
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      for (Address a = runs_[i].begin; a < runs_[i].end; ++a) flat_[a] = static_cast<std::uint32_t>(i);
+    }
+  }
+  /// Mixed into the flow hash. Each router gets its own, or every switch of
+  /// a tier would pick the same port index for a flow (ECMP polarization:
+  /// at a 4,096-NPU fat tree, some core links carried 20 times the mean).
+  void set_salt(std::uint32_t salt) { salt_ = mix(salt + 0x9e3779b9u); }
   bool has(Address dst) const { return use_dor_ || find(dst) != nullptr; }
 
   /// The output port for a frame of `flow` to `dst`; throws if there is no route.
@@ -106,7 +121,7 @@ class RoutingTable {
     }
     const Run* r = find(dst);
     if (!r) throw std::runtime_error("no route to fabric address " + std::to_string(dst));
-    return ports_[r->first + (r->count == 1 ? 0 : mix(flow) % r->count)];
+    return ports_[r->first + (r->count == 1 ? 0 : mix(flow ^ salt_) % r->count)];
   }
   /// All equal-cost ports towards `dst` (table routing only).
   std::vector<std::uint16_t> ports(Address dst) const {
@@ -122,6 +137,7 @@ class RoutingTable {
     std::uint16_t count;
   };
   const Run* find(Address dst) const {
+    if (!flat_.empty()) return dst < flat_.size() && flat_[dst] != kNoRun ? &runs_[flat_[dst]] : nullptr;
     auto it = std::upper_bound(runs_.begin(), runs_.end(), dst, [](Address a, const Run& r) { return a < r.begin; });
     if (it == runs_.begin()) return nullptr;
     --it;
@@ -140,9 +156,12 @@ class RoutingTable {
     return x;
   }
 
+  static constexpr std::uint32_t kNoRun = 0xffffffffu;
   std::vector<Run> runs_;
+  std::vector<std::uint32_t> flat_;
   std::vector<std::uint16_t> ports_;
   std::map<std::vector<std::uint16_t>, std::uint32_t> interned_;
+  std::uint32_t salt_ = 0;
   bool use_dor_ = false;
   DimensionOrder dor_;
   Address self_ = 0;

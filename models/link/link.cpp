@@ -101,6 +101,10 @@ void Link::send_waiting() {
     const std::uint64_t need = f->wire_bytes + (f->entering_ring ? params_.bubble_bytes : 0);
     const Tick credit = credit_time(need, ready);
     if (credit == kNever) {  // wait for the receiver's END_REQ
+      // Without bubble flow control every frame needs only its own size, so
+      // the ones behind would not get credit either: plain first come, first
+      // served (and no scan of a long queue on every credit).
+      if (params_.bubble_bytes == 0) break;
       blocked_inputs_.push_back(f->hop_in);
       ++i;
       continue;

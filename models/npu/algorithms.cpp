@@ -469,7 +469,7 @@ class HierarchicalProgram : public Program {
     if (!program) return;
     program->round(r - offset, out);
     // A phase's own tags count its own rounds.
-    for (auto* list : {&out.sends, &out.recvs}) {
+    for (TransferList* list : {&out.sends, &out.recvs}) {
       for (Transfer& t : *list) {
         if (t.tag != Transfer::kSameRound) t.tag += offset;
       }

@@ -59,15 +59,66 @@ struct Transfer {
   /// default the round it is sent in. A receive names the sender's round.
   std::uint32_t tag = kSameRound;
   static constexpr std::uint32_t kSameRound = 0xffffffffu;
+  bool arrived = false;      // receive side: set by the engine when matched
   std::uint64_t bytes() const { return length * count; }
+};
+
+/// A round's transfers: most rounds have one or two, kept inline so a round
+/// touches no memory beyond its chunk's state (this is on every message's
+/// path).
+class TransferList {
+ public:
+  void clear() {
+    size_ = 0;
+    more_.clear();
+  }
+  void push_back(const Transfer& t) {
+    if (size_ < kInline) {
+      inline_[size_] = t;
+    } else {
+      more_.push_back(t);
+    }
+    ++size_;
+  }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Transfer& operator[](std::size_t i) { return i < kInline ? inline_[i] : more_[i - kInline]; }
+  const Transfer& operator[](std::size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
+
+  template <typename List, typename T>
+  class Iter {
+   public:
+    Iter(List* l, std::size_t i) : l_(l), i_(i) {}
+    T& operator*() const { return (*l_)[i_]; }
+    T* operator->() const { return &(*l_)[i_]; }
+    Iter& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator!=(const Iter& o) const { return i_ != o.i_; }
+
+   private:
+    List* l_;
+    std::size_t i_;
+  };
+  Iter<TransferList, Transfer> begin() { return {this, 0}; }
+  Iter<TransferList, Transfer> end() { return {this, size_}; }
+  Iter<const TransferList, const Transfer> begin() const { return {this, 0}; }
+  Iter<const TransferList, const Transfer> end() const { return {this, size_}; }
+
+ private:
+  static constexpr std::size_t kInline = 2;
+  Transfer inline_[kInline];
+  std::size_t size_ = 0;
+  std::vector<Transfer> more_;
 };
 
 /// A round: its sends are posted when it starts; it ends when all its receives
 /// have arrived. The next round starts when this one has ended. A receive is
 /// matched to the send with the same chunk, sender and tag (Transfer::tag).
 struct Round {
-  std::vector<Transfer> sends;
-  std::vector<Transfer> recvs;
+  TransferList sends;
+  TransferList recvs;
   void clear() {
     sends.clear();
     recvs.clear();

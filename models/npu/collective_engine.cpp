@@ -175,7 +175,6 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       host_.post(m);
     }
     chunk.pending = static_cast<std::uint32_t>(chunk.current.recvs.size());
-    chunk.got.assign(chunk.current.recvs.size(), false);
     for (std::size_t i = 0; i < chunk.current.recvs.size(); ++i) {
       const Transfer& t = chunk.current.recvs[i];
       const std::uint32_t tag = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
@@ -220,7 +219,7 @@ void CollectiveEngine::consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, 
       }
     }
   }
-  chunk.got[i] = true;
+  chunk.current.recvs[i].arrived = true;
   --chunk.pending;
   m->unref();
 }
@@ -242,7 +241,7 @@ void CollectiveEngine::receive(CollectiveRun& run, Message* m) {
     const auto& recvs = chunk.current.recvs;
     for (std::size_t i = 0; i < recvs.size(); ++i) {
       const std::uint32_t tag = recvs[i].tag == Transfer::kSameRound ? chunk.round : recvs[i].tag;
-      if (!chunk.got[i] && tag == m->tag_step && static_cast<std::uint32_t>(recvs[i].peer) == m->tag_src_rank) {
+      if (!recvs[i].arrived && tag == m->tag_step && static_cast<std::uint32_t>(recvs[i].peer) == m->tag_src_rank) {
         consume(run, chunk, i, m);
         if (chunk.pending == 0) {
           if (chunk.reduced_at > now_ticks()) {  // wait for the local reduction
@@ -298,7 +297,7 @@ std::vector<std::string> CollectiveEngine::describe_unfinished() const {
       const auto& ch = run->chunks_[c];
       if (!ch.started || ch.finished) continue;
       for (std::size_t i = 0; i < ch.current.recvs.size(); ++i) {
-        if (!ch.got[i]) {
+        if (!ch.current.recvs[i].arrived) {
           os << "; chunk " << c << " round " << ch.round << " waits for NPU " << ch.current.recvs[i].peer;
           break;
         }

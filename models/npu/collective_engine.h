@@ -82,7 +82,6 @@ class CollectiveRun {
     std::unique_ptr<Program> program;
     std::uint32_t round = 0;
     std::uint32_t pending = 0;  // receives the current round still waits for
-    std::vector<bool> got;      // per receive of the current round
     Round current;
     bool started = false;
     bool finished = false;

@@ -66,7 +66,9 @@ int run(const RunArgs& a) {
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
   apply_overrides(a, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
-  Simulation sim(std::move(spec));
+  // Never destroyed: the process ends right after, and SystemC unregisters
+  // ports one by one in quadratic time (seconds at 100,000 sockets).
+  Simulation& sim = *new Simulation(std::move(spec));
   WorkloadSettings ws;
   ws.prefix = a.workload;
   ws.comm_groups = a.comm_groups;
@@ -142,7 +144,7 @@ int collbench(const CollbenchArgs& a) {
   o.data = a.data;
   if (!parse_data_type(a.dtype, o.dtype)) throw InputError("--dtype " + a.dtype + ": use fp32, fp16, bf16 or int32");
   if (!parse_reduce_op(a.redop, o.op)) throw InputError("--redop " + a.redop + ": use sum, min or max");
-  Platform platform(std::move(spec));
+  Platform& platform = *new Platform(std::move(spec));  // never destroyed: see run()
   for (const auto& note : platform.notes()) std::cerr << "note: " << note << "\n";
   std::vector<std::string> errors;
   const auto rows = run_collbench(platform, o, errors);
