@@ -11,6 +11,7 @@ constexpr std::uint32_t kForward = 0;
 
 FrameRouter::FrameRouter(const sc_core::sc_module_name& name, unsigned ports, Tick hop_latency)
     : sc_core::sc_module(name), tx("tx", ports), rx("rx", ports), port_ring_(ports, -1), hop_latency_(hop_latency) {
+  Calendar::instance();  // made during elaboration, before anything schedules
   for (unsigned p = 0; p < ports; ++p) {
     tx[p].register_nb_transport_bw(this, &FrameRouter::tx_bw, static_cast<int>(p));
     rx[p].register_nb_transport_fw(this, &FrameRouter::rx_fw, static_cast<int>(p));

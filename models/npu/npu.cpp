@@ -19,6 +19,7 @@ Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Par
       params_(params),
       directory_(directory),
       collectives_(*this, collectives) {
+  Calendar::instance();  // made during elaboration, before anything schedules
   for (unsigned i = 0; i < nics; ++i) {
     to_nic[i].register_nb_transport_bw(this, &Npu::nic_bw, static_cast<int>(i));
     from_nic[i].register_nb_transport_fw(this, &Npu::nic_fw, static_cast<int>(i));

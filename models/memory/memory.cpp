@@ -1,0 +1,302 @@
+#include "models/memory/memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace fabricsim {
+
+namespace {
+enum : std::uint32_t { kCompletion = 0, kStart = 1, kRespond = 2 };
+constexpr std::uint64_t kPageBytes = 4096;
+struct Delayed {  // an nb request that starts later than it was made
+  tlm::tlm_generic_payload* gp;
+  int initiator;
+};
+}  // namespace
+
+Memory::Memory(const sc_core::sc_module_name& name, const Params& params)
+    : sc_core::sc_module(name), in("in"), params_(params) {
+  if (params_.channels == 0) throw std::invalid_argument(std::string(this->name()) + ": a memory needs channels");
+  if (params_.interleave_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": interleave_bytes must be > 0");
+  if (params_.channel_bandwidth.is_unlimited()) {
+    throw std::invalid_argument(std::string(this->name()) + ": channel bandwidth must be > 0");
+  }
+  Calendar::instance();  // made during elaboration, before anything schedules
+  in.register_b_transport(this, &Memory::b_transport);
+  in.register_nb_transport_fw(this, &Memory::nb_transport_fw);
+  in.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
+  in.register_transport_dbg(this, &Memory::transport_dbg);
+}
+
+std::vector<std::uint64_t> Memory::channel_bytes(std::uint64_t address, std::uint64_t length) const {
+  const std::uint64_t C = params_.channels, I = params_.interleave_bytes;
+  std::vector<std::uint64_t> out(C, 0);
+  std::uint64_t o = address - params_.base;
+  std::uint64_t left = length;
+  // Up to the next interleave boundary.
+  if (o % I) {
+    const std::uint64_t n = std::min(left, I - o % I);
+    out[(o / I) % C] += n;
+    o += n;
+    left -= n;
+  }
+  // Whole interleave units: full rounds over every channel, then the rest.
+  const std::uint64_t units = left / I;
+  const std::uint64_t first = (o / I) % C;
+  for (std::uint64_t c = 0; c < C; ++c) out[c] += units / C * I;
+  for (std::uint64_t k = 0; k < units % C; ++k) out[(first + k) % C] += I;
+  o += units * I;
+  left -= units * I;
+  if (left) out[(o / I) % C] += left;
+  return out;
+}
+
+bool Memory::check(tlm::tlm_generic_payload& gp) {
+  const auto cmd = gp.get_command();
+  if (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND) {
+    if (cmd == tlm::TLM_IGNORE_COMMAND) {
+      gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    } else {
+      gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    }
+    return false;
+  }
+  const std::uint64_t a = gp.get_address(), n = gp.get_data_length();
+  if (a < params_.base || n > params_.size_bytes || a - params_.base > params_.size_bytes - n) {
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    ++stats_.errors;
+    return false;
+  }
+  if (gp.get_byte_enable_ptr()) {
+    gp.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    ++stats_.errors;
+    return false;
+  }
+  if (gp.get_streaming_width() && gp.get_streaming_width() < n) {
+    gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    ++stats_.errors;
+    return false;
+  }
+  return true;
+}
+
+std::uint8_t* Memory::page(std::uint64_t offset) {
+  auto& p = pages_[offset / kPageBytes];
+  if (!p) {
+    p.reset(new std::uint8_t[kPageBytes]);
+    std::memset(p.get(), 0, kPageBytes);
+  }
+  return p.get();
+}
+
+void Memory::copy_data(tlm::tlm_generic_payload& gp) {
+  const std::uint64_t n = gp.get_data_length();
+  if (gp.get_command() == tlm::TLM_READ_COMMAND) {
+    stats_.bytes_read += n;
+    ++stats_.reads;
+  } else {
+    stats_.bytes_written += n;
+    ++stats_.writes;
+  }
+  unsigned char* data = gp.get_data_ptr();
+  if (!params_.store_data || !data) return;  // timing only
+  std::uint64_t o = gp.get_address() - params_.base;
+  std::uint64_t done = 0;
+  while (done < n) {
+    const std::uint64_t in_page = std::min(n - done, kPageBytes - o % kPageBytes);
+    std::uint8_t* p = page(o) + o % kPageBytes;
+    if (gp.get_command() == tlm::TLM_READ_COMMAND) {
+      std::memcpy(data + done, p, in_page);
+    } else {
+      std::memcpy(p, data + done, in_page);
+    }
+    done += in_page;
+    o += in_page;
+  }
+}
+
+Memory::Request* Memory::begin(tlm::tlm_generic_payload& gp, int initiator, bool blocking) {
+  advance();
+  auto r = std::make_unique<Request>();
+  r->gp = &gp;
+  r->initiator = initiator;
+  r->blocking = blocking;
+  const std::uint64_t n = gp.get_data_length();
+  r->remaining = static_cast<double>(n);
+  const auto per_channel = channel_bytes(gp.get_address(), n);
+  for (unsigned c = 0; c < per_channel.size(); ++c) {
+    if (per_channel[c]) r->share.emplace_back(c, static_cast<double>(per_channel[c]) / static_cast<double>(n));
+  }
+  Request* raw = r.get();
+  active_.push_back(std::move(r));
+  share_bandwidth();
+  return raw;
+}
+
+void Memory::share_bandwidth() {
+  // Progressive filling: raise every unfrozen request's rate together until
+  // some channel is full; freeze the requests on full channels; repeat.
+  const double channel = params_.channel_bandwidth.bytes_per_ps();
+  std::vector<double> capacity(params_.channels, channel), load(params_.channels);
+  std::vector<bool> frozen(active_.size(), false);
+  for (auto& r : active_) r->rate = 0;
+  for (;;) {
+    std::fill(load.begin(), load.end(), 0.0);
+    bool any = false;
+    for (std::size_t i = 0; i < active_.size(); ++i) {
+      if (frozen[i]) continue;
+      any = true;
+      for (const auto& [c, f] : active_[i]->share) load[c] += f;
+    }
+    if (!any) break;
+    double step = std::numeric_limits<double>::infinity();
+    for (unsigned c = 0; c < params_.channels; ++c) {
+      if (load[c] > 0) step = std::min(step, capacity[c] / load[c]);
+    }
+    if (!std::isfinite(step)) break;
+    for (std::size_t i = 0; i < active_.size(); ++i) {
+      if (!frozen[i]) active_[i]->rate += step;
+    }
+    bool froze = false;
+    for (unsigned c = 0; c < params_.channels; ++c) {
+      capacity[c] -= step * load[c];
+      if (load[c] > 0 && capacity[c] <= channel * 1e-9) {
+        for (std::size_t i = 0; i < active_.size(); ++i) {
+          if (frozen[i]) continue;
+          for (const auto& sh : active_[i]->share) {
+            if (sh.first == c) {
+              frozen[i] = true;
+              froze = true;
+              break;
+            }
+          }
+        }
+      }
+    }
+    if (!froze) break;
+  }
+  // Schedule the next completion; earlier-scheduled ones are now stale.
+  ++generation_;
+  double soonest = std::numeric_limits<double>::infinity();
+  for (const auto& r : active_) {
+    if (r->rate > 0) soonest = std::min(soonest, r->remaining / r->rate);
+  }
+  if (std::isfinite(soonest)) {
+    const auto dt = static_cast<Tick>(std::ceil(std::max(0.0, soonest)));
+    Calendar::instance().schedule(now_ticks() + dt, this, kCompletion,
+                                  reinterpret_cast<void*>(static_cast<std::uintptr_t>(generation_)));
+  }
+}
+
+void Memory::advance() {
+  const Tick now = now_ticks();
+  const Tick dt = now - last_;
+  last_ = now;
+  if (active_.empty()) return;
+  stats_.busy += dt;
+  bool finished = false;
+  for (auto& r : active_) {
+    r->remaining -= r->rate * static_cast<double>(dt);
+    finished |= r->remaining <= 0.5;
+  }
+  if (!finished) return;
+  for (std::size_t i = 0; i < active_.size();) {
+    if (active_[i]->remaining > 0.5) {
+      ++i;
+      continue;
+    }
+    Request* r = active_[i].release();
+    active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
+    if (r->blocking) {
+      delete r;  // answered when it was made
+    } else {
+      Calendar::instance().schedule(now + params_.latency, this, kRespond, r);
+    }
+  }
+  share_bandwidth();
+}
+
+void Memory::respond(Request* r) {
+  std::unique_ptr<Request> owned(r);
+  tlm::tlm_generic_payload& gp = *r->gp;
+  copy_data(gp);
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  tlm::tlm_phase phase = tlm::BEGIN_RESP;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  in[static_cast<unsigned>(r->initiator)]->nb_transport_bw(gp, phase, delay);
+  // Whatever the initiator answers (TLM_COMPLETED, END_RESP, or END_RESP
+  // later through fw), the transaction is over for the memory.
+}
+
+void Memory::on_calendar(std::uint32_t kind, void* arg) {
+  switch (kind) {
+    case kCompletion:
+      if (reinterpret_cast<std::uintptr_t>(arg) == generation_) advance();
+      break;
+    case kStart: {
+      std::unique_ptr<Delayed> d(static_cast<Delayed*>(arg));
+      begin(*d->gp, d->initiator, false);
+      break;
+    }
+    case kRespond:
+      respond(static_cast<Request*>(arg));
+      break;
+  }
+}
+
+void Memory::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  if (!check(gp)) return;
+  // Answer now, as if nothing arrived after this request.
+  Request* r = begin(gp, id, true);
+  const double ps = r->rate > 0 ? r->remaining / r->rate : 0.0;
+  delay += to_sc_time(static_cast<Tick>(std::ceil(ps)) + params_.latency);
+  copy_data(gp);
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+tlm::tlm_sync_enum Memory::nb_transport_fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                           sc_core::sc_time& delay) {
+  if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;
+  if (phase != tlm::BEGIN_REQ) {
+    SC_REPORT_ERROR(name(), "unexpected phase on the base protocol");
+    return tlm::TLM_COMPLETED;
+  }
+  if (!check(gp)) return tlm::TLM_COMPLETED;  // early completion with the error status
+  if (delay == sc_core::SC_ZERO_TIME) {
+    begin(gp, id, false);
+  } else {
+    Calendar::instance().schedule(now_ticks() + delay.value(), this, kStart, new Delayed{&gp, id});
+  }
+  phase = tlm::END_REQ;  // accepted at once: requests queue inside
+  delay = sc_core::SC_ZERO_TIME;
+  return tlm::TLM_UPDATED;
+}
+
+bool Memory::get_direct_mem_ptr(int, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
+  const std::uint64_t a = gp.get_address();
+  if (!params_.store_data || a < params_.base || a - params_.base >= params_.size_bytes) return false;
+  // One page at a time: storage is allocated page by page.
+  const std::uint64_t o = (a - params_.base) / kPageBytes * kPageBytes;
+  dmi.set_dmi_ptr(page(o));
+  dmi.set_start_address(params_.base + o);
+  dmi.set_end_address(params_.base + std::min(o + kPageBytes, params_.size_bytes) - 1);
+  dmi.allow_read_write();
+  const sc_core::sc_time per_access =
+      to_sc_time(params_.latency + params_.channel_bandwidth.time_for(static_cast<double>(params_.interleave_bytes)));
+  dmi.set_read_latency(per_access);
+  dmi.set_write_latency(per_access);
+  return true;
+}
+
+unsigned int Memory::transport_dbg(int, tlm::tlm_generic_payload& gp) {
+  if (!check(gp)) return 0;
+  const auto saved = stats_;
+  copy_data(gp);
+  stats_ = saved;  // debug accesses are not traffic
+  return static_cast<unsigned>(gp.get_data_length());
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,102 @@
+// A memory: HBM stacks, a pooled or expansion memory. A TLM-2.0 base-protocol
+// target (b_transport and nb_transport, READ and WRITE on an address range,
+// DMI when it stores data) that any initiator can use, fabricsim's own or a
+// foreign platform's.
+//
+// Timing: the address range is interleaved over `channels` channels,
+// `interleave_bytes` at a time; each channel moves `channel_bandwidth`. A
+// request uses the channels its bytes fall on, in proportion. Concurrent
+// requests share the channels max-min fairly (progressive filling: every
+// request's rate grows together until a channel it uses is full), so N
+// readers of the whole range each get 1/N of the bandwidth, and a request
+// confined to one channel gets at most that channel. A request completes
+// `latency` after its last byte has been moved. nb_transport follows this
+// exactly; b_transport, which must answer at once, returns the time the
+// request would take if nothing else arrived after it (and its load still
+// slows later requests).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "tlm/calendar.h"
+#include "tlm/time.h"
+
+namespace fabricsim {
+
+class Memory : public sc_core::sc_module, public Calendar::Client {
+ public:
+  struct Params {
+    std::uint64_t base = 0;
+    std::uint64_t size_bytes = 80ull << 30;
+    unsigned channels = 16;
+    std::uint64_t interleave_bytes = 256;
+    Bandwidth channel_bandwidth = Bandwidth::GBps(819.0 / 16);  // an HBM3 stack: 819 GB/s over 16 channels
+    Tick latency = ns_to_ticks(100);
+    bool store_data = false;  // keep the bytes written (data mode, DMI, foreign platforms)
+  };
+
+  struct Stats {
+    std::uint64_t reads = 0, writes = 0;
+    std::uint64_t bytes_read = 0, bytes_written = 0;
+    Tick busy = 0;  // time at least one request was moving data
+    std::uint64_t errors = 0;
+  };
+
+  /// Any number of initiators may bind here.
+  tlm_utils::multi_passthrough_target_socket<Memory> in;
+
+  Memory(const sc_core::sc_module_name& name, const Params& params);
+
+  const Params& params() const { return params_; }
+  const Stats& stats() const { return stats_; }
+  double total_bandwidth_GBps() const { return params_.channel_bandwidth.GBps_value() * params_.channels; }
+  /// Bytes of [address, address + length) on each channel.
+  std::vector<std::uint64_t> channel_bytes(std::uint64_t address, std::uint64_t length) const;
+  std::size_t requests_in_flight() const { return active_.size(); }
+
+ private:
+  struct Request {
+    tlm::tlm_generic_payload* gp = nullptr;
+    int initiator = 0;
+    bool blocking = false;
+    double remaining = 0;             // bytes still to move
+    std::vector<std::pair<unsigned, double>> share;  // (channel, fraction of its bytes)
+    double rate = 0;                  // bytes per ps, from the last sharing
+  };
+
+  void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  bool get_direct_mem_ptr(int id, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi);
+  unsigned int transport_dbg(int id, tlm::tlm_generic_payload& gp);
+  void on_calendar(std::uint32_t kind, void* arg) override;
+
+  /// Checks the command and range; sets the response status and returns
+  /// false when the request cannot be served.
+  bool check(tlm::tlm_generic_payload& gp);
+  void copy_data(tlm::tlm_generic_payload& gp);
+  std::uint8_t* page(std::uint64_t offset);
+  Request* begin(tlm::tlm_generic_payload& gp, int initiator, bool blocking);
+  /// Brings every request's remaining bytes to now, ends those done,
+  /// recomputes the shares and schedules the next completion.
+  void advance();
+  void share_bandwidth();
+  void respond(Request* r);
+
+  Params params_;
+  Stats stats_;
+  std::vector<std::unique_ptr<Request>> active_;
+  Tick last_ = 0;
+  std::uint64_t generation_ = 0;  // completion events from before the last change are stale
+  std::map<std::uint64_t, std::unique_ptr<std::uint8_t[]>> pages_;
+};
+
+}  // namespace fabricsim
