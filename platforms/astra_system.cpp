@@ -1,8 +1,11 @@
 #include "platforms/astra_system.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
+
+#include "platforms/generators.h"
 
 namespace fabricsim {
 
@@ -114,6 +117,86 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       notes.push_back(path + ": \"" + key + "\" is not modeled; ignored");
     }
   }
+}
+
+void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open remote-memory file");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw InputError(path + ": expected a JSON object");
+  auto fail = [&](const std::string& key, const std::string& what) { throw InputError(path + ": \"" + key + "\": " + what); };
+  auto number = [&](const std::string& key, double fallback) {
+    if (!j.contains(key)) return fallback;
+    if (!j[key].is_number() || j[key].get<double>() < 0) fail(key, "must be a number >= 0");
+    return j[key].get<double>();
+  };
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    static const char* known[] = {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes", "num-npus-per-node"};
+    if (std::find(std::begin(known), std::end(known), it.key()) == std::end(known)) {
+      notes.push_back(path + ": \"" + it.key() + "\" is not modeled; ignored");
+    }
+  }
+  const std::string type = j.contains("memory-type") && j["memory-type"].is_string() ? j["memory-type"].get<std::string>()
+                                                                                     : "NO_MEMORY_EXPANSION";
+  if (type == "NO_MEMORY_EXPANSION") {
+    spec.npu.no_remote_memory = true;
+    return;
+  }
+  const double latency = number("remote-mem-latency", 0);
+  const double bw = number("remote-mem-bw", 0);
+  if (bw <= 0) fail("remote-mem-bw", "must be > 0 for " + type);
+  std::vector<std::vector<int>> served;  // per memory
+  if (type == "PER_NPU_MEMORY_EXPANSION") {
+    for (int r = 0; r < spec.npus; ++r) served.push_back({r});
+  } else if (type == "PER_NODE_MEMORY_EXPANSION") {
+    const int per_node = static_cast<int>(number("num-npus-per-node", 0));
+    if (per_node < 1) fail("num-npus-per-node", "must be >= 1 for PER_NODE_MEMORY_EXPANSION");
+    const int nodes = static_cast<int>(number("num-nodes", spec.npus / per_node));
+    if (nodes * per_node != spec.npus) {
+      fail("num-nodes", std::to_string(nodes) + " nodes of " + std::to_string(per_node) + " NPUs do not make the platform's " +
+                            std::to_string(spec.npus));
+    }
+    for (int n = 0; n < nodes; ++n) {
+      served.emplace_back();
+      for (int k = 0; k < per_node; ++k) served.back().push_back(n * per_node + k);
+    }
+  } else if (type == "MEMORY_POOL") {
+    served.emplace_back();
+    for (int r = 0; r < spec.npus; ++r) served.back().push_back(r);
+  } else {
+    fail("memory-type", "unknown type \"" + type +
+                            "\" (NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL)");
+  }
+  // Links that do not limit: no bandwidth bound, no latency.
+  Link::Params ideal;
+  ideal.bandwidth = Bandwidth::unlimited();
+  ideal.latency = 0;
+  ideal.buffer_bytes = 1ull << 30;
+  std::vector<int> all(static_cast<std::size_t>(spec.npus));
+  for (int r = 0; r < spec.npus; ++r) all[static_cast<std::size_t>(r)] = r;
+  FabricSpec f = make_single_switch(all, ideal, 0);
+  f.name = "remote_memory";
+  f.nic.header_bytes = 0;
+  f.nic.message_overhead = 0;
+  f.nic.injection = Bandwidth::unlimited();
+  std::vector<MemorySpec> memories;
+  for (std::size_t k = 0; k < served.size(); ++k) {
+    MemorySpec m;
+    m.name = "remote_memory" + std::to_string(k);
+    m.memory.size_bytes = 1ull << 40;
+    m.memory.channels = 1;
+    m.memory.channel_bandwidth = Bandwidth::GBps(bw);  // ASTRA-sim's bytes per ns
+    m.memory.latency = ns_to_ticks(latency);
+    m.serves = served[k];
+    memories.push_back(std::move(m));
+  }
+  attach_memories(f, std::move(memories), ideal);
+  spec.fabrics.push_back(std::move(f));
 }
 
 }  // namespace fabricsim

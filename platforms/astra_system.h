@@ -13,4 +13,13 @@ namespace fabricsim {
 /// `notes` (once each). Throws InputError naming the file and key.
 void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes);
 
+/// ASTRA-sim's remote-memory file (`--remote-memory FILE`): memory-type
+/// NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION
+/// (num-nodes, num-npus-per-node) or MEMORY_POOL, remote-mem-latency (ns) and
+/// remote-mem-bw (GB/s). Adds a fabric of links that do not limit: one switch
+/// joining every NPU and the memories, so one request alone takes
+/// latency + size / bandwidth and concurrent requests to a shared memory
+/// share its bandwidth.
+void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes);
+
 }  // namespace fabricsim

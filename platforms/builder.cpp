@@ -33,6 +33,19 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
     npus_.push_back(std::make_unique<Npu>(("npu" + std::to_string(r)).c_str(), r, nic_count[static_cast<std::size_t>(r)],
                                           spec_.npu, directory_, spec_.collectives));
   }
+  // Local memory: one per NPU, shared by its compute engine and its NICs.
+  if (spec_.hbm) {
+    for (int r = 0; r < spec_.npus; ++r) {
+      BuiltMemory bm;
+      bm.name = "npu" + std::to_string(r) + "_hbm";
+      bm.memory = std::make_unique<Memory>(bm.name.c_str(), *spec_.hbm);
+      Npu& npu = *npus_[static_cast<std::size_t>(r)];
+      npu.hbm.socket.bind(bm.memory->in);
+      // Compute streams through the lower half, NIC DMA through the upper.
+      npu.hbm.set_window(spec_.hbm->base, spec_.hbm->size_bytes / 2);
+      memories_.push_back(std::move(bm));
+    }
+  }
   fabrics_.resize(spec_.fabrics.size());
   for (std::size_t fi = 0; fi < spec_.fabrics.size(); ++fi) build_fabric(fi, spec_.fabrics[fi]);
 }
@@ -97,7 +110,41 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
           m->out.bind(npu.from_nic[a.nic]);
         }
       }
+      if (spec_.hbm) {
+        m->dma.socket.bind(memories_[static_cast<std::size_t>(n.npu)].memory->in);
+        m->dma.set_window(spec_.hbm->base + spec_.hbm->size_bytes / 2, spec_.hbm->size_bytes / 2);
+      }
       bf.nics.push_back(std::move(m));
+    } else if (n.kind == FabricNode::Kind::kMemory) {
+      // A memory node: its own NIC, the controller, and the memory.
+      const MemorySpec& ms = f.memories.at(static_cast<std::size_t>(n.memory));
+      Nic::Params p = nic;
+      p.address = n.address;
+      p.ports = nports;
+      auto m = std::make_unique<Nic>((prefix + n.name + "_nic").c_str(), p);
+      router[u] = m.get();
+      BuiltMemory bm;
+      bm.name = ms.name;
+      bm.memory = std::make_unique<Memory>((prefix + n.name).c_str(), ms.memory);
+      bm.endpoint = std::make_unique<MemoryEndpoint>((prefix + n.name + "_controller").c_str(), n.address);
+      m->out.bind(bm.endpoint->from_nic);
+      bm.endpoint->to_nic.bind(m->in);
+      bm.endpoint->memory.socket.bind(bm.memory->in);
+      for (int rank : ms.serves) {
+        const auto* a = [&]() -> const Directory::Attachment* {
+          for (const auto& x : directory_.attachments(rank)) {
+            if (x.fabric == fi) return &x;
+          }
+          return nullptr;
+        }();
+        if (!a) {
+          throw InputError(spec_.file + ": memory \"" + ms.name + "\" serves NPU " + std::to_string(rank) +
+                           ", which is not on fabric \"" + f.name + "\"");
+        }
+        directory_.set_memory(rank, Directory::MemoryRoute{a->nic, n.address, ms.memory.base, ms.memory.size_bytes, ms.name});
+      }
+      bf.nics.push_back(std::move(m));
+      memories_.push_back(std::move(bm));
     } else {
       Switch::Params p;
       p.ports = nports;

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "models/link/link.h"
+#include "models/memory/memory.h"
+#include "models/memory/memory_endpoint.h"
 #include "models/nic/nic.h"
 #include "models/npu/directory.h"
 #include "models/npu/npu.h"
@@ -20,6 +22,11 @@ class Platform {
   struct BuiltLink {
     std::unique_ptr<Link> link;
     std::string from, to;  // node names
+  };
+  struct BuiltMemory {
+    std::string name;
+    std::unique_ptr<Memory> memory;
+    std::unique_ptr<MemoryEndpoint> endpoint;  // for memories on a fabric
   };
   struct BuiltFabric {
     std::string name;
@@ -39,6 +46,8 @@ class Platform {
   const Npu& npu(int rank) const { return *npus_.at(static_cast<std::size_t>(rank)); }
   const Directory& directory() const { return directory_; }
   const std::vector<BuiltFabric>& fabrics() const { return fabrics_; }
+  /// Every memory: NPUs' HBM first, then memories on fabrics.
+  const std::vector<BuiltMemory>& memories() const { return memories_; }
   /// Adjustments the builder made (frames shrunk to fit buffers...), for the user.
   const std::vector<std::string>& notes() const { return notes_; }
 
@@ -49,6 +58,7 @@ class Platform {
   Directory directory_;
   std::vector<std::unique_ptr<Npu>> npus_;
   std::vector<BuiltFabric> fabrics_;
+  std::vector<BuiltMemory> memories_;
   std::vector<std::string> notes_;
 };
 

@@ -186,6 +186,31 @@ FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& s, c
   return f;
 }
 
+void attach_memories(FabricSpec& f, std::vector<MemorySpec> memories, const Link::Params& link) {
+  if (memories.empty()) return;
+  int sw = -1, switches = 0;
+  Address next = 0;
+  for (std::size_t i = 0; i < f.nodes.size(); ++i) {
+    if (f.nodes[i].kind == FabricNode::Kind::kSwitch) {
+      sw = static_cast<int>(i);
+      ++switches;
+    } else {
+      next = std::max(next, f.nodes[i].address + 1);
+    }
+  }
+  require(switches == 1, "memories attach to a fabric with one switch (topology: switch), or to a netlist");
+  for (auto& m : memories) {
+    FabricNode node;
+    node.kind = FabricNode::Kind::kMemory;
+    node.name = m.name;
+    node.address = next++;
+    node.memory = static_cast<int>(f.memories.size());
+    f.nodes.push_back(node);
+    f.edges.push_back(FabricEdge{static_cast<int>(f.nodes.size()) - 1, sw, m.link ? *m.link : link, -1});
+    f.memories.push_back(std::move(m));
+  }
+}
+
 std::vector<std::vector<int>> rank_groups(int npus, int size, int stride) {
   require(size >= 1 && stride >= 1, "group size and stride must be >= 1");
   require(npus % (size * stride) == 0,

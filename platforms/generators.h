@@ -35,6 +35,11 @@ struct FatTreeShape {
 FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& shape, const Link::Params& link,
                          const Link::Params& uplink, Tick switch_latency);
 
+/// Adds memory nodes to a fabric: each joined to the fabric's one switch by
+/// `link` (its address follows the NICs'). Throws for fabrics without exactly
+/// one switch.
+void attach_memories(FabricSpec& f, std::vector<MemorySpec> memories, const Link::Params& link);
+
 /// The groups of a dimension: `size` ranks `stride` apart, as ASTRA-sim
 /// builds multi-dimensional networks (dimension 0 groups consecutive ranks).
 std::vector<std::vector<int>> rank_groups(int npus, int size, int stride);

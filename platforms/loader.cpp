@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 
 #include "platforms/generators.h"
 #include "platforms/yaml_input.h"
@@ -41,11 +42,41 @@ void read_nic(const YamlInput& in, const YAML::Node& node, Nic::Params& p, const
   p.forward_latency = ns_to_ticks(in.number(node, "forward_latency_ns", ticks_to_ns(p.forward_latency)));
 }
 
+/// A memory: a preset name (hbm3_stack, h100) or its parameters.
+Memory::Params read_memory(const YamlInput& in, const YAML::Node& node, const std::string& what) {
+  Memory::Params p;
+  if (node.IsScalar()) {
+    const std::string preset = node.as<std::string>();
+    if (preset == "hbm3_stack") {  // one HBM3 stack: 16 channels, 819 GB/s
+      p.size_bytes = 16ull << 30;
+      p.channels = 16;
+      p.channel_bandwidth = Bandwidth::GBps(819.0 / 16);
+    } else if (preset == "h100") {  // five HBM3 stacks, 80 GB at 3.35 TB/s
+      p.size_bytes = 80ull << 30;
+      p.channels = 80;
+      p.channel_bandwidth = Bandwidth::GBps(3350.0 / 80);
+    } else {
+      in.fail(node, "unknown memory preset \"" + preset + "\" (known: hbm3_stack, h100)");
+    }
+    return p;
+  }
+  if (what != "a memory") in.only_keys(node, {"size_GiB", "channels", "bandwidth_GBps", "latency_ns", "interleave_bytes"}, what);
+  p.size_bytes = static_cast<std::uint64_t>(in.number(node, "size_GiB", 16, true) * (1ull << 30));
+  p.channels = static_cast<unsigned>(in.count(node, "channels", 16));
+  if (p.channels == 0) in.fail(node["channels"], "\"channels\" must be >= 1");
+  p.channel_bandwidth = Bandwidth::GBps(in.number(node, "bandwidth_GBps", 819, true) / p.channels);
+  p.latency = ns_to_ticks(in.number(node, "latency_ns", 100));
+  p.interleave_bytes = in.count(node, "interleave_bytes", 256);
+  if (p.interleave_bytes == 0) in.fail(node["interleave_bytes"], "\"interleave_bytes\" must be > 0");
+  return p;
+}
+
 void read_npu(const YamlInput& in, const YAML::Node& node, PlatformSpec& spec) {
   in.only_keys(node,
                {"peak_tflops", "memory_bandwidth_GBps", "cpu_gflops", "remote_memory_latency_ns",
-                "remote_memory_bandwidth_GBps", "max_collectives_in_flight"},
+                "remote_memory_bandwidth_GBps", "max_collectives_in_flight", "hbm"},
                "npu");
+  if (const YAML::Node h = node["hbm"]) spec.hbm = read_memory(in, h, "npu hbm");
   Npu::Params& p = spec.npu;
   p.peak_flops = in.number(node, "peak_tflops", p.peak_flops / 1e12, true) * 1e12;
   p.memory_bandwidth = Bandwidth::GBps(in.number(node, "memory_bandwidth_GBps", p.memory_bandwidth.GBps_value(), true));
@@ -101,6 +132,38 @@ std::vector<int> int_list(const YamlInput& in, const YAML::Node& node, const cha
   return out;
 }
 
+/// Memories on a fabric: name, parameters, and the NPUs they serve.
+std::vector<MemorySpec> read_memories(const YamlInput& in, const YAML::Node& list, const std::vector<int>& ranks,
+                                      int npus) {
+  if (!list.IsSequence()) in.fail(list, "\"memories\" must be a list");
+  std::vector<MemorySpec> out;
+  std::set<int> taken;
+  for (const auto& m : list) {
+    in.only_keys(m,
+                 {"name", "size_GiB", "channels", "bandwidth_GBps", "latency_ns", "interleave_bytes", "serves", "link"},
+                 "a memory");
+    MemorySpec spec;
+    if (m["link"]) spec.link = read_link(in, m["link"], "a memory's link");
+    spec.name = in.text(m, "name", "");
+    if (spec.name.empty()) in.fail(m, "a memory needs a \"name\"");
+    spec.memory = read_memory(in, m, "a memory");  // keys checked above
+    const YAML::Node serves = m["serves"];
+    if (!serves || (serves.IsScalar() && serves.as<std::string>() == "all")) {
+      spec.serves = ranks;
+    } else {
+      for (int r : int_list(in, serves, "serves")) {
+        if (r < 0 || r >= npus) in.fail(serves, "\"serves\" names NPU " + std::to_string(r) + ", not an NPU of the platform");
+        spec.serves.push_back(r);
+      }
+    }
+    for (int r : spec.serves) {
+      if (!taken.insert(r).second) in.fail(m, "NPU " + std::to_string(r) + " is served by two memories on this fabric");
+    }
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
 /// An explicit netlist: named switches, and links between npuN and switches.
 FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::vector<int>& ranks,
                         const Link::Params& default_link, Tick default_latency) {
@@ -130,6 +193,20 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
       n.hop_latency = ns_to_ticks(in.number(sw, "latency_ns", ticks_to_ns(default_latency)));
       index[name] = static_cast<int>(f.nodes.size());
       f.nodes.push_back(n);
+    }
+  }
+  if (const YAML::Node mems = node["memories"]) {
+    Address next = static_cast<Address>(ranks.size());
+    for (auto& ms : read_memories(in, mems, ranks, *std::max_element(ranks.begin(), ranks.end()) + 1)) {
+      if (index.count(ms.name)) in.fail(mems, "\"" + ms.name + "\" is declared twice");
+      FabricNode n;
+      n.kind = FabricNode::Kind::kMemory;
+      n.name = ms.name;
+      n.address = next++;
+      n.memory = static_cast<int>(f.memories.size());
+      index[ms.name] = static_cast<int>(f.nodes.size());
+      f.nodes.push_back(n);
+      f.memories.push_back(std::move(ms));
     }
   }
   const YAML::Node links = in.required(node, "links", "a netlist fabric");
@@ -162,7 +239,7 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
                                     std::size_t index) {
   in.only_keys(node,
                {"name", "topology", "link", "uplink", "switch", "nic", "group_size", "group_stride", "dims", "levels",
-                "leaf_down", "leaf_up", "pod_leaves", "agg_up", "rails", "switches", "links"},
+                "leaf_down", "leaf_up", "pod_leaves", "agg_up", "rails", "switches", "links", "memories"},
                "fabric");
   const std::string topology = in.text(node, "topology", "");
   if (topology.empty()) in.fail(node, "missing \"topology\" in fabric");
@@ -222,6 +299,13 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
       in.fail(node, e.what());
     }
     f.name = groups.size() == 1 ? name : name + std::to_string(g);
+    if (const YAML::Node mems = node["memories"]; mems && topology != "netlist") {
+      try {
+        attach_memories(f, read_memories(in, mems, ranks, spec.npus), link);
+      } catch (const std::invalid_argument& e) {
+        in.fail(mems, e.what());
+      }
+    }
     out.push_back(std::move(f));
   }
   return out;

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "models/link/link.h"
+#include "models/memory/memory.h"
 #include "models/nic/nic.h"
 #include "models/npu/algorithm_choice.h"
 #include "models/npu/collective_engine.h"
@@ -22,12 +25,21 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A memory on a fabric (pooled or expansion memory) and the NPUs it serves.
+struct MemorySpec {
+  std::string name;
+  Memory::Params memory;
+  std::vector<int> serves;  // ranks
+  std::optional<Link::Params> link;  // its link into the fabric (default: the fabric's)
+};
+
 struct FabricNode {
-  enum class Kind { kNic, kSwitch };
+  enum class Kind { kNic, kSwitch, kMemory };
   Kind kind = Kind::kNic;
   std::string name;
   int npu = -1;               // rank, for NICs
-  Address address = kNoAddress;  // NICs: the address on this fabric (set by generators)
+  Address address = kNoAddress;  // NICs and memories: the address on this fabric
+  int memory = -1;               // kMemory: index into FabricSpec::memories
   Tick hop_latency = 0;       // switches: head in to head out; NICs: for frames passing through
   int level = 0;              // fat trees: 0 = leaf
   std::vector<int> coords;    // tori and meshes
@@ -51,6 +63,7 @@ struct FabricSpec {
   std::vector<bool> wrap;   // and whether each wraps around (torus)
   bool forward_only = false;  // a unidirectional ring: traffic only goes to rank+1
   Nic::Params nic;          // for every NIC on this fabric (address and ports set per NIC)
+  std::vector<MemorySpec> memories;
 };
 
 struct PlatformSpec {
@@ -63,6 +76,8 @@ struct PlatformSpec {
   unsigned max_collectives_in_flight = 1;
   bool roofline = true;  // false: compute nodes take their recorded durations
   std::vector<FabricSpec> fabrics;
+  std::optional<Memory::Params> hbm;  // each NPU's local memory, if modeled
+  bool no_remote_memory = false;      // ASTRA-sim NO_MEMORY_EXPANSION: MEM nodes are errors
 };
 
 }  // namespace fabricsim

@@ -25,15 +25,23 @@ bool has_switches(const FabricSpec& f) {
   return false;
 }
 
-/// Node index of the NIC at each fabric address (-1 where there is none).
+/// Whether frames for others may pass through node v: switches always, NICs
+/// on fabrics without switches, memories never.
+bool forwards_through(const FabricSpec& f, int v, bool nics_forward) {
+  const auto k = f.nodes[static_cast<std::size_t>(v)].kind;
+  return k == FabricNode::Kind::kSwitch || (k == FabricNode::Kind::kNic && nics_forward);
+}
+
+/// Node index of the endpoint (NIC or memory) at each fabric address (-1
+/// where there is none).
 std::vector<int> nic_of_address(const FabricSpec& f) {
   std::size_t count = 0;
   for (const auto& n : f.nodes) {
-    if (n.kind == FabricNode::Kind::kNic) count = std::max<std::size_t>(count, n.address + 1);
+    if (n.kind != FabricNode::Kind::kSwitch) count = std::max<std::size_t>(count, n.address + 1);
   }
   std::vector<int> nic(count, -1);
   for (std::size_t i = 0; i < f.nodes.size(); ++i) {
-    if (f.nodes[i].kind == FabricNode::Kind::kNic) nic[f.nodes[i].address] = static_cast<int>(i);
+    if (f.nodes[i].kind != FabricNode::Kind::kSwitch) nic[f.nodes[i].address] = static_cast<int>(i);
   }
   return nic;
 }
@@ -56,9 +64,7 @@ void breadth_first(const FabricSpec& f, const std::vector<std::vector<PortInfo>>
       const int v = queue.front();
       queue.pop_front();
       // Frames reach v's neighbours only through nodes that forward.
-      const bool forwards = v == dst || f.nodes[static_cast<std::size_t>(v)].kind == FabricNode::Kind::kSwitch ||
-                            nics_forward;
-      if (!forwards) continue;
+      if (v != dst && !forwards_through(f, v, nics_forward)) continue;
       for (const PortInfo& p : ports[static_cast<std::size_t>(v)]) {
         if (dist[static_cast<std::size_t>(p.peer)] < 0) {
           dist[static_cast<std::size_t>(p.peer)] = dist[static_cast<std::size_t>(v)] + 1;
@@ -71,8 +77,7 @@ void breadth_first(const FabricSpec& f, const std::vector<std::vector<PortInfo>>
       next.clear();
       for (std::size_t p = 0; p < ports[u].size(); ++p) {
         const int v = ports[u][p].peer;
-        const bool forwards = v == dst || f.nodes[static_cast<std::size_t>(v)].kind == FabricNode::Kind::kSwitch ||
-                              nics_forward;
+        const bool forwards = v == dst || forwards_through(f, v, nics_forward);
         if (forwards && dist[static_cast<std::size_t>(v)] == dist[u] - 1) {
           next.push_back(static_cast<std::uint16_t>(p));
           if (!keep_all) break;
@@ -148,14 +153,16 @@ void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>
     breadth_first(f, ports, false, [&](int node, Address rank, const std::vector<std::uint16_t>&) {
       if (node == nics[a]) ok[rank] = true;
     });
-    const auto npu_at = [&](std::size_t address) { return f.nodes[static_cast<std::size_t>(nics[address])].npu; };
+    const auto what = [&](std::size_t address) {
+      const FabricNode& n = f.nodes[static_cast<std::size_t>(nics[address])];
+      return n.kind == FabricNode::Kind::kMemory ? "memory \"" + n.name + "\"" : "NPU " + std::to_string(n.npu);
+    };
     for (std::size_t b = 0; b < nics.size(); ++b) {
       if (b != a && nics[b] >= 0 && !ok[b]) {
-        throw InputError("fabric \"" + f.name + "\": NPU " + std::to_string(npu_at(b)) +
-                         " is unreachable from NPU " + std::to_string(npu_at(a)));
+        throw InputError("fabric \"" + f.name + "\": " + what(b) + " is unreachable from " + what(a));
       }
     }
-    throw InputError("fabric \"" + f.name + "\": the routes from NPU " + std::to_string(npu_at(a)) + " are incomplete");
+    throw InputError("fabric \"" + f.name + "\": the routes from " + what(a) + " are incomplete");
   }
 }
 

@@ -206,6 +206,19 @@ nlohmann::ordered_json Simulation::report() const {
     }
   }
   j["links"] = std::move(links);
+  ordered_json memories = ordered_json::array();
+  for (const auto& m : platform_->memories()) {
+    const Memory::Stats& s = m.memory->stats();
+    ordered_json me;
+    me["name"] = m.name;
+    me["bytes_read"] = s.bytes_read;
+    me["bytes_written"] = s.bytes_written;
+    me["busy_ns"] = ns(s.busy);
+    const double capacity = m.memory->total_bandwidth_GBps() * span / 1000.0;  // bytes movable over the run
+    me["utilization"] = capacity > 0 ? static_cast<double>(s.bytes_read + s.bytes_written) / capacity : 0.0;
+    memories.push_back(std::move(me));
+  }
+  j["memories"] = std::move(memories);
   return j;
 }
 

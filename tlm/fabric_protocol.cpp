@@ -42,6 +42,8 @@ void Message::reset() {
   group = 0;
   contributors = 0;
   dtype = DataType::kFp32;
+  mem_address = mem_bytes = 0;
+  mem_error = false;
   op = ReduceOp::kSum;
   if (data.capacity() > (1u << 20)) {
     std::vector<std::uint8_t>().swap(data);

@@ -113,6 +113,11 @@ class Message : public tlm::tlm_generic_payload {
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
 
+  // --- memory traffic (MEM_LOAD / MEM_STORE to a memory on the fabric) ----
+  std::uint64_t mem_address = 0;
+  std::uint64_t mem_bytes = 0;
+  bool mem_error = false;  // the memory refused the access
+
   // --- data mode: the bytes themselves (empty otherwise) ------------------
   std::vector<std::uint8_t> data;
 

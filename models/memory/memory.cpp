@@ -121,6 +121,18 @@ void Memory::copy_data(tlm::tlm_generic_payload& gp) {
 Memory::Request* Memory::begin(tlm::tlm_generic_payload& gp, int initiator, bool blocking) {
   advance();
   auto r = std::make_unique<Request>();
+  if (gp.get_data_length() == 0) {  // nothing to move: only the latency
+    r->gp = &gp;
+    r->initiator = initiator;
+    r->blocking = blocking;
+    Request* raw = r.release();
+    if (blocking) {
+      delete raw;
+      return nullptr;
+    }
+    Calendar::instance().schedule(now_ticks() + params_.latency, this, kRespond, raw);
+    return nullptr;
+  }
   r->gp = &gp;
   r->initiator = initiator;
   r->blocking = blocking;
@@ -251,7 +263,7 @@ void Memory::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time&
   if (!check(gp)) return;
   // Answer now, as if nothing arrived after this request.
   Request* r = begin(gp, id, true);
-  const double ps = r->rate > 0 ? r->remaining / r->rate : 0.0;
+  const double ps = r && r->rate > 0 ? r->remaining / r->rate : 0.0;
   delay += to_sc_time(static_cast<Tick>(std::ceil(ps)) + params_.latency);
   copy_data(gp);
   gp.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -17,6 +17,7 @@ Nic::Nic(const sc_core::sc_module_name& name, const Params& params)
     : FrameRouter(name, params.ports, params.forward_latency),
       in("in"),
       out("out"),
+      dma("dma", *this),
       params_(params),
       tx_ports_(params.ports) {
   if (params_.ports == 0) throw std::invalid_argument(std::string(this->name()) + ": a NIC needs at least one port");
@@ -62,30 +63,54 @@ void Nic::post(Message* m) {
   pump(port);
 }
 
+Frame* Nic::next_frame(unsigned port) {
+  TxPort& tp = tx_ports_[port];
+  Message* m = tp.sending.front();
+  tp.sending.pop_front();
+  Frame* f = Frame::allocate();
+  f->msg = m;
+  f->src = m->src;
+  f->dst = m->dst;
+  f->flow = m->flow;
+  f->index = m->frames_sent++;
+  f->offset = static_cast<std::uint64_t>(f->index) * params_.segment_bytes;
+  f->bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, f->offset));
+  f->wire_bytes = wire_bytes(f->bytes);
+  f->last = m->frames_sent == m->frames_total;
+  f->head = std::max(now_ticks(), m->posted_at + params_.message_overhead);
+  f->hop_in = port;  // until it is sent: which port it is for
+  if (!f->last) tp.sending.push_back(m);  // round robin between messages
+  return f;
+}
+
 void Nic::pump(unsigned port) {
   TxPort& tp = tx_ports_[port];
   if (tp.pumping) return;  // the loop below is already running further up the stack
   tp.pumping = true;
-  while (!tp.frame_out && !tp.wake_pending && !tp.sending.empty()) {
-    Message* m = tp.sending.front();
-    tp.sending.pop_front();
-
-    Frame* f = Frame::allocate();
-    f->msg = m;
-    f->src = m->src;
-    f->dst = m->dst;
-    f->flow = m->flow;
-    f->index = m->frames_sent++;
-    f->offset = static_cast<std::uint64_t>(f->index) * params_.segment_bytes;
-    f->bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, f->offset));
-    f->wire_bytes = wire_bytes(f->bytes);
-    f->last = m->frames_sent == m->frames_total;
-    f->head = std::max({now_ticks(), m->posted_at + params_.message_overhead, injection_free_});
-    f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
-    if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
-    if (!f->last) tp.sending.push_back(m);  // round robin between messages
-    tp.frame_out = true;
-    send_from_here(port, f);  // may report frame_sent() before returning
+  for (;;) {
+    if (!tp.frame_out && !tp.wake_pending && tp.fetched) {
+      Frame* f = tp.fetched;
+      tp.fetched = nullptr;
+      f->head = std::max({f->head, now_ticks(), injection_free_});
+      f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
+      if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
+      tp.frame_out = true;
+      send_from_here(port, f);  // may report frame_sent() before returning
+      continue;
+    }
+    if (!tp.fetching && !tp.fetched && !tp.sending.empty()) {
+      Frame* f = next_frame(port);
+      if (dma.bound() && f->bytes > 0) {
+        // Read it from memory first; the one after it is read while it is
+        // on the wire.
+        tp.fetching = f;
+        dma.stream(false, f->bytes, f, f->head - now_ticks());
+      } else {
+        tp.fetched = f;
+      }
+      continue;
+    }
+    break;
   }
   tp.pumping = false;
 }
@@ -100,7 +125,7 @@ void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
     sc_core::sc_time delay = delay_until(left);
     in->nb_transport_bw(m->payload(), phase, delay);
   }
-  if (tp.sending.empty() || tp.wake_pending) return;
+  if ((tp.sending.empty() && !tp.fetched) || tp.wake_pending) return;
   // Offer the next frame when this one has left, so that messages posted
   // meanwhile take their turn.
   if (left > now_ticks()) {
@@ -113,6 +138,11 @@ void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
 
 Tick Nic::receive_local(Frame* f) {
   Message* m = f->msg;
+  if (dma.bound() && f->bytes > 0) {
+    // Into memory once the tail is in; the buffer frees when it is written.
+    dma.stream(true, f->bytes, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(f) | 1u), f->tail - now_ticks());
+    return kNever;
+  }
   ++m->frames_received;
   const Tick tail = f->tail;
   // Frames of a message arrive in order: the last one completes it.
@@ -127,6 +157,45 @@ Tick Nic::receive_local(Frame* f) {
   return tail;  // the NIC drains at line rate: the buffer is free when the tail is in
 }
 
+void Nic::memory_done(void* ctx, tlm::tlm_response_status status) {
+  if (status != tlm::TLM_OK_RESPONSE) {
+    throw std::runtime_error(std::string(name()) + ": its memory refused a DMA access");
+  }
+  const auto bits = reinterpret_cast<std::uintptr_t>(ctx);
+  Frame* f = reinterpret_cast<Frame*>(bits & ~std::uintptr_t{1});
+  if (bits & 1u) {
+    written(f);
+    return;
+  }
+  const unsigned port = f->hop_in;
+  TxPort& tp = tx_ports_[port];
+  tp.fetching = nullptr;
+  tp.fetched = f;
+  f->head = now_ticks();
+  pump(port);
+}
+
+void Nic::written(Frame* f) {
+  Message* m = f->msg;
+  release_input(f, now_ticks());
+  f->retire();
+  // Writes can finish out of order: the message is in when all are.
+  if (++m->frames_received == m->frames_total) {
+    m->delivered_at = now_ticks();
+    deliver(m);
+  }
+}
+
+void Nic::deliver(Message* m) {
+  ++stats_.messages_received;
+  stats_.bytes_received += m->bytes;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  if (out->nb_transport_fw(m->payload(), phase, delay) != tlm::TLM_COMPLETED) {
+    throw std::logic_error(std::string(name()) + ": the NPU must complete a delivered message at once");
+  }
+}
+
 void Nic::on_event(std::uint32_t kind, void* arg) {
   switch (kind) {
     case kPost:
@@ -138,17 +207,9 @@ void Nic::on_event(std::uint32_t kind, void* arg) {
       pump(port);
       break;
     }
-    case kDeliver: {
-      Message* m = static_cast<Message*>(arg);
-      ++stats_.messages_received;
-      stats_.bytes_received += m->bytes;
-      tlm::tlm_phase phase = tlm::BEGIN_REQ;
-      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      if (out->nb_transport_fw(m->payload(), phase, delay) != tlm::TLM_COMPLETED) {
-        throw std::logic_error(std::string(name()) + ": the NPU must complete a delivered message at once");
-      }
+    case kDeliver:
+      deliver(static_cast<Message*>(arg));
       break;
-    }
     default:
       throw std::logic_error(std::string(name()) + ": unknown calendar event");
   }

@@ -15,10 +15,11 @@
 
 #include "tlm/fifo.h"
 #include "tlm/frame_router.h"
+#include "tlm/memory_client.h"
 
 namespace fabricsim {
 
-class Nic : public FrameRouter {
+class Nic : public FrameRouter, private MemoryClient::Listener {
  public:
   struct Params {
     Address address = kNoAddress;
@@ -40,6 +41,10 @@ class Nic : public FrameRouter {
 
   MessageTargetSocket<Nic> in;      // messages to send, from the NPU
   MessageInitiatorSocket<Nic> out;  // messages received, to the NPU
+  /// The NPU's memory, optional: bound, the NIC reads each frame from it
+  /// before sending and writes each frame into it after receiving, and a
+  /// frame's receive buffer is free only once it is written.
+  MemoryClient dma;
 
   Nic(const sc_core::sc_module_name& name, const Params& params);
 
@@ -60,12 +65,18 @@ class Nic : public FrameRouter {
 
   void post(Message* m);
   void pump(unsigned port);
+  Frame* next_frame(unsigned port);
+  void memory_done(void* ctx, tlm::tlm_response_status status) override;
+  void written(Frame* f);
+  void deliver(Message* m);
 
   struct TxPort {
     Fifo<Message*> sending;  // messages with frames still to offer, round robin
     bool frame_out = false;        // a frame offered and not yet started
     bool wake_pending = false;
     bool pumping = false;
+    Frame* fetching = nullptr;     // being read from memory
+    Frame* fetched = nullptr;      // read, waiting for the link
   };
 
   Params params_;

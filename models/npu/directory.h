@@ -27,7 +27,25 @@ class Directory {
     Address address;       // the NIC's address on that network
   };
 
-  void resize(int npus) { attachments_.resize(static_cast<std::size_t>(npus)); }
+  /// The memory on a fabric that an NPU's MEM_LOAD and MEM_STORE nodes use.
+  struct MemoryRoute {
+    std::uint16_t nic = 0;          // the NPU's NIC on that fabric
+    Address address = kNoAddress;   // the memory node's address
+    std::uint64_t base = 0;         // the memory's address range
+    std::uint64_t size = 0;
+    std::string name;
+  };
+
+  void resize(int npus) {
+    attachments_.resize(static_cast<std::size_t>(npus));
+    memories_.resize(static_cast<std::size_t>(npus));
+  }
+  void set_memory(int rank, MemoryRoute route) { memories_.at(static_cast<std::size_t>(rank)) = std::move(route); }
+  /// The NPU's remote memory, or nullptr.
+  const MemoryRoute* memory(int rank) const {
+    const auto& m = memories_.at(static_cast<std::size_t>(rank));
+    return m.address == kNoAddress ? nullptr : &m;
+  }
   int npus() const { return static_cast<int>(attachments_.size()); }
   void attach(int rank, std::uint16_t fabric, std::uint16_t nic, Address address) {
     attachments_.at(static_cast<std::size_t>(rank)).push_back(Attachment{fabric, nic, address});
@@ -73,6 +91,7 @@ class Directory {
 
  private:
   std::vector<std::vector<Attachment>> attachments_;
+  std::vector<MemoryRoute> memories_;
   // next_hop caches, per destination, every NPU's next hop towards it.
   mutable std::vector<std::vector<int>> members_;  // per fabric
   mutable std::unordered_map<int, std::vector<int>> towards_;

@@ -1,5 +1,8 @@
 #include "models/npu/npu.h"
 
+#include "models/memory/memory_endpoint.h"
+#include "tlm/errors.h"
+
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
@@ -7,6 +10,16 @@
 namespace fabricsim {
 
 namespace {
+const char* tlm_response_string(tlm::tlm_response_status s) {
+  switch (s) {
+    case tlm::TLM_ADDRESS_ERROR_RESPONSE: return "address error";
+    case tlm::TLM_COMMAND_ERROR_RESPONSE: return "command error";
+    case tlm::TLM_BURST_ERROR_RESPONSE: return "burst error";
+    case tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE: return "byte enable error";
+    case tlm::TLM_GENERIC_ERROR_RESPONSE: return "generic error";
+    default: return "incomplete";
+  }
+}
 enum : std::uint32_t { kComputeDone = 0, kMemoryDone, kMessageLeft, kMessageArrived };
 }
 
@@ -15,6 +28,7 @@ Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Par
     : sc_core::sc_module(name),
       to_nic("to_nic", nics),
       from_nic("from_nic", nics),
+      hbm("hbm", *this),
       rank_(rank),
       params_(params),
       directory_(directory),
@@ -65,27 +79,95 @@ Tick Npu::compute_time(const ComputeOp& op) const {
 void Npu::start_compute(const ComputeOp& op, NpuClient* client, void* ctx) {
   const unsigned r = op.on_cpu ? 1 : 0;
   Pending* p = begin_op(client, ctx, OpType::kCompute, op.on_cpu ? "CPU compute" : "compute", false);
-  compute_[r].queue.emplace_back(compute_time(op), p);
+  ComputeJob job;
+  job.op = p;
+  if (hbm.bound() && !op.use_recorded && !op.on_cpu) {
+    // The tensor bytes go through the HBM, sharing it with the NICs' DMA:
+    // the node takes the longer of its arithmetic and its memory traffic.
+    const double peak = params_.peak_flops;
+    job.compute = peak > 0 ? static_cast<Tick>(std::llround(op.flops / peak * 1e12)) : 0;
+    job.hbm_bytes = op.tensor_bytes;
+  } else {
+    job.compute = compute_time(op);
+  }
+  compute_[r].queue.push_back(job);
   run_next(r);
 }
 
 void Npu::run_next(unsigned r) {
   ComputeResource& res = compute_[r];
   if (res.running || res.queue.empty()) return;
-  auto [duration, p] = res.queue.front();
+  const ComputeJob job = res.queue.front();
   res.queue.pop_front();
-  res.running = p;
-  res.busy += duration;
+  res.running = job.op;
+  res.started = now_ticks();
+  res.parts_left = 1;
   activity_.begin(ActivityTracker::kCompute, now_ticks());
-  Calendar::instance().schedule_in(duration, this, kComputeDone, reinterpret_cast<void*>(static_cast<std::uintptr_t>(r)));
+  void* arg = reinterpret_cast<void*>(static_cast<std::uintptr_t>(r));
+  Calendar::instance().schedule_in(job.compute, this, kComputeDone, arg);
+  // Larger than the window: several requests at once, as a kernel's loads are.
+  for (std::uint64_t left = job.hbm_bytes; left > 0;) {
+    const std::uint64_t piece = std::min<std::uint64_t>(left, 1ull << 30);
+    ++res.parts_left;
+    hbm.stream(false, piece, arg);
+    left -= piece;
+  }
+}
+
+void Npu::compute_part_done(unsigned r) {
+  ComputeResource& res = compute_[r];
+  if (--res.parts_left > 0) return;
+  res.busy += now_ticks() - res.started;
+  Pending* p = res.running;
+  res.running = nullptr;
+  end_op(p);
+  run_next(r);
+}
+
+void Npu::memory_done(void* ctx, tlm::tlm_response_status status) {
+  if (status != tlm::TLM_OK_RESPONSE) {
+    throw ModelError(std::string(name()) + ": its HBM refused a compute node's access (" +
+                     tlm_response_string(status) + ")");
+  }
+  compute_part_done(static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(ctx)));
 }
 
 // ---- memory (stand-in until the memory models: latency + size / bandwidth) -------
 
-void Npu::start_memory(bool store, std::uint64_t bytes, NpuClient* client, void* ctx) {
-  Pending* p = begin_op(client, ctx, OpType::kMemory, store ? "remote memory store" : "remote memory load");
-  const Tick t = params_.remote_memory_latency + params_.remote_memory_bandwidth.time_for(static_cast<double>(bytes));
-  Calendar::instance().schedule_in(t, this, kMemoryDone, p);
+void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, void* ctx) {
+  Pending* p = begin_op(client, ctx, OpType::kMemory, what);
+  const Directory::MemoryRoute* mem = directory_.memory(rank_);
+  if (!mem) {
+    if (params_.no_remote_memory) {
+      throw ModelError(std::string(name()) + ": " + what + ": the platform has no remote memory");
+    }
+    // No memory on any fabric: the documented stand-in.
+    const Tick t = params_.remote_memory_latency + params_.remote_memory_bandwidth.time_for(static_cast<double>(bytes));
+    Calendar::instance().schedule_in(t, this, kMemoryDone, p);
+    return;
+  }
+  // A request to the memory node; its answer ends the operation.
+  const std::uint64_t seq = next_memory_op_++;
+  memory_ops_[seq] = p;
+  Message* m = Message::allocate();
+  m->ref();
+  for (const auto& a : directory_.attachments(rank_)) {
+    if (a.nic == mem->nic) m->src = a.address;
+  }
+  m->dst = mem->address;
+  m->flow = static_cast<std::uint32_t>(rank_) * 0x9e37u + 0x51u;
+  m->tag_user = kMemoryMessage;
+  m->tag_collective = seq;
+  m->tag_src_rank = static_cast<std::uint32_t>(rank_);
+  m->tag_step = store ? kStoreData : kLoadRequest;
+  m->bytes = store ? bytes : kMemoryRequestBytes;
+  // Successive operations stream through the memory's range.
+  if (memory_cursor_ + bytes > mem->size) memory_cursor_ = 0;
+  m->mem_address = mem->base + memory_cursor_;
+  memory_cursor_ += bytes;
+  m->mem_bytes = bytes;
+  m->context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(mem->nic));
+  post(m);
 }
 
 // ---- collectives ----------------------------------------------------------------
@@ -195,7 +277,7 @@ std::uint64_t Npu::unmatched_messages() const {
 tlm::tlm_sync_enum Npu::nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase from NIC");
   Message* m = Message::of(gp);
-  if (m->relayed) {  // a leg this NPU relayed: nobody here waits for it
+  if (m->relayed || m->tag_user == kMemoryMessage) {  // nobody here waits for its leaving
     m->unref();
   } else if (m->tag_user == kCollectiveMessage) {
     collectives_.on_sent(m, absolute(delay));  // the engine keeps the time, no event needed
@@ -253,6 +335,25 @@ void Npu::message_arrived(Message* m) {
     case kCollectiveMessage:
       collectives_.on_message(m);
       break;
+    case kMemoryMessage: {
+      auto it = memory_ops_.find(m->tag_collective);
+      if (it == memory_ops_.end()) throw std::logic_error(std::string(name()) + ": an answer to no memory request");
+      Pending* p = it->second;
+      memory_ops_.erase(it);
+      const bool error = m->mem_error;
+      const std::uint64_t a = m->mem_address, n = m->mem_bytes;
+      m->unref();
+      if (error) {
+        const Directory::MemoryRoute* mem = directory_.memory(rank_);
+        std::ostringstream os;
+        os << name() << ": " << p->what << ": memory \"" << mem->name << "\" refused the access to [0x" << std::hex
+           << a << ", 0x" << a + n << std::dec << ") (" << n << " bytes): outside its " << mem->size
+           << "-byte range (TLM_ADDRESS_ERROR_RESPONSE)";
+        throw ModelError(os.str());
+      }
+      end_op(p);
+      break;
+    }
     case kPointToPointMessage: {
       const P2pKey key{static_cast<int>(m->tag_src_rank), static_cast<std::int64_t>(m->tag_collective)};
       auto it = posted_recvs_.find(key);
@@ -274,14 +375,9 @@ void Npu::message_arrived(Message* m) {
 
 void Npu::on_calendar(std::uint32_t kind, void* arg) {
   switch (kind) {
-    case kComputeDone: {
-      const auto r = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg));
-      Pending* p = compute_[r].running;
-      compute_[r].running = nullptr;
-      end_op(p);
-      run_next(r);
+    case kComputeDone:
+      compute_part_done(static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg)));
       break;
-    }
     case kMemoryDone:
       end_op(static_cast<Pending*>(arg));
       break;

@@ -23,6 +23,7 @@
 #include "models/npu/directory.h"
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/memory_client.h"
 
 namespace fabricsim {
 
@@ -55,7 +56,10 @@ struct CollectiveRecord {
   Tick end = 0;
 };
 
-class Npu : public sc_core::sc_module, public Calendar::Client, public CollectiveEngine::Host {
+class Npu : public sc_core::sc_module,
+            public Calendar::Client,
+            public CollectiveEngine::Host,
+            private MemoryClient::Listener {
  public:
   struct Params {
     double peak_flops = 100e12;                       // dense FLOP/s of the compute engine
@@ -64,10 +68,14 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
     Tick remote_memory_latency = ns_to_ticks(1000);   // stand-in for MEM_LOAD/STORE
     Bandwidth remote_memory_bandwidth = Bandwidth::GBps(50);
     Tick collective_start_overhead = 0;               // per collective (endpoint delay)
+    bool no_remote_memory = false;  // MEM nodes are errors (ASTRA-sim's NO_MEMORY_EXPANSION)
   };
 
   sc_core::sc_vector<MessageInitiatorSocket<Npu>> to_nic;  // one per NIC
   sc_core::sc_vector<MessageTargetSocket<Npu>> from_nic;
+  /// Local memory (HBM), optional: bind hbm.socket to a memory, and compute
+  /// nodes move their tensor bytes through it.
+  MemoryClient hbm;
 
   Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params,
       const Directory& directory, const CollectiveConfig& collectives);
@@ -80,7 +88,8 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
   void start_collective(const CollectiveSpec& spec, NpuClient* client, void* ctx);
   void start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx);
   void start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx);
-  void start_memory(bool store, std::uint64_t bytes, NpuClient* client, void* ctx);
+  /// `what` names the operation (its trace node) in errors.
+  void start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, void* ctx);
 
   /// The time a compute op takes alone (roofline or recorded duration).
   Tick compute_time(const ComputeOp& op) const;
@@ -129,11 +138,20 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
   void end_op(Pending* p);
 
   // compute resources: index 0 GPU, 1 CPU; each runs one op at a time, in order
+  struct ComputeJob {
+    Tick compute = 0;            // the arithmetic (or the recorded duration)
+    std::uint64_t hbm_bytes = 0; // moved through the HBM meanwhile
+    Pending* op = nullptr;
+  };
   struct ComputeResource {
-    std::deque<std::pair<Tick, Pending*>> queue;
+    std::deque<ComputeJob> queue;
     Pending* running = nullptr;
+    int parts_left = 0;  // the arithmetic and the HBM reads still running
+    Tick started = 0;
     Tick busy = 0;
   };
+  void compute_part_done(unsigned resource);
+  void memory_done(void* ctx, tlm::tlm_response_status status) override;
   void run_next(unsigned resource);
 
   // point-to-point: matched by (peer, tag), first come first served
@@ -143,6 +161,10 @@ class Npu : public sc_core::sc_module, public Calendar::Client, public Collectiv
     bool operator<(const P2pKey& o) const { return peer != o.peer ? peer < o.peer : tag < o.tag; }
   };
   std::map<P2pKey, std::deque<Message*>> unexpected_p2p_;
+  // remote memory operations waiting for their answer, by request number
+  std::map<std::uint64_t, Pending*> memory_ops_;
+  std::uint64_t next_memory_op_ = 0;
+  std::uint64_t memory_cursor_ = 0;
   std::map<P2pKey, std::deque<std::pair<std::uint64_t, Pending*>>> posted_recvs_;
 
   int rank_;

@@ -483,7 +483,10 @@ void TraceWorkload::issue(Node* n) {
     }
     case ChakraProtoMsg::MEM_LOAD_NODE:
     case ChakraProtoMsg::MEM_STORE_NODE:
-      npu_.start_memory(n->type == ChakraProtoMsg::MEM_STORE_NODE, n->tensor_size, this, n);
+      npu_.start_memory(n->type == ChakraProtoMsg::MEM_STORE_NODE, n->tensor_size,
+                        "node " + std::to_string(n->id) + " (\"" + n->name + "\", " + traces::node_type_name(n->type) +
+                            ", " + std::to_string(n->tensor_size) + " bytes)",
+                        this, n);
       break;
     case ChakraProtoMsg::METADATA_NODE:
       complete(n);

@@ -17,6 +17,7 @@
 #include "models/npu/collective.h"
 #include "platforms/astra_system.h"
 #include "platforms/collbench.h"
+#include "tlm/errors.h"
 #include "tlm/reduction.h"
 #include "platforms/loader.h"
 #include "platforms/simulation.h"
@@ -33,6 +34,7 @@ struct RunArgs {
   std::string report;
   std::string comm_groups;
   std::string system;
+  std::string remote_memory;
   bool replay = false;
   bool quiet = false;
   bool data = false;
@@ -64,6 +66,7 @@ int run(const RunArgs& a) {
   PlatformSpec spec = load_platform(a.platform);
   std::vector<std::string> notes;
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
+  if (!a.remote_memory.empty()) apply_astra_remote_memory(a.remote_memory, spec, notes);
   apply_overrides(a, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   // Never destroyed: the process ends right after, and SystemC unregisters
@@ -174,6 +177,7 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--report", run_args.report, "Write a JSON report here");
   run_cmd->add_option("--comm-groups", run_args.comm_groups, "Process groups, ASTRA-sim JSON {\"pg\": [ranks]}");
   run_cmd->add_option("--system", run_args.system, "ASTRA-sim system configuration (JSON)");
+  run_cmd->add_option("--remote-memory", run_args.remote_memory, "ASTRA-sim remote-memory configuration (JSON)");
   run_cmd->add_flag("--replay", run_args.replay, "Use recorded durations for compute nodes");
   run_cmd->add_flag("--data", run_args.data, "Carry real bytes and check every collective's result");
   run_cmd->add_option("--chunks", run_args.chunks, "Split each collective into this many pipelined chunks");
@@ -240,6 +244,18 @@ int sc_main(int argc, char* argv[]) {
   gen_train->add_option("--iterations", shape.iterations, "Training steps")->check(CLI::PositiveNumber);
   gen_train->add_option("--out", train_out, "Output prefix (also writes PREFIX.comm_groups.json)")->required();
 
+  CLI::App* gen_off = gen_cmd->add_subcommand("offload", "Training steps that offload optimizer state to remote memory");
+  int off_npus = 8, off_steps = 3;
+  double off_us = 1000;
+  std::uint64_t off_grad = 256ull << 20, off_state = 1ull << 30;
+  std::string off_out;
+  gen_off->add_option("--npus", off_npus, "Number of NPUs")->check(CLI::PositiveNumber);
+  gen_off->add_option("--steps", off_steps, "Training steps")->check(CLI::PositiveNumber);
+  gen_off->add_option("--compute-us", off_us, "Forward compute per step (us); backward takes twice as long");
+  gen_off->add_option("--gradient-bytes", off_grad, "Bytes of the gradient all-reduce");
+  gen_off->add_option("--state-bytes", off_state, "Optimizer state loaded and stored per step");
+  gen_off->add_option("--out", off_out, "Output prefix")->required();
+
   CLI::App* gen_long = gen_cmd->add_subcommand("long", "A long trace for benchmarks");
   int long_npus = 8;
   std::uint64_t long_nodes = 1000, long_every = 100;
@@ -277,6 +293,10 @@ int sc_main(int argc, char* argv[]) {
                 << shape.dp * shape.tp * shape.pp << " NPUs\n";
       return kExitOk;
     }
+    if (gen_off->parsed()) {
+      traces::write_offload(off_out, off_npus, off_steps, off_us, off_grad, off_state);
+      return kExitOk;
+    }
     if (gen_long->parsed()) {
       traces::write_long_trace(long_out, long_npus, long_nodes, long_every);
       return kExitOk;
@@ -288,6 +308,9 @@ int sc_main(int argc, char* argv[]) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::invalid_argument& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const ModelError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {

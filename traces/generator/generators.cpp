@@ -213,6 +213,38 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
   return files;
 }
 
+std::vector<std::string> write_offload(const std::string& prefix, int npus, int steps, double compute_us,
+                                       std::uint64_t gradient_bytes, std::uint64_t state_bytes) {
+  std::vector<std::string> files;
+  for (int r = 0; r < npus; ++r) {
+    NodeList t(rank_path(prefix, r));
+    std::int64_t last = -1, stored = -1;
+    for (int k = 0; k < steps; ++k) {
+      const std::string step = "step" + std::to_string(k) + "_";
+      const std::int64_t fwd = t.compute(step + "forward", 0, 0, compute_us, {last});
+      const std::int64_t bwd = t.compute(step + "backward", 0, 0, 2 * compute_us, {fwd});
+      // The state comes back while the backward pass runs (after the last
+      // step stored it).
+      ChakraProtoMsg::Node load;
+      load.set_name(step + "load_optimizer_state");
+      load.set_type(ChakraProtoMsg::MEM_LOAD_NODE);
+      add_uint(load, "tensor_size", state_bytes);
+      const auto ld = static_cast<std::int64_t>(t.add(load, {fwd, stored}));
+      const std::int64_t ar = t.collective(step + "all_reduce_gradients", 0, gradient_bytes, "", {bwd});
+      const std::int64_t opt = t.compute(step + "optimizer", 0, 0, compute_us / 2, {ar, ld});
+      ChakraProtoMsg::Node store;
+      store.set_name(step + "store_optimizer_state");
+      store.set_type(ChakraProtoMsg::MEM_STORE_NODE);
+      add_uint(store, "tensor_size", state_bytes);
+      stored = static_cast<std::int64_t>(t.add(store, {opt}));
+      last = opt;
+    }
+    t.close();
+    files.push_back(rank_path(prefix, r));
+  }
+  return files;
+}
+
 std::vector<std::string> write_long_trace(const std::string& prefix, int npus, std::uint64_t nodes,
                                           std::uint64_t collective_every) {
   std::vector<std::string> files;

@@ -41,6 +41,13 @@ struct TrainingShape {
 /// are named in the nodes (pg_name) and written to PREFIX.comm_groups.json.
 std::vector<std::string> write_training_step(const std::string& prefix, const TrainingShape& shape);
 
+/// Optimizer-state offloading: per step and NPU a forward and a backward
+/// compute node, a data-parallel all-reduce of the gradients, the optimizer
+/// state loaded back from remote memory (prefetched during the backward pass),
+/// the optimizer update, and the state stored back to remote memory.
+std::vector<std::string> write_offload(const std::string& prefix, int npus, int steps, double compute_us,
+                                       std::uint64_t gradient_bytes, std::uint64_t state_bytes);
+
 /// A long trace for benchmarks: per rank, `nodes` nodes: chains of compute
 /// nodes with an all-reduce every `collective_every` nodes.
 std::vector<std::string> write_long_trace(const std::string& prefix, int npus, std::uint64_t nodes,

@@ -1,0 +1,58 @@
+#include "models/memory/memory_endpoint.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace fabricsim {
+
+MemoryEndpoint::MemoryEndpoint(const sc_core::sc_module_name& name, Address address)
+    : sc_core::sc_module(name), from_nic("from_nic"), to_nic("to_nic"), memory("memory", *this), address_(address) {
+  from_nic.register_nb_transport_fw(this, &MemoryEndpoint::from_nic_fw, 0);
+  to_nic.register_nb_transport_bw(this, &MemoryEndpoint::to_nic_bw, 0);
+}
+
+tlm::tlm_sync_enum MemoryEndpoint::from_nic_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                               sc_core::sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ || delay != sc_core::SC_ZERO_TIME) {
+    throw std::logic_error(std::string(name()) + ": messages are delivered with BEGIN_REQ at their time");
+  }
+  Message* m = Message::of(gp);
+  if (m->tag_step != kLoadRequest && m->tag_step != kStoreData) {
+    throw std::logic_error(std::string(name()) + ": a message that is not a memory request");
+  }
+  ++requests_;
+  // Keep the request until the memory is done: it names who asked and what.
+  const bool store = m->tag_step == kStoreData;
+  memory.request(store, m->mem_address, m->mem_bytes, m);
+  return tlm::TLM_COMPLETED;
+}
+
+void MemoryEndpoint::memory_done(void* ctx, tlm::tlm_response_status status) {
+  Message* req = static_cast<Message*>(ctx);
+  Message* reply = Message::allocate();
+  reply->ref();  // the NIC's END_REQ and the receiver each drop one
+  reply->src = address_;
+  reply->dst = req->src;
+  reply->flow = req->flow;
+  reply->tag_user = req->tag_user;
+  reply->tag_collective = req->tag_collective;
+  reply->tag_src_rank = req->tag_src_rank;
+  reply->mem_address = req->mem_address;
+  reply->mem_bytes = req->mem_bytes;
+  reply->mem_error = status != tlm::TLM_OK_RESPONSE;
+  const bool load = req->tag_step == kLoadRequest;
+  reply->tag_step = load ? kLoadData : kStoreAck;
+  reply->bytes = load && !reply->mem_error ? req->mem_bytes : kMemoryRequestBytes;
+  req->unref();
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  to_nic->nb_transport_fw(reply->payload(), phase, delay);
+}
+
+tlm::tlm_sync_enum MemoryEndpoint::to_nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                             sc_core::sc_time&) {
+  if (phase == tlm::END_REQ) Message::of(gp)->unref();  // the answer has left
+  return tlm::TLM_ACCEPTED;
+}
+
+}  // namespace fabricsim

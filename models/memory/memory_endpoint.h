@@ -1,0 +1,43 @@
+// A memory on the fabric: the controller of a pooled or expansion memory
+// (CXL-like), between the memory node's NIC and its Memory.
+//
+// NPUs send it requests as messages: a load request (a 64-byte message
+// naming the address and size) is answered with the data; a store (the
+// data itself) is answered with a 64-byte acknowledgement once written.
+// Requests run concurrently and share the memory's bandwidth. A request the
+// memory refuses (outside its range) is answered with an error.
+#pragma once
+
+#include <cstdint>
+
+#include <systemc>
+
+#include "tlm/fabric_protocol.h"
+#include "tlm/memory_client.h"
+
+namespace fabricsim {
+
+/// Message::tag_step of memory traffic.
+enum MemoryOp : std::uint32_t { kLoadRequest = 1, kStoreData = 2, kLoadData = 3, kStoreAck = 4 };
+constexpr std::uint64_t kMemoryRequestBytes = 64;
+
+class MemoryEndpoint : public sc_core::sc_module, private MemoryClient::Listener {
+ public:
+  MessageTargetSocket<MemoryEndpoint> from_nic;   // requests
+  MessageInitiatorSocket<MemoryEndpoint> to_nic;  // answers
+  MemoryClient memory;                            // bind memory.socket to the Memory
+
+  MemoryEndpoint(const sc_core::sc_module_name& name, Address address);
+
+  std::uint64_t requests() const { return requests_; }
+
+ private:
+  tlm::tlm_sync_enum from_nic_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum to_nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  void memory_done(void* ctx, tlm::tlm_response_status status) override;
+
+  Address address_;
+  std::uint64_t requests_ = 0;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,184 @@
+// Memory in the system: compute and NIC DMA contending for an NPU's HBM,
+// remote memory on the fabric, ASTRA-sim remote-memory files, and errors.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "support/fabric_harness.h"
+#include "support/test_util.h"
+#include "traces/generator/et_writer.h"
+
+using namespace fabricsim;
+
+namespace {
+
+constexpr std::uint64_t MiB = 1u << 20;
+
+/// Writes a trace of independent nodes per rank.
+void write_nodes(const std::string& prefix, int ranks, const std::function<void(int, traces::EtWriter&)>& fill) {
+  for (int r = 0; r < ranks; ++r) {
+    traces::EtWriter w(prefix + "." + std::to_string(r) + ".et");
+    fill(r, w);
+    w.close();
+  }
+}
+
+nlohmann::json run(const std::string& args, int expect = 0, std::string* err = nullptr) {
+  const std::string dir = testutil::scratch_dir("memrun");
+  const auto r = testutil::run_fabricsim("run --quiet --report " + dir + "/r.json " + args);
+  EXPECT_EQ(r.exit_code, expect) << r.err;
+  if (err) *err = r.err;
+  if (r.exit_code != 0) return {};
+  return nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+}
+
+double finish_of(const nlohmann::json& npu, const std::string& collective) {
+  for (const auto& c : npu["collectives"]) {
+    if (c["name"] == collective) return c["end_ns"];
+  }
+  return -1;
+}
+
+TEST(Hbm, AMemoryBoundKernelBesideAnAllReduceSlowsBoth) {
+  // One HBM channel of M = 100 GB/s and a fabric far faster than it. Alone,
+  // the kernel reads 2S in 2S/M, and the all-reduce (2 NPUs, ring) moves S/2
+  // each way per step through the NIC's reads and writes: 2S/M. Together,
+  // three streams share the HBM (kernel, NIC reads, NIC writes): the
+  // all-reduce takes 3S/M, the kernel has read S by then and finishes at 4S/M.
+  const std::string dir = testutil::scratch_dir("hbm");
+  const double S = 64.0 * MiB, M = 100;
+  const std::string platform = testutil::platform_file(
+      "npus: 2\n"
+      "npu: { peak_tflops: 1000, hbm: { size_GiB: 16, channels: 1, bandwidth_GBps: 100, latency_ns: 0 } }\n"
+      "collectives: { chunks: 1, algorithms: { all_reduce: ring } }\n"
+      "fabrics: [ { topology: fully_connected, link: { bandwidth_GBps: 100000, latency_ns: 0, buffer_bytes: 67108864 } } ]\n");
+  for (const bool with_kernel : {false, true}) {
+    const std::string prefix = dir + (with_kernel ? "/both" : "/alone");
+    write_nodes(prefix, 2, [&](int, traces::EtWriter& w) {
+      if (with_kernel) {
+        ChakraProtoMsg::Node k;
+        k.set_id(0);
+        k.set_name("kernel");
+        k.set_type(ChakraProtoMsg::COMP_NODE);
+        traces::add_uint(k, "num_ops", 1);
+        traces::add_uint(k, "tensor_size", static_cast<std::uint64_t>(2 * S));
+        w.write(k);
+      }
+      ChakraProtoMsg::Node ar;
+      ar.set_id(1);
+      ar.set_name("all_reduce");
+      ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      traces::add_int(ar, "comm_type", 0);
+      traces::add_uint(ar, "comm_size", static_cast<std::uint64_t>(S));
+      w.write(ar);
+    });
+    const auto j = run("--platform " + platform + " --workload " + prefix);
+    for (const auto& npu : j["npus"]) {
+      const double ar = finish_of(npu, "all_reduce");
+      if (with_kernel) {
+        EXPECT_NEAR(ar, 3 * S / M, 0.02 * 3 * S / M);
+        EXPECT_NEAR(npu["finish_ns"].get<double>(), 4 * S / M, 0.02 * 4 * S / M);
+      } else {
+        EXPECT_NEAR(ar, 2 * S / M, 0.02 * 2 * S / M);
+      }
+    }
+    EXPECT_GT(j["memories"][0]["bytes_read"].get<double>(), 0.0);
+  }
+}
+
+std::string mem_trace(const std::string& dir, int npus, bool store, std::uint64_t bytes) {
+  const std::string prefix = dir + "/mem";
+  write_nodes(prefix, npus, [&](int, traces::EtWriter& w) {
+    ChakraProtoMsg::Node n;
+    n.set_id(5);
+    n.set_name(store ? "offload" : "reload");
+    n.set_type(store ? ChakraProtoMsg::MEM_STORE_NODE : ChakraProtoMsg::MEM_LOAD_NODE);
+    traces::add_uint(n, "tensor_size", bytes);
+    w.write(n);
+  });
+  return prefix;
+}
+
+struct RemoteCase {
+  std::string type;
+  bool store;
+};
+void PrintTo(const RemoteCase& c, std::ostream* os) { *os << c.type << (c.store ? " store" : " load"); }
+class AstraRemoteMemory : public ::testing::TestWithParam<RemoteCase> {};
+
+TEST_P(AstraRemoteMemory, OneRequestTakesLatencyPlusSizeAndSharedOnesShare) {
+  const auto& c = GetParam();
+  const std::string dir = testutil::scratch_dir("astra-mem");
+  const int n = 4;
+  const double S = 8.0 * MiB, L = 500, BW = 50;
+  testutil::write_text(dir + "/m.json", "{\"memory-type\": \"" + c.type +
+                                            "\", \"remote-mem-latency\": 500, \"remote-mem-bw\": 50,"
+                                            " \"num-nodes\": 2, \"num-npus-per-node\": 2}");
+  const auto j = run("--platform " + testutil::astra_network(dir, "Ring", n, 50, 500) + " --workload " +
+                     mem_trace(dir, n, c.store, static_cast<std::uint64_t>(S)) + " --remote-memory " + dir + "/m.json");
+  // Every NPU asks at once: a pool is shared by 4, a node's memory by 2.
+  const int sharing = c.type == "MEMORY_POOL" ? n : c.type == "PER_NODE_MEMORY_EXPANSION" ? 2 : 1;
+  const double expected = L + sharing * S / BW;
+  for (const auto& npu : j["npus"]) EXPECT_NEAR(npu["finish_ns"].get<double>(), expected, 0.01 * expected);
+  double moved = 0;
+  for (const auto& m : j["memories"]) moved += m[c.store ? "bytes_written" : "bytes_read"].get<double>();
+  EXPECT_DOUBLE_EQ(moved, n * S);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, AstraRemoteMemory,
+                         ::testing::Values(RemoteCase{"PER_NPU_MEMORY_EXPANSION", false},
+                                           RemoteCase{"PER_NODE_MEMORY_EXPANSION", true},
+                                           RemoteCase{"MEMORY_POOL", false}, RemoteCase{"MEMORY_POOL", true}),
+                         [](const auto& i) { return i.param.type + (i.param.store ? "_store" : "_load"); });
+
+TEST(RemoteMemory, APoolBehindASwitchAnswersALoadAtItsClosedForm) {
+  // The 64-byte request over two links, the read (latency + S at the pool's
+  // 128 GB/s), then the data back over two 64 GB/s links, cut through.
+  const std::string dir = testutil::scratch_dir("pool");
+  const std::string platform = testutil::platform_file(
+      "npus: 2\nnic: { header_bytes: 0 }\nfabrics:\n"
+      "  - topology: switch\n    link: { bandwidth_GBps: 64, latency_ns: 250 }\n"
+      "    memories: [ { name: pool, size_GiB: 64, channels: 4, bandwidth_GBps: 128, latency_ns: 300 } ]\n");
+  const double S = 16.0 * MiB;
+  const auto j = run("--platform " + platform + " --workload " + mem_trace(dir, 2, false, static_cast<std::uint64_t>(S)));
+  // Both NPUs ask at once: the pool reads 2S at 128 GB/s (shared), then each
+  // answer crosses the pool's one link, one after the other (FCFS frames
+  // interleave, so both end near the same time).
+  const double request = 2 * 250 + 64 / 64.0;
+  const double read = 300 + 2 * S / 128;
+  const double answers = 2 * 250 + 2 * S / 64;
+  const double expected = request + read + answers;
+  for (const auto& npu : j["npus"]) EXPECT_NEAR(npu["finish_ns"].get<double>(), expected, 0.02 * expected);
+  EXPECT_EQ(j["memories"][0]["name"], "pool");
+  EXPECT_DOUBLE_EQ(j["memories"][0]["bytes_read"].get<double>(), 2 * S);
+  EXPECT_GT(j["memories"][0]["utilization"].get<double>(), 0.0);
+}
+
+TEST(RemoteMemory, AnAccessOutsideTheMemoryStopsTheRunNamingTheNode) {
+  const std::string dir = testutil::scratch_dir("oob");
+  const std::string platform = testutil::platform_file(
+      "npus: 2\nfabrics:\n  - topology: switch\n"
+      "    memories: [ { name: tiny, size_GiB: 1, channels: 1, bandwidth_GBps: 10, latency_ns: 100 } ]\n");
+  std::string err;
+  run("--platform " + platform + " --workload " + mem_trace(dir, 2, false, 2ull << 30), 2, &err);
+  EXPECT_NE(err.find("node 5 (\"reload\", MEM_LOAD_NODE, 2147483648 bytes): memory \"tiny\" refused the access"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("TLM_ADDRESS_ERROR_RESPONSE"), std::string::npos) << err;
+}
+
+TEST(RemoteMemory, NoMemoryExpansionRefusesMemoryNodes) {
+  const std::string dir = testutil::scratch_dir("nomem");
+  testutil::write_text(dir + "/m.json", R"({"memory-type": "NO_MEMORY_EXPANSION"})");
+  std::string err;
+  run("--platform " + testutil::astra_network(dir, "Ring", 2, 50, 500) + " --workload " + mem_trace(dir, 2, true, 4096) +
+          " --remote-memory " + dir + "/m.json",
+      2, &err);
+  EXPECT_NE(err.find("node 5 (\"offload\", MEM_STORE_NODE, 4096 bytes): the platform has no remote memory"),
+            std::string::npos)
+      << err;
+}
+
+}  // namespace

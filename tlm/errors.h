@@ -1,0 +1,16 @@
+// Errors a model raises when the workload asks for something the platform
+// cannot do (an access outside a memory, a reduction type a switch does not
+// support...). The command reports them as bad input (exit code 2): the
+// message names the component and the trace node.
+#pragma once
+
+#include <stdexcept>
+
+namespace fabricsim {
+
+class ModelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,70 @@
+#include "tlm/memory_client.h"
+
+#include <stdexcept>
+
+namespace fabricsim {
+
+MemoryClient::MemoryClient(const char* name, Listener& listener) : socket(name), listener_(listener) {
+  socket.register_nb_transport_bw(this, &MemoryClient::nb_bw);
+}
+
+MemoryClient::~MemoryClient() {
+  for (auto* gp : all_) {
+    gp->set_mm(nullptr);
+    delete gp;
+  }
+}
+
+void MemoryClient::free(tlm::tlm_generic_payload* gp) { free_.push_back(gp); }
+
+void MemoryClient::request(bool write, std::uint64_t address, std::uint64_t bytes, void* ctx, Tick delay) {
+  tlm::tlm_generic_payload* gp;
+  if (free_.empty()) {
+    gp = new tlm::tlm_generic_payload(this);
+    gp->set_extension(new Ext);
+    all_.push_back(gp);
+  } else {
+    gp = free_.back();
+    free_.pop_back();
+  }
+  gp->acquire();
+  gp->set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  gp->set_address(address);
+  gp->set_data_ptr(nullptr);  // timing only
+  gp->set_data_length(static_cast<unsigned>(bytes));
+  gp->set_streaming_width(static_cast<unsigned>(bytes));
+  gp->set_byte_enable_ptr(nullptr);
+  gp->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  gp->get_extension<Ext>()->ctx = ctx;
+  ++outstanding_;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time d = to_sc_time(delay);
+  const tlm::tlm_sync_enum r = socket->nb_transport_fw(*gp, phase, d);
+  if (r == tlm::TLM_COMPLETED) done(*gp);  // refused at once (an error status)
+}
+
+void MemoryClient::stream(bool write, std::uint64_t bytes, void* ctx, Tick delay) {
+  if (window_span_ == 0) throw std::logic_error("MemoryClient::stream without a window");
+  if (bytes > window_span_) bytes = window_span_;  // callers split larger transfers
+  if (cursor_ + bytes > window_span_) cursor_ = 0;
+  const std::uint64_t a = window_base_ + cursor_;
+  cursor_ += bytes;
+  request(write, a, bytes, ctx, delay);
+}
+
+tlm::tlm_sync_enum MemoryClient::nb_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
+  if (phase != tlm::BEGIN_RESP) return tlm::TLM_ACCEPTED;
+  done(gp);
+  phase = tlm::END_RESP;
+  return tlm::TLM_COMPLETED;
+}
+
+void MemoryClient::done(tlm::tlm_generic_payload& gp) {
+  --outstanding_;
+  void* ctx = gp.get_extension<Ext>()->ctx;
+  const auto status = gp.get_response_status();
+  gp.release();
+  listener_.memory_done(ctx, status);
+}
+
+}  // namespace fabricsim
