@@ -1,6 +1,7 @@
 #include "platforms/builder.h"
 
 #include <algorithm>
+#include <map>
 
 #include "platforms/routing.h"
 #include "tlm/calendar.h"
@@ -56,6 +57,7 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   bf.nic_of_rank.assign(static_cast<std::size_t>(spec_.npus), nullptr);
   if (f.edges.empty()) return;
 
+  add_reduction_units(f);
   const auto ports = port_map(f);
   const std::string prefix = f.name + "_";
   bool rings = false;
@@ -66,6 +68,14 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   std::uint64_t min_buffer = ~0ull;
   std::string min_buffer_edge;
   for (const FabricEdge& e : f.edges) {
+    if (e.internal) {  // a reduction unit's buffer must hold a frame too
+      const auto& unit = f.nodes[static_cast<std::size_t>(e.b)].reduction->unit;
+      if (unit.buffer_bytes < min_buffer) {
+        min_buffer = unit.buffer_bytes;
+        min_buffer_edge = f.nodes[static_cast<std::size_t>(e.a)].name + "'s reduction unit";
+      }
+      continue;
+    }
     if (e.link.buffer_bytes < min_buffer) {
       min_buffer = e.link.buffer_bytes;
       min_buffer_edge = f.nodes[static_cast<std::size_t>(e.a)].name + " - " + f.nodes[static_cast<std::size_t>(e.b)].name;
@@ -145,6 +155,15 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
       }
       bf.nics.push_back(std::move(m));
       memories_.push_back(std::move(bm));
+    } else if (n.kind == FabricNode::Kind::kReductionUnit) {
+      ReductionUnit::Params p = n.reduction->unit;
+      p.address = n.address;
+      p.peer_id = static_cast<std::uint32_t>(directory_.add_unit(static_cast<std::uint16_t>(fi), n.address));
+      p.mtu_bytes = nic.mtu_bytes;
+      p.header_bytes = nic.header_bytes;
+      if (!bf.aggregation) bf.aggregation = std::make_unique<AggregationManager>();
+      bf.units.push_back(std::make_unique<ReductionUnit>((prefix + n.name).c_str(), p, *bf.aggregation));
+      bf.unit_switch.push_back(f.nodes[static_cast<std::size_t>(ports[u].front().peer)].name);
     } else {
       Switch::Params p;
       p.ports = nports;
@@ -157,10 +176,17 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
 
   // Links: two directions per edge. Port p of node u is its p-th edge.
   std::vector<unsigned> next_port(f.nodes.size(), 0);
+  std::size_t next_unit = 0;
   for (std::size_t e = 0; e < f.edges.size(); ++e) {
     const FabricEdge& edge = f.edges[e];
     const auto a = static_cast<std::size_t>(edge.a), b = static_cast<std::size_t>(edge.b);
     const unsigned pa = next_port[a]++, pb = next_port[b]++;
+    if (edge.internal) {  // a switch (a) and its reduction unit (b): the crossbar, no link
+      ReductionUnit& unit = *bf.units.at(next_unit++);
+      router[a]->tx[pa].bind(unit.in);
+      unit.out.bind(router[a]->rx[pa]);
+      continue;
+    }
     Link::Params lp = edge.link;
     lp.bubble_bytes = edge.ring >= 0 ? frame_wire : 0;
     if (edge.ring >= 0) {
@@ -185,7 +211,9 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   for (const FabricEdge& e : f.edges) {
     for (int n : {e.a, e.b}) min_latency[static_cast<std::size_t>(n)] = std::min(min_latency[static_cast<std::size_t>(n)], e.link.latency);
   }
-  for (std::size_t u = 0; u < f.nodes.size(); ++u) router[u]->set_lookahead(min_latency[u] == kNever ? 0 : min_latency[u]);
+  for (std::size_t u = 0; u < f.nodes.size(); ++u) {
+    if (router[u]) router[u]->set_lookahead(min_latency[u] == kNever ? 0 : min_latency[u]);
+  }
 
   // Routes. A NIC with one port needs no table, and dimension-order routing
   // is computed from addresses rather than looked up (no table per node).
@@ -198,16 +226,90 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
                                                 dimension_ports(f, ports, static_cast<int>(u)));
       }
     } else {
-      for (std::size_t u = 0; u < f.nodes.size(); ++u) router[u]->routes().set_salt(static_cast<std::uint32_t>(u));
+      for (std::size_t u = 0; u < f.nodes.size(); ++u) {
+        if (router[u]) router[u]->routes().set_salt(static_cast<std::uint32_t>(u));
+      }
       compute_routes(f, ports, [&](int node, Address address, const std::vector<std::uint16_t>& p) {
         FrameRouter* r = router[static_cast<std::size_t>(node)];
-        if (r->num_ports() > 1) r->routes().set(address, p);
+        if (r && r->num_ports() > 1) r->routes().set(address, p);
       });
-      for (FrameRouter* r : router) r->routes().finalize();
+      for (FrameRouter* r : router) {
+        if (r) r->routes().finalize();
+      }
     }
   } catch (const InputError& e) {
     throw InputError(spec_.file + ": " + e.what());
   }
+  if (bf.aggregation) set_up_aggregation(fi, f);
+}
+
+void Platform::add_reduction_units(FabricSpec& f) {
+  Address next = 0;
+  for (const FabricNode& n : f.nodes) {
+    if (n.kind != FabricNode::Kind::kSwitch) next = std::max<Address>(next, n.address + 1);
+  }
+  const std::size_t count = f.nodes.size();
+  for (std::size_t u = 0; u < count; ++u) {
+    if (f.nodes[u].kind != FabricNode::Kind::kSwitch || !f.nodes[u].reduction) continue;
+    FabricNode unit;
+    unit.kind = FabricNode::Kind::kReductionUnit;
+    unit.name = f.nodes[u].name + "_reduction";
+    unit.address = next++;
+    unit.reduction = f.nodes[u].reduction;
+    FabricEdge e;
+    e.a = static_cast<int>(u);
+    e.b = static_cast<int>(f.nodes.size());
+    e.internal = true;
+    // The unit hands its copies to the crossbar a pipeline latency ahead,
+    // which is what the switch's lookahead may count on.
+    e.link.latency = unit.reduction->unit.latency;
+    f.nodes.push_back(std::move(unit));
+    f.edges.push_back(e);
+  }
+}
+
+void Platform::set_up_aggregation(std::size_t fi, const FabricSpec& f) {
+  BuiltFabric& bf = fabrics_[fi];
+  AggregationManager::Topology t;
+  std::vector<int> switch_index(f.nodes.size(), -1);
+  for (std::size_t u = 0; u < f.nodes.size(); ++u) {
+    if (f.nodes[u].kind != FabricNode::Kind::kSwitch) continue;
+    switch_index[u] = static_cast<int>(t.unit_of_switch.size());
+    t.unit_of_switch.push_back(kNoAddress);
+    t.level_of_switch.push_back(f.nodes[u].level);
+  }
+  t.switch_neighbours.resize(t.unit_of_switch.size());
+  std::map<Address, std::map<int, std::uint64_t>> attached;  // endpoint -> switch -> bandwidth (MB/s)
+  bool pull = false;
+  std::uint64_t pipeline_bytes = 1 << 20;
+  std::uint32_t pipeline_depth = 4;
+  for (const FabricEdge& e : f.edges) {
+    const FabricNode& a = f.nodes[static_cast<std::size_t>(e.a)];
+    const FabricNode& b = f.nodes[static_cast<std::size_t>(e.b)];
+    const int sa = switch_index[static_cast<std::size_t>(e.a)], sb = switch_index[static_cast<std::size_t>(e.b)];
+    if (e.internal) {
+      t.unit_of_switch[static_cast<std::size_t>(sa)] = b.address;
+      pull |= b.reduction->pull;
+      pipeline_bytes = b.reduction->pipeline_bytes;
+      pipeline_depth = b.reduction->pipeline_depth;
+    } else if (sa >= 0 && sb >= 0) {
+      t.switch_neighbours[static_cast<std::size_t>(sa)].push_back(sb);
+      t.switch_neighbours[static_cast<std::size_t>(sb)].push_back(sa);
+    } else if (sa >= 0 || sb >= 0) {
+      const FabricNode& end = sa >= 0 ? b : a;
+      if (end.kind != FabricNode::Kind::kNic) continue;
+      attached[end.address][sa >= 0 ? sa : sb] += static_cast<std::uint64_t>(std::llround(e.link.bandwidth.GBps_value() * 1000));
+    }
+  }
+  for (const auto& [address, switches] : attached) {
+    for (const auto& [s, weight] : switches) {  // by switch index: the same order on every NPU
+      t.switches_of_endpoint[address].push_back(s);
+      t.weights_of_endpoint[address].push_back(weight);
+    }
+  }
+  bf.aggregation->set_topology(std::move(t));
+  directory_.set_aggregation(static_cast<std::uint16_t>(fi), bf.aggregation.get(), pull, pipeline_bytes,
+                             pipeline_depth);
 }
 
 }  // namespace fabricsim

@@ -12,6 +12,8 @@
 #include "models/nic/nic.h"
 #include "models/npu/directory.h"
 #include "models/npu/npu.h"
+#include "models/switch/aggregation.h"
+#include "models/switch/reduction_unit.h"
 #include "models/switch/switch.h"
 #include "platforms/platform_spec.h"
 
@@ -34,6 +36,9 @@ class Platform {
     std::vector<std::unique_ptr<Nic>> nics;
     std::vector<std::unique_ptr<Switch>> switches;
     std::vector<BuiltLink> links;
+    std::unique_ptr<AggregationManager> aggregation;  // with reduction units
+    std::vector<std::unique_ptr<ReductionUnit>> units;
+    std::vector<std::string> unit_switch;  // the switch each unit is in
   };
 
   /// Elaborates the platform; throws InputError for inconsistent specs.
@@ -53,6 +58,9 @@ class Platform {
 
  private:
   void build_fabric(std::size_t index, FabricSpec& f);
+  /// Gives each switch with a reduction unit an internal port to it.
+  void add_reduction_units(FabricSpec& f);
+  void set_up_aggregation(std::size_t index, const FabricSpec& f);
 
   PlatformSpec spec_;
   Directory directory_;

@@ -57,12 +57,12 @@ class Bench : public NpuClient, public Calendar::Client {
 
   void start(const CollectiveSpec& spec) {
     spec_ = spec;
-    outstanding_ = platform_.npus();
+    outstanding_ = static_cast<int>(world_.ranks.size());
     started_ = now_ticks();
     Calendar::instance().schedule(now_ticks(), this, 0);
   }
   void on_calendar(std::uint32_t, void*) override {
-    for (int r = 0; r < platform_.npus(); ++r) platform_.npu(r).start_collective(spec_, this, nullptr);
+    for (int r : world_.ranks) platform_.npu(r).start_collective(spec_, this, nullptr);
   }
   void operation_done(void*) override {
     if (--outstanding_ == 0) ended_ = now_ticks();
@@ -81,10 +81,17 @@ class Bench : public NpuClient, public Calendar::Client {
 
 }  // namespace
 
+int collbench_npus(const Platform& platform, const CollbenchOptions& o) {
+  if (o.npus < 0 || o.npus > platform.npus()) {
+    throw InputError("--npus " + std::to_string(o.npus) + ": the platform has " + std::to_string(platform.npus()) + " NPUs");
+  }
+  return o.npus > 0 ? o.npus : platform.npus();
+}
+
 std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& o, std::vector<std::string>& errors) {
   if (o.factor <= 1) throw InputError("--factor must be > 1");
   if (o.min_bytes > o.max_bytes) throw InputError("--min-bytes is larger than --max-bytes");
-  const int n = platform.npus();
+  const int n = collbench_npus(platform, o);
   Group world;
   world.id = 0;
   world.name = "world";
@@ -109,7 +116,7 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     spec.group = &world;
     spec.root = o.root;
     spec.algorithm = o.algorithm ? *o.algorithm
-                                 : choose_algorithm(config, platform.spec().hints, o.type, bytes, n, true);
+                                 : choose_algorithm(config, platform.spec().hints, o.type, bytes, world.ranks, n == platform.npus());
     spec.chunks = o.chunks ? o.chunks : config.chunks;
     spec.dtype = o.dtype;
     spec.op = o.op;
@@ -163,16 +170,16 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
   for (int r = 0; r < n; ++r) {
     for (const auto& err : platform.npu(r).data_errors()) errors.push_back(err);
   }
-  for (int r = 0; r < n; ++r) platform.npu(r).finalize();
+  for (int r = 0; r < platform.npus(); ++r) platform.npu(r).finalize();
   return rows;
 }
 
 void print_collbench(std::ostream& os, const Platform& platform, const CollbenchOptions& o,
                      const std::vector<CollbenchRow>& rows) {
   os << "# fabricsim collbench: " << to_string(o.type) << (o.all_to_all_v ? " (v)" : "") << " on "
-     << platform.spec().name << ", " << platform.npus() << " NPUs, " << to_string(o.dtype) << " "
-     << to_string(o.op) << "\n";
-  os << "# busbw = algbw * " << std::setprecision(4) << busbw_factor(o.type, platform.npus())
+     << platform.spec().name << ", " << collbench_npus(platform, o) << " of " << platform.npus() << " NPUs, "
+     << to_string(o.dtype) << " " << to_string(o.op) << "\n";
+  os << "# busbw = algbw * " << std::setprecision(4) << busbw_factor(o.type, collbench_npus(platform, o))
      << " (nccl-tests' factor); times from the collective's start to its end on the last NPU\n";
   os << "#" << std::setw(14) << "size" << std::setw(14) << "count" << std::setw(8) << "type" << std::setw(20)
      << "algorithm" << std::setw(14) << "time" << std::setw(10) << "algbw" << std::setw(10) << "busbw\n";
@@ -191,10 +198,10 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
                                       const std::vector<CollbenchRow>& rows) {
   nlohmann::ordered_json j;
   j["platform"] = platform.spec().name;
-  j["npus"] = platform.npus();
+  j["npus"] = collbench_npus(platform, o);
   j["op"] = std::string(to_string(o.type)) + (o.all_to_all_v ? "_v" : "");
   j["dtype"] = to_string(o.dtype);
-  j["busbw_factor"] = busbw_factor(o.type, platform.npus());
+  j["busbw_factor"] = busbw_factor(o.type, collbench_npus(platform, o));
   auto list = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
     nlohmann::ordered_json e;

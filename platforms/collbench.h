@@ -25,10 +25,14 @@ struct CollbenchOptions {
   double factor = 2;
   std::uint32_t chunks = 0;                  // 0: the platform's
   int root = 0;
+  int npus = 0;                              // the first N NPUs take part; 0: all
   bool data = false;                         // check every result
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
 };
+
+/// The NPUs a sweep runs over.
+int collbench_npus(const Platform& platform, const CollbenchOptions& options);
 
 struct CollbenchRow {
   std::uint64_t size_bytes = 0;

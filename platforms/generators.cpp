@@ -87,6 +87,25 @@ FabricSpec make_single_switch(const std::vector<int>& ranks, const Link::Params&
   return f;
 }
 
+FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<int>& lanes, const Link::Params& link,
+                              Tick switch_latency) {
+  require(!lanes.empty(), "\"lanes\" needs one entry per switch");
+  const int n = static_cast<int>(ranks.size());
+  FabricSpec f;
+  f.topology = "switch";
+  add_nics(f, ranks);
+  f.routing = Routing::kUpDown;
+  for (std::size_t j = 0; j < lanes.size(); ++j) {
+    require(lanes[j] >= 1, "every switch needs at least one lane to each NPU");
+    const int sw = add_switch(f, "switch" + std::to_string(j), switch_latency, 1);
+    Link::Params bonded = link;  // the lanes to one switch act as one link
+    bonded.bandwidth = Bandwidth::bytes_per_second(link.bandwidth.bytes_per_ps() * 1e12 * lanes[j]);
+    bonded.buffer_bytes = link.buffer_bytes * static_cast<std::uint64_t>(lanes[j]);
+    for (int r = 0; r < n; ++r) f.edges.push_back(FabricEdge{r, sw, bonded, -1});
+  }
+  return f;
+}
+
 FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap, const Link::Params& link) {
   require(!dims.empty(), "a torus or mesh needs dimensions");
   int total = 1;

@@ -15,6 +15,10 @@ std::vector<int> iota_ranks(int n, int first = 0);
 FabricSpec make_ring(const std::vector<int>& ranks, bool bidirectional, const Link::Params& link);
 FabricSpec make_fully_connected(const std::vector<int>& ranks, const Link::Params& link);
 FabricSpec make_single_switch(const std::vector<int>& ranks, const Link::Params& link, Tick switch_latency);
+/// Several switches, each joined to every NPU by `lanes[j]` links of `link`
+/// bonded into one (a DGX H100: 4 NVSwitches, 5+4+4+5 NVLinks per GPU).
+FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<int>& lanes, const Link::Params& link,
+                              Tick switch_latency);
 /// 2-D or 3-D torus (wrap = true) or mesh (wrap = false); ranks.size() must
 /// equal the product of dims, laid out x fastest.
 FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap, const Link::Params& link);

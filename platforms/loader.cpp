@@ -7,6 +7,7 @@
 
 #include "platforms/generators.h"
 #include "platforms/yaml_input.h"
+#include "tlm/reduction.h"
 
 namespace fabricsim {
 
@@ -29,8 +30,9 @@ Link::Params read_link(const YamlInput& in, const YAML::Node& node, const std::s
 void read_nic(const YamlInput& in, const YAML::Node& node, Nic::Params& p, const std::string& what) {
   in.only_keys(node,
                {"mtu_bytes", "header_bytes", "segment_bytes", "message_overhead_ns", "injection_bandwidth_GBps",
-                "forward_latency_ns"},
+                "forward_latency_ns", "stripe"},
                what);
+  p.stripe = in.flag(node, "stripe", p.stripe);
   p.mtu_bytes = in.count(node, "mtu_bytes", p.mtu_bytes);
   if (p.mtu_bytes == 0) in.fail(node["mtu_bytes"], "\"mtu_bytes\" must be > 0");
   p.header_bytes = in.count(node, "header_bytes", p.header_bytes);
@@ -69,6 +71,68 @@ Memory::Params read_memory(const YamlInput& in, const YAML::Node& node, const st
   p.interleave_bytes = in.count(node, "interleave_bytes", 256);
   if (p.interleave_bytes == 0) in.fail(node["interleave_bytes"], "\"interleave_bytes\" must be > 0");
   return p;
+}
+
+/// A switch's reduction unit (docs/platforms.md, "Reduction units").
+ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
+  in.only_keys(node,
+               {"throughput_GBps", "latency_ns", "slots", "buffer_bytes", "multicast_buffer_bytes", "ops", "protocol",
+                "pipeline_bytes", "pipeline_depth", "model",
+                "clock_MHz"},
+               "a switch's reduction unit");
+  ReductionSpec r;
+  ReductionUnit::Params& p = r.unit;
+  p.throughput = Bandwidth::GBps(in.number(node, "throughput_GBps", p.throughput.GBps_value(), true));
+  p.latency = ns_to_ticks(in.number(node, "latency_ns", ticks_to_ns(p.latency)));
+  p.slots = static_cast<unsigned>(in.count(node, "slots", p.slots));
+  if (p.slots == 0) in.fail(node["slots"], "\"slots\" must be >= 1");
+  p.buffer_bytes = in.count(node, "buffer_bytes", p.buffer_bytes);
+  if (p.buffer_bytes == 0) in.fail(node["buffer_bytes"], "\"buffer_bytes\" must be > 0");
+  p.multicast_buffer_bytes = in.count(node, "multicast_buffer_bytes", p.buffer_bytes);
+  if (p.multicast_buffer_bytes == 0) in.fail(node["multicast_buffer_bytes"], "\"multicast_buffer_bytes\" must be > 0");
+  if (const YAML::Node ops = node["ops"]) {
+    if (ops.IsScalar()) {
+      const std::string preset = ops.as<std::string>();
+      if (preset == "all") {
+        p.supported = kAllReductions;
+      } else if (preset == "nvls") {
+        p.supported = kNvlsReductions;
+      } else {
+        in.fail(ops, "\"ops\" must be all, nvls, or a map from operation to types (sum: [fp32, bf16])");
+      }
+    } else {
+      in.require_map(ops, "\"ops\"");
+      p.supported = 0;
+      for (const auto& kv : ops) {
+        ReduceOp op;
+        const std::string op_name = kv.first.as<std::string>();
+        if (!parse_reduce_op(op_name, op)) in.fail(kv.first, "unknown reduction \"" + op_name + "\" (known: sum, min, max)");
+        if (!kv.second.IsSequence()) in.fail(kv.second, "the types of \"" + op_name + "\" must be a list (fp32, fp16, bf16, int32)");
+        for (const auto& t : kv.second) {
+          DataType type;
+          const std::string type_name = t.as<std::string>();
+          if (!parse_data_type(type_name, type)) {
+            in.fail(t, "unknown data type \"" + type_name + "\" (known: fp32, fp16, bf16, int32)");
+          }
+          p.supported |= reduction_bit(op, type);
+        }
+      }
+    }
+  }
+  const std::string protocol = in.text(node, "protocol", "push");
+  if (protocol != "push" && protocol != "pull") {
+    in.fail(node["protocol"], "\"protocol\" must be push (SHARP-style) or pull (NVLS-style), not \"" + protocol + "\"");
+  }
+  r.pull = protocol == "pull";
+  r.pipeline_bytes = in.count(node, "pipeline_bytes", r.pipeline_bytes);
+  if (r.pipeline_bytes == 0) in.fail(node["pipeline_bytes"], "\"pipeline_bytes\" must be > 0");
+  r.pipeline_depth = static_cast<std::uint32_t>(in.count(node, "pipeline_depth", r.pipeline_depth));
+  if (r.pipeline_depth == 0) in.fail(node["pipeline_depth"], "\"pipeline_depth\" must be >= 1");
+  const std::string model = in.text(node, "model", "tlm");
+  if (model != "tlm" && model != "rtl") in.fail(node["model"], "\"model\" must be tlm or rtl, not \"" + model + "\"");
+  r.rtl = model == "rtl";
+  r.clock_MHz = in.number(node, "clock_MHz", r.clock_MHz, true);
+  return r;
 }
 
 void read_npu(const YamlInput& in, const YAML::Node& node, PlatformSpec& spec) {
@@ -166,7 +230,8 @@ std::vector<MemorySpec> read_memories(const YamlInput& in, const YAML::Node& lis
 
 /// An explicit netlist: named switches, and links between npuN and switches.
 FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::vector<int>& ranks,
-                        const Link::Params& default_link, Tick default_latency) {
+                        const Link::Params& default_link, Tick default_latency,
+                        const std::optional<ReductionSpec>& default_reduction) {
   FabricSpec f;
   f.topology = "netlist";
   f.routing = Routing::kShortestPath;
@@ -183,7 +248,7 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
   if (const YAML::Node sws = node["switches"]) {
     if (!sws.IsSequence()) in.fail(sws, "\"switches\" must be a list");
     for (const auto& sw : sws) {
-      in.only_keys(sw, {"name", "latency_ns"}, "a netlist switch");
+      in.only_keys(sw, {"name", "latency_ns", "reduction"}, "a netlist switch");
       const std::string name = in.text(sw, "name", "");
       if (name.empty()) in.fail(sw, "a netlist switch needs a \"name\"");
       if (index.count(name)) in.fail(sw, "\"" + name + "\" is declared twice");
@@ -191,6 +256,7 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
       n.kind = FabricNode::Kind::kSwitch;
       n.name = name;
       n.hop_latency = ns_to_ticks(in.number(sw, "latency_ns", ticks_to_ns(default_latency)));
+      n.reduction = sw["reduction"] ? read_reduction(in, sw["reduction"]) : default_reduction;
       index[name] = static_cast<int>(f.nodes.size());
       f.nodes.push_back(n);
     }
@@ -238,7 +304,7 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
 std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node, const PlatformSpec& spec,
                                     std::size_t index) {
   in.only_keys(node,
-               {"name", "topology", "link", "uplink", "switch", "nic", "group_size", "group_stride", "dims", "levels",
+               {"name", "topology", "link", "uplink", "switch", "nic", "group_size", "group_stride", "dims", "lanes", "levels",
                 "leaf_down", "leaf_up", "pod_leaves", "agg_up", "rails", "switches", "links", "memories"},
                "fabric");
   const std::string topology = in.text(node, "topology", "");
@@ -248,9 +314,11 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   Link::Params uplink = link;
   if (node["uplink"]) uplink = read_link(in, node["uplink"], "fabric uplink");
   Tick switch_latency = 0;
+  std::optional<ReductionSpec> reduction;
   if (const YAML::Node sw = node["switch"]) {
-    in.only_keys(sw, {"latency_ns"}, "fabric switch");
+    in.only_keys(sw, {"latency_ns", "reduction"}, "fabric switch");
     switch_latency = ns_to_ticks(in.number(sw, "latency_ns", 0));
+    if (sw["reduction"]) reduction = read_reduction(in, sw["reduction"]);
   }
   const int size = static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus)));
   const int stride = static_cast<int>(in.count(node, "group_stride", 1));
@@ -272,6 +340,8 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
         f = make_ring(ranks, false, link);
       } else if (topology == "fully_connected") {
         f = make_fully_connected(ranks, link);
+      } else if (topology == "switch" && node["lanes"]) {
+        f = make_switch_planes(ranks, int_list(in, node["lanes"], "lanes"), link, switch_latency);
       } else if (topology == "switch") {
         f = make_single_switch(ranks, link, switch_latency);
       } else if (topology == "torus" || topology == "mesh") {
@@ -289,7 +359,7 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
         shape.rails = static_cast<int>(in.count(node, "rails", 1));
         f = make_fat_tree(ranks, shape, link, uplink, switch_latency);
       } else if (topology == "netlist") {
-        f = read_netlist(in, node, ranks, link, switch_latency);
+        f = read_netlist(in, node, ranks, link, switch_latency, reduction);
       } else {
         in.fail(node["topology"], "unknown topology \"" + topology +
                                       "\" (known: ring, unidirectional_ring, fully_connected, switch, torus, mesh, "
@@ -299,6 +369,16 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
       in.fail(node, e.what());
     }
     f.name = groups.size() == 1 ? name : name + std::to_string(g);
+    if (reduction && topology != "netlist") {
+      bool any = false;
+      for (FabricNode& n : f.nodes) {
+        if (n.kind == FabricNode::Kind::kSwitch) {
+          n.reduction = reduction;
+          any = true;
+        }
+      }
+      if (!any) in.fail(node["switch"]["reduction"], "a " + topology + " fabric has no switches to hold reduction units");
+    }
     if (const YAML::Node mems = node["memories"]; mems && topology != "netlist") {
       try {
         attach_memories(f, read_memories(in, mems, ranks, spec.npus), link);
@@ -352,6 +432,8 @@ PlatformSpec load_platform(const std::string& path) {
     }
     if (dim.size <= 1) continue;
     shapes.push_back(topology);
+    // Reduction units in a dimension's switches: in-switch within it.
+    if (fabrics[i]["switch"] && fabrics[i]["switch"]["reduction"]) dim.algorithm = AlgorithmKind::kInSwitch;
     if ((topology == "torus" || topology == "mesh") && fabrics[i]["dims"] && fabrics[i]["dims"].IsSequence()) {
       // A torus is a dimension per axis (x fastest).
       int axis_stride = dim.stride;
@@ -382,6 +464,17 @@ PlatformSpec load_platform(const std::string& path) {
       }
       spec.fabrics.push_back(std::move(f));
     }
+  }
+  for (const FabricSpec& f : spec.fabrics) {
+    std::vector<int> domain;
+    bool units = false;
+    for (const FabricNode& n : f.nodes) {
+      if (n.kind == FabricNode::Kind::kNic) domain.push_back(n.npu);
+      units |= n.kind == FabricNode::Kind::kSwitch && n.reduction.has_value();
+    }
+    if (!units || domain.size() < 2) continue;
+    std::sort(domain.begin(), domain.end());
+    spec.hints.in_switch_domains.push_back(std::move(domain));
   }
   return spec;
 }

@@ -15,6 +15,7 @@
 #include "models/npu/algorithm_choice.h"
 #include "models/npu/collective_engine.h"
 #include "models/npu/npu.h"
+#include "models/switch/reduction_unit.h"
 
 namespace fabricsim {
 
@@ -33,8 +34,18 @@ struct MemorySpec {
   std::optional<Link::Params> link;  // its link into the fabric (default: the fabric's)
 };
 
+/// A switch's reduction unit, as the platform file gives it.
+struct ReductionSpec {
+  ReductionUnit::Params unit;  // address, peer id and packet sizes are set by the builder
+  bool pull = false;           // all-reduce and reduce-scatter pull (NVLS) rather than push (SHARP)
+  std::uint64_t pipeline_bytes = 1 << 20;  // pull all-reduce: pieces in which pulls and multicasts overlap
+  std::uint32_t pipeline_depth = 4;        // pieces whose reads are in flight at once
+  bool rtl = false;            // run the Verilated RTL unit instead of the TLM model
+  double clock_MHz = 1000;     // the RTL unit's clock
+};
+
 struct FabricNode {
-  enum class Kind { kNic, kSwitch, kMemory };
+  enum class Kind { kNic, kSwitch, kMemory, kReductionUnit };
   Kind kind = Kind::kNic;
   std::string name;
   int npu = -1;               // rank, for NICs
@@ -43,12 +54,14 @@ struct FabricNode {
   Tick hop_latency = 0;       // switches: head in to head out; NICs: for frames passing through
   int level = 0;              // fat trees: 0 = leaf
   std::vector<int> coords;    // tori and meshes
+  std::optional<ReductionSpec> reduction;  // switches: the reduction unit it hosts, if any
 };
 
 struct FabricEdge {
   int a = 0, b = 0;  // node indexes
   Link::Params link;
   int ring = -1;     // the ring (or torus dimension) this edge belongs to, if any
+  bool internal = false;  // a switch and its reduction unit: bound directly, no link
 };
 
 enum class Routing { kShortestPath, kDimensionOrder, kUpDown };

@@ -133,10 +133,16 @@ std::vector<std::array<int, 2>> dimension_ports(const FabricSpec& f, const std::
 
 void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports, const RouteSink& sink) {
   const auto nics = nic_of_address(f);
-  // Count, per NIC, the destinations it has a route to.
+  // Reduction units need routes only to and from the members they serve
+  // (units of different switches may not reach each other): the check below
+  // is over NICs and memories.
+  const auto checked = [&](std::size_t address) {
+    return nics[address] >= 0 && f.nodes[static_cast<std::size_t>(nics[address])].kind != FabricNode::Kind::kReductionUnit;
+  };
+  // Count, per endpoint, the checked destinations it has a route to.
   std::vector<std::size_t> reached(f.nodes.size(), 0);
   const RouteSink counting = [&](int node, Address rank, const std::vector<std::uint16_t>& p) {
-    ++reached[static_cast<std::size_t>(node)];
+    if (checked(rank)) ++reached[static_cast<std::size_t>(node)];
     sink(node, rank, p);
   };
   switch (f.routing) {
@@ -145,9 +151,9 @@ void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>
     case Routing::kDimensionOrder: dimension_order(f, ports, counting); break;
   }
   std::size_t nic_count = 0;
-  for (int n : nics) nic_count += n >= 0 ? 1 : 0;
+  for (std::size_t a = 0; a < nics.size(); ++a) nic_count += checked(a) ? 1 : 0;
   for (std::size_t a = 0; a < nics.size(); ++a) {
-    if (nics[a] < 0 || reached[static_cast<std::size_t>(nics[a])] + 1 == nic_count) continue;
+    if (!checked(a) || reached[static_cast<std::size_t>(nics[a])] + 1 == nic_count) continue;
     // Name the first destination it cannot reach.
     std::vector<bool> ok(nics.size(), false);
     breadth_first(f, ports, false, [&](int node, Address rank, const std::vector<std::uint16_t>&) {
@@ -155,10 +161,11 @@ void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>
     });
     const auto what = [&](std::size_t address) {
       const FabricNode& n = f.nodes[static_cast<std::size_t>(nics[address])];
-      return n.kind == FabricNode::Kind::kMemory ? "memory \"" + n.name + "\"" : "NPU " + std::to_string(n.npu);
+      if (n.kind == FabricNode::Kind::kMemory) return "memory \"" + n.name + "\"";
+      return "NPU " + std::to_string(n.npu);
     };
     for (std::size_t b = 0; b < nics.size(); ++b) {
-      if (b != a && nics[b] >= 0 && !ok[b]) {
+      if (b != a && checked(b) && !ok[b]) {
         throw InputError("fabric \"" + f.name + "\": " + what(b) + " is unreachable from " + what(a));
       }
     }

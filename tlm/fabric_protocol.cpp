@@ -40,7 +40,10 @@ void Message::reset() {
   context = nullptr;
   sender_context = nullptr;
   group = 0;
-  contributors = 0;
+  reduce_target = -1;
+  data_offset = 0;
+  slot_base = 0;
+  hardware = false;
   dtype = DataType::kFp32;
   mem_address = mem_bytes = 0;
   mem_error = false;
@@ -51,6 +54,7 @@ void Message::reset() {
     data.clear();
   }
   frames_total = frames_sent = frames_received = 0;
+  striped = false;
   posted_at = delivered_at = 0;
 }
 
@@ -75,9 +79,11 @@ Frame* Frame::allocate() {
   f->offset = f->bytes = f->wire_bytes = 0;
   f->index = 0;
   f->last = false;
+  f->request = false;
   f->flow = 0;
   f->entering_ring = false;
   f->hop_in = 0;
+  f->origin = nullptr;
   f->head = f->tail = 0;
   return f;
 }

@@ -63,10 +63,15 @@ struct FrameProtocol {
 };
 
 /// What a message asks of the fabric besides delivery.
+/// The kinds other than kUnicast are addressed to a switch reduction unit
+/// (models/switch/reduction_unit.h), or made by one.
 enum class MessageKind : std::uint8_t {
-  kUnicast,      // deliver to `dst`
-  kReduce,       // contribution to an in-switch reduction at `dst` (a reduction unit)
-  kMulticast,    // a reduction unit's result, copied to every member of a group
+  kUnicast,        // deliver to `dst`
+  kReduce,         // a contribution to an in-switch reduction, combined with the group's others
+  kPullRequest,    // asks for a reduction (NVLS multimem.ld_reduce): header-only packets
+  kMulticast,      // data for every member of the group, on its way up to the tree's root
+  kMulticastDown,  // the same, on its way down from the root to the members
+  kResult,         // a reduction's result, on its way down a tree of units
 };
 
 /// Element types that reductions understand.
@@ -107,9 +112,14 @@ class Message : public tlm::tlm_generic_payload {
   void* context = nullptr;         // the sender's, e.g. which NIC or operation
   void* sender_context = nullptr;  // the sender's, e.g. its collective run
 
-  // --- in-network reduction (kind kReduce / kMulticast) -------------------
-  std::uint64_t group = 0;     // aggregation group key at the reduction unit
-  std::uint32_t contributors = 0;
+  // --- in-network reduction (kinds other than kUnicast) --------------------
+  std::uint64_t group = 0;         // the group's key at the reduction units
+  std::int32_t reduce_target = -1; // group index of the member that gets the result; -1: all
+  std::uint64_t data_offset = 0;   // pull requests: where the requested bytes lie in the buffer
+  std::uint32_t slot_base = 0;     // slot of this message's first frame (a pull's answer is one frame)
+  /// Made by hardware (a memory system answering a switch's read), not by
+  /// software: no per-message overhead at the NIC.
+  bool hardware = false;
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
 
@@ -125,6 +135,7 @@ class Message : public tlm::tlm_generic_payload {
   std::uint32_t frames_total = 0;
   std::uint32_t frames_sent = 0;
   std::uint32_t frames_received = 0;
+  bool striped = false;  // spread over several NIC ports
   Tick posted_at = 0;
   Tick delivered_at = 0;
   std::uint64_t id = 0;
@@ -163,12 +174,15 @@ class Frame : public tlm::tlm_generic_payload {
   std::uint64_t wire_bytes = 0;  // bytes on the wire, packet headers included
   std::uint32_t index = 0;       // frame number within the message
   bool last = false;             // last frame of the message
+  bool request = false;          // a read request: header-only packets on a virtual channel of their own
   std::uint32_t flow = 0;
   /// Set by a router when this hop enters a ring dimension; links then demand
   /// room for one more frame (bubble flow control, deadlock-free on rings).
   bool entering_ring = false;
   /// Scratch for the router holding the frame: the port it came in on.
   std::uint32_t hop_in = 0;
+  /// The maker's own bookkeeping (a reduction unit: what the copy belongs to).
+  void* origin = nullptr;
 
   // Timing, rewritten at each hop by whoever hands the frame on:
   Tick head = 0;  // when the first byte is available to the callee

@@ -24,6 +24,14 @@ tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
     throw std::runtime_error(os.str());
   }
   f->head = absolute(delay);
+  if (f->request) {
+    // Read requests ride a virtual channel of their own (as NVLink's do),
+    // with their own credits: they neither queue behind data frames nor
+    // take the data frames' buffer.
+    phase = tlm::END_REQ;
+    delay = delay_until(send_request(f));
+    return tlm::TLM_UPDATED;
+  }
   waiting_.push_back(f);
   // If the frame starts during this call, answer in the return path. A call
   // made from inside send_waiting() (the sender reacting to an END_REQ) only
@@ -153,6 +161,32 @@ void Link::send_waiting() {
     }
   }
   sending_ = false;
+}
+
+Tick Link::send_request(Frame* f) {
+  const Tick duration = params_.bandwidth.time_for(static_cast<double>(f->wire_bytes));
+  const Tick start = std::max({now_ticks(), f->head, request_busy_until_});
+  const Tick end = std::max(start + duration, f->tail);
+  request_busy_until_ = end;
+  // It takes its time on the wire from the data frames granted after it.
+  busy_until_ = std::max(busy_until_, start) + duration;
+  in_flight_.push_back(InFlight{f, 0, kNever});  // its credit is the request channel's
+  const std::size_t entry = in_flight_.size() - 1;
+  ++stats_.frames;
+  stats_.wire_bytes += f->wire_bytes;
+  stats_.busy += duration;
+  f->head = start + params_.latency;
+  f->tail = end + params_.latency;
+  const bool was_sending = sending_;
+  sending_ = true;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time d = delay_until(f->head);
+  if (out->nb_transport_fw(f->payload(), phase, d) == tlm::TLM_UPDATED) {
+    if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
+    in_flight_[entry].credit_back = absolute(d) + params_.latency;
+  }
+  sending_ = was_sending;
+  return end;
 }
 
 void Link::credit_returned(Frame* f, Tick left_receiver) {

@@ -56,6 +56,9 @@ class Link : public sc_core::sc_module {
 
   /// Starts as many waiting frames as credits allow, in order.
   void send_waiting();
+  /// Starts a read request at once on its own virtual channel; returns when
+  /// it has left, or kNever if it had to queue for credit.
+  Tick send_request(Frame* f);
   /// Earliest time >= from at which `need` bytes of the buffer are free, or
   /// kNever when that depends on a credit whose return time is unknown.
   Tick credit_time(std::uint64_t need, Tick from);
@@ -76,6 +79,7 @@ class Link : public sc_core::sc_module {
   std::uint64_t in_flight_bytes_ = 0;  // bytes of the entries in in_flight_
   std::vector<InFlight> scratch_;
   Tick busy_until_ = 0;
+  Tick request_busy_until_ = 0;  // the read-request virtual channel
   bool sending_ = false;
   Frame* answering_ = nullptr;  // frame whose BEGIN_REQ is being answered in the return path
   Tick answer_end_ = kNever;

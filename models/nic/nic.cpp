@@ -9,6 +9,10 @@ namespace fabricsim {
 namespace {
 enum : std::uint32_t { kPost = 16, kPump, kDeliver };
 
+// Frame::origin of a frame read from memory and ready for the wire.
+void* const kFetched = reinterpret_cast<void*>(std::uintptr_t{1});
+constexpr std::size_t kMaxPrefetch = 16;
+
 void* port_arg(unsigned port) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(port)); }
 unsigned arg_port(void* arg) { return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg)); }
 }  // namespace
@@ -56,17 +60,42 @@ void Nic::post(Message* m) {
       std::max<std::uint64_t>(1, (m->bytes + params_.segment_bytes - 1) / params_.segment_bytes));
   m->frames_sent = 0;
   if (m->dst == params_.address) throw std::logic_error(std::string(name()) + ": message addressed to itself");
-  const unsigned port = num_ports() == 1 ? 0 : routes().port(m->dst, m->flow);
-  tx_ports_[port].sending.push_back(m);  // pump() takes it at once when the port is idle
   ++stats_.messages_sent;
-  stats_.bytes_sent += m->bytes;
+  if (m->kind != MessageKind::kPullRequest) stats_.bytes_sent += m->bytes;
+  if (params_.stripe && num_ports() > 1) {
+    const auto ports = routes().ports(m->dst);
+    if (ports.size() > 1) {
+      // Each port's queue entry holds a reference: the message stays queued
+      // on the ports that did not send its last frames until they look at
+      // it again.
+      m->striped = true;
+      for (auto p : ports) {
+        m->ref();
+        tx_ports_[p].sending[m->hardware ? 1 : 0].push_back(m);
+      }
+      for (auto p : ports) pump(p);
+      return;
+    }
+  }
+  const unsigned port = num_ports() == 1 ? 0 : routes().port(m->dst, m->flow);
+  tx_ports_[port].sending[m->hardware ? 1 : 0].push_back(m);  // pump() takes it at once when the port is idle
   pump(port);
 }
 
 Frame* Nic::next_frame(unsigned port) {
   TxPort& tp = tx_ports_[port];
-  Message* m = tp.sending.front();
-  tp.sending.pop_front();
+  // The classes take turns when both have something to send.
+  if (tp.sending[tp.turn].empty()) tp.turn ^= 1;
+  Fifo<Message*>& queue = tp.sending[tp.turn];
+  tp.turn ^= 1;
+  Message* m = queue.front();
+  queue.pop_front();
+  while (m->frames_sent == m->frames_total) {  // striped: other ports took its last frames
+    m->unref();  // this queue entry's
+    if (queue.empty()) return nullptr;
+    m = queue.front();
+    queue.pop_front();
+  }
   Frame* f = Frame::allocate();
   f->msg = m;
   f->src = m->src;
@@ -75,11 +104,17 @@ Frame* Nic::next_frame(unsigned port) {
   f->index = m->frames_sent++;
   f->offset = static_cast<std::uint64_t>(f->index) * params_.segment_bytes;
   f->bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, f->offset));
-  f->wire_bytes = wire_bytes(f->bytes);
+  // A pull request names the bytes it asks for; its packets are headers only.
+  f->request = m->kind == MessageKind::kPullRequest;
+  f->wire_bytes = f->request ? wire_bytes(f->bytes) - f->bytes : wire_bytes(f->bytes);
   f->last = m->frames_sent == m->frames_total;
-  f->head = std::max(now_ticks(), m->posted_at + params_.message_overhead);
+  f->head = std::max(now_ticks(), m->posted_at + (m->hardware ? 0 : params_.message_overhead));
   f->hop_in = port;  // until it is sent: which port it is for
-  if (!f->last) tp.sending.push_back(m);  // round robin between messages
+  if (!f->last) {
+    queue.push_back(m);  // round robin between messages
+  } else if (m->striped) {
+    m->unref();  // this queue entry's (the sender's keeps it until the frame has left)
+  }
   return f;
 }
 
@@ -88,9 +123,11 @@ void Nic::pump(unsigned port) {
   if (tp.pumping) return;  // the loop below is already running further up the stack
   tp.pumping = true;
   for (;;) {
-    if (!tp.frame_out && !tp.wake_pending && tp.fetched) {
-      Frame* f = tp.fetched;
-      tp.fetched = nullptr;
+    if (!tp.frame_out && !tp.wake_pending && !tp.prefetch.empty() && tp.prefetch.front()->origin == kFetched) {
+      Frame* f = tp.prefetch.front();
+      tp.prefetch.pop_front();
+      tp.prefetch_bytes -= f->bytes;
+      f->origin = nullptr;
       f->head = std::max({f->head, now_ticks(), injection_free_});
       f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
       if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
@@ -98,15 +135,19 @@ void Nic::pump(unsigned port) {
       send_from_here(port, f);  // may report frame_sent() before returning
       continue;
     }
-    if (!tp.fetching && !tp.fetched && !tp.sending.empty()) {
+    // Frames are read from memory ahead of the wire: up to a frame's worth
+    // of bytes (so small frames do not wait out a memory latency each).
+    if (!tp.idle() && tp.prefetch.size() < kMaxPrefetch &&
+        (tp.prefetch.empty() || tp.prefetch_bytes < params_.segment_bytes)) {
       Frame* f = next_frame(port);
-      if (dma.bound() && f->bytes > 0) {
-        // Read it from memory first; the one after it is read while it is
-        // on the wire.
-        tp.fetching = f;
+      if (!f) continue;
+      tp.prefetch.push_back(f);
+      tp.prefetch_bytes += f->bytes;
+      if (dma.bound() && f->bytes > 0 && !f->request) {
+        f->origin = nullptr;  // until it has been read
         dma.stream(false, f->bytes, f, f->head - now_ticks());
       } else {
-        tp.fetched = f;
+        f->origin = kFetched;
       }
       continue;
     }
@@ -125,7 +166,7 @@ void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
     sc_core::sc_time delay = delay_until(left);
     in->nb_transport_bw(m->payload(), phase, delay);
   }
-  if ((tp.sending.empty() && !tp.fetched) || tp.wake_pending) return;
+  if ((tp.idle() && tp.prefetch.empty()) || tp.wake_pending) return;
   // Offer the next frame when this one has left, so that messages posted
   // meanwhile take their turn.
   if (left > now_ticks()) {
@@ -138,21 +179,16 @@ void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
 
 Tick Nic::receive_local(Frame* f) {
   Message* m = f->msg;
-  if (dma.bound() && f->bytes > 0) {
+  if (dma.bound() && f->bytes > 0 && !f->request) {
     // Into memory once the tail is in; the buffer frees when it is written.
     dma.stream(true, f->bytes, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(f) | 1u), f->tail - now_ticks());
     return kNever;
   }
   ++m->frames_received;
   const Tick tail = f->tail;
-  // Frames of a message arrive in order: the last one completes it.
-  if (f->last) {
-    if (m->frames_received != m->frames_total) {
-      throw std::logic_error(std::string(name()) + ": message completed with frames missing");
-    }
-    m->delivered_at = tail;
-    Calendar::instance().schedule(tail, this, kDeliver, m);
-  }
+  m->delivered_at = std::max(m->delivered_at, tail);
+  // By count: striped frames and in-switch results may arrive out of order.
+  if (m->frames_received == m->frames_total) Calendar::instance().schedule(m->delivered_at, this, kDeliver, m);
   f->retire();
   return tail;  // the NIC drains at line rate: the buffer is free when the tail is in
 }
@@ -167,12 +203,9 @@ void Nic::memory_done(void* ctx, tlm::tlm_response_status status) {
     written(f);
     return;
   }
-  const unsigned port = f->hop_in;
-  TxPort& tp = tx_ports_[port];
-  tp.fetching = nullptr;
-  tp.fetched = f;
+  f->origin = kFetched;
   f->head = now_ticks();
-  pump(port);
+  pump(f->hop_in);
 }
 
 void Nic::written(Frame* f) {
@@ -188,7 +221,7 @@ void Nic::written(Frame* f) {
 
 void Nic::deliver(Message* m) {
   ++stats_.messages_received;
-  stats_.bytes_received += m->bytes;
+  if (m->kind != MessageKind::kPullRequest) stats_.bytes_received += m->bytes;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   if (out->nb_transport_fw(m->payload(), phase, delay) != tlm::TLM_COMPLETED) {

@@ -30,6 +30,11 @@ class Nic : public FrameRouter, private MemoryClient::Listener {
     Bandwidth injection = Bandwidth::unlimited();
     Tick message_overhead = 0;  // per message, before its first frame leaves
     Tick forward_latency = 0;   // for frames passing through to other NPUs
+    /// Spread each message's frames over every port that leads to its
+    /// destination, each port taking the next frame when it is free (as a
+    /// GPU spreads traffic over its NVLinks). Frames may then arrive out of
+    /// order; messages are reassembled by count.
+    bool stripe = false;
   };
 
   struct Stats {
@@ -71,12 +76,17 @@ class Nic : public FrameRouter, private MemoryClient::Listener {
   void deliver(Message* m);
 
   struct TxPort {
-    Fifo<Message*> sending;  // messages with frames still to offer, round robin
+    /// Messages with frames still to offer, round robin within each class:
+    /// [0] the NPU's own, [1] its memory system's answers to read requests
+    /// (a virtual channel of their own; the port alternates between the two).
+    Fifo<Message*> sending[2];
+    unsigned turn = 0;
+    bool idle() const { return sending[0].empty() && sending[1].empty(); }
     bool frame_out = false;        // a frame offered and not yet started
     bool wake_pending = false;
     bool pumping = false;
-    Frame* fetching = nullptr;     // being read from memory
-    Frame* fetched = nullptr;      // read, waiting for the link
+    Fifo<Frame*> prefetch;         // taken from the messages, in order: being read from memory, or read
+    std::uint64_t prefetch_bytes = 0;
   };
 
   Params params_;

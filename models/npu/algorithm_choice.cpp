@@ -1,5 +1,7 @@
 #include "models/npu/algorithm_choice.h"
 
+#include <algorithm>
+
 namespace fabricsim {
 
 namespace {
@@ -7,8 +9,18 @@ constexpr std::uint64_t kLarge = 1u << 20;  // where bandwidth starts to matter 
 bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 }  // namespace
 
-AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, int n, bool group_is_world,
-                                const PlatformHints& hints) {
+bool PlatformHints::in_switch(const std::vector<int>& ranks) const {
+  for (const auto& domain : in_switch_domains) {
+    bool all = true;
+    for (int r : ranks) all &= std::binary_search(domain.begin(), domain.end(), r);
+    if (all) return true;
+  }
+  return false;
+}
+
+AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const std::vector<int>& ranks,
+                                bool group_is_world, const PlatformHints& hints) {
+  const int n = static_cast<int>(ranks.size());
   switch (type) {
     case CollectiveType::kGather:
     case CollectiveType::kScatter:
@@ -40,10 +52,10 @@ AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, int n,
 }
 
 AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
-                               std::uint64_t bytes, int group_size, bool group_is_world) {
+                               std::uint64_t bytes, const std::vector<int>& ranks, bool group_is_world) {
   const auto& chosen = config.algorithm[static_cast<int>(type)];
   if (chosen) return *chosen;
-  return default_algorithm(type, bytes, group_size, group_is_world, hints);
+  return default_algorithm(type, bytes, ranks, group_is_world, hints);
 }
 
 }  // namespace fabricsim

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/npu/collective.h"
 #include "models/npu/collective_engine.h"
@@ -15,14 +16,17 @@ struct PlatformHints {
   /// ring, fully_connected, switch, fat_tree, torus, mesh, netlist, or
   /// multi_dimensional (several dimensions of more than one NPU).
   std::string shape = "ring";
-  bool in_switch = false;  // the platform's switches have reduction units
+  /// The NPUs of each fabric whose switches have reduction units (sorted):
+  /// a group inside one of them can run in-switch collectives.
+  std::vector<std::vector<int>> in_switch_domains;
+  bool in_switch(const std::vector<int>& ranks) const;
 };
 
-AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, int group_size, bool group_is_world,
-                                const PlatformHints& hints);
+AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const std::vector<int>& ranks,
+                                bool group_is_world, const PlatformHints& hints);
 
 /// The configured algorithm for `type`, or the default choice.
 AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
-                               std::uint64_t bytes, int group_size, bool group_is_world);
+                               std::uint64_t bytes, const std::vector<int>& ranks, bool group_is_world);
 
 }  // namespace fabricsim

@@ -60,7 +60,35 @@ struct Transfer {
   std::uint32_t tag = kSameRound;
   static constexpr std::uint32_t kSameRound = 0xffffffffu;
   bool arrived = false;      // receive side: set by the engine when matched
+  // In-switch algorithms (sends to a switch reduction unit):
+  MessageKind kind = MessageKind::kUnicast;
+  std::int32_t target = -1;  // group index of the member that gets a reduction's result; -1: all
+  std::uint64_t group = 0;   // the group's key at the units
   std::uint64_t bytes() const { return length * count; }
+};
+
+/// The sender that receives name for results of switch reduction units
+/// (Transfer::peer of such receives; models/switch/reduction_unit.h).
+constexpr int kReductionUnitPeer = 0xffffff;
+
+/// What the platform offers a group for in-switch collectives, as one member
+/// sees it.
+struct InSwitchPlan {
+  std::uint64_t group = 0;              // the group's key at the units
+  std::vector<int> units;               // per stripe: the unit this member sends to (a negative peer id)
+  std::vector<std::uint64_t> weights;   // per stripe: its share of the bytes (the same on every member)
+  bool pull = false;                    // NVLS-style all-reduce and reduce-scatter (members pull reduced ranges)
+  std::uint64_t pipeline_bytes = 1 << 20;  // pull all-reduce: pieces in which pulls and multicasts overlap
+  std::uint32_t pipeline_depth = 4;        // pieces whose reads are in flight at once
+};
+class InSwitchResolver {
+ public:
+  /// The plan for member `me` of `ranks`; throws std::invalid_argument
+  /// naming why the group cannot use switch reduction units.
+  virtual InSwitchPlan in_switch_plan(const std::vector<int>& ranks, int me) = 0;
+
+ protected:
+  ~InSwitchResolver() = default;
 };
 
 /// A round's transfers: most rounds have one or two, kept inline so a round
@@ -191,6 +219,7 @@ struct ProgramSpec {
   const std::vector<std::vector<std::uint64_t>>* sizes = nullptr;
   std::uint32_t chunk = 0;
   std::uint32_t chunks = 1;
+  InSwitchResolver* in_switch = nullptr;  // in-switch: the platform's reduction units
 };
 
 /// Builds the program, or throws std::invalid_argument naming why the

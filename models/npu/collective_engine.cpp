@@ -65,6 +65,7 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
     ps.sizes = spec.sizes.get();
     ps.chunk = c;
     ps.chunks = chunks;
+    ps.in_switch = host_.in_switch();
     run->chunks_[k].program = make_program(ps);  // throws if the algorithm does not apply
   }
   // The group's sequence number is taken only once the collective is
@@ -81,7 +82,13 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
     std::vector<Message*> waiting;
     waiting.swap(early->second);
     unexpected_.erase(early);
-    for (Message* m : waiting) r.early_.emplace(match_key(m->tag_chunk, m->tag_step, m->tag_src_rank), m);
+    for (Message* m : waiting) {
+      if (m->kind == MessageKind::kPullRequest) {
+        serve_read(r, m);  // the data is ready now that the collective has started here
+      } else {
+        r.early_.emplace(match_key(m->tag_chunk, m->tag_step, m->tag_src_rank), m);
+      }
+    }
   }
   schedule_chunks();  // also ends a collective with nothing to do (one rank)
 }
@@ -136,6 +143,14 @@ void CollectiveEngine::on_calendar(std::uint32_t kind, void* arg) {
   CollectiveRun& run = *static_cast<CollectiveRun*>(arg);
   if (kind == kRunWake) {
     run.wake_pending_ = false;
+    // A run that finished by another path while this wake was pending was
+    // kept for it: let it go now.
+    for (auto it = finished_waking_.begin(); it != finished_waking_.end(); ++it) {
+      if (it->get() == &run) {
+        finished_waking_.erase(it);
+        return;
+      }
+    }
     finish_if_done(run);
     return;
   }
@@ -165,7 +180,12 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       m->sender_context = &run;  // for on_sent: the run outlives its sends
       m->dtype = run.spec.dtype;
       m->op = run.spec.op;
-      if (run.spec.data) {
+      m->kind = t.kind;
+      m->reduce_target = t.target;
+      m->group = t.group;
+      if (t.kind == MessageKind::kPullRequest) {
+        m->data_offset = t.offset;  // a request carries no data, only where the unit should read
+      } else if (run.spec.data) {
         m->data.resize(t.bytes());
         for (std::uint32_t p = 0; p < t.count; ++p) {
           std::memcpy(m->data.data() + p * t.length, run.data.data() + t.offset + p * t.stride, t.length);
@@ -230,7 +250,36 @@ void CollectiveEngine::on_message(Message* m) {
     unexpected_[m->tag_collective].push_back(m);
     return;
   }
+  if (m->kind == MessageKind::kPullRequest) {
+    serve_read(*run, m);
+    return;
+  }
   receive(*run, m);
+}
+
+void CollectiveEngine::serve_read(CollectiveRun& run, Message* request) {
+  // A switch reduction unit reads a range of this NPU's buffer (NVLS
+  // multimem.ld_reduce): the memory system answers, no software involved.
+  Message* m = host_.new_message(static_cast<int>(request->tag_src_rank), request->bytes);
+  m->tag_user = kCollectiveMessage;
+  m->tag_collective = request->tag_collective;
+  m->tag_chunk = request->tag_chunk;
+  m->tag_step = request->tag_step;
+  m->kind = MessageKind::kReduce;
+  m->reduce_target = request->reduce_target;
+  m->group = request->group;
+  m->slot_base = request->slot_base;
+  m->hardware = true;
+  m->dtype = run.spec.dtype;
+  m->op = run.spec.op;
+  m->sender_context = &run;
+  if (run.spec.data) {
+    const auto first = run.data.begin() + static_cast<std::ptrdiff_t>(request->data_offset);
+    m->data.assign(first, first + static_cast<std::ptrdiff_t>(request->bytes));
+  }
+  ++run.sends_outstanding_;
+  request->unref();
+  host_.post(m);
 }
 
 void CollectiveEngine::receive(CollectiveRun& run, Message* m) {
@@ -283,6 +332,7 @@ bool CollectiveEngine::finish_if_done(CollectiveRun& run) {
   std::unique_ptr<CollectiveRun> owned = std::move(*it);
   runs_.erase(it);
   host_.collective_done(*owned);
+  if (owned->wake_pending_) finished_waking_.push_back(std::move(owned));  // its wake still refers to it
   return true;
 }
 
@@ -298,7 +348,12 @@ std::vector<std::string> CollectiveEngine::describe_unfinished() const {
       if (!ch.started || ch.finished) continue;
       for (std::size_t i = 0; i < ch.current.recvs.size(); ++i) {
         if (!ch.current.recvs[i].arrived) {
-          os << "; chunk " << c << " round " << ch.round << " waits for NPU " << ch.current.recvs[i].peer;
+          os << "; chunk " << c << " round " << ch.round << " waits for ";
+          if (ch.current.recvs[i].peer == kReductionUnitPeer) {
+            os << "a switch reduction unit";
+          } else {
+            os << "NPU " << ch.current.recvs[i].peer;
+          }
           break;
         }
       }

@@ -106,6 +106,9 @@ class CollectiveEngine : public Calendar::Client {
     virtual Message* new_message(int peer, std::uint64_t bytes) = 0;
     virtual void post(Message* m) = 0;
     virtual void collective_done(CollectiveRun& run) = 0;
+    /// The platform's switch reduction units, for in-switch algorithms
+    /// (nullptr: none).
+    virtual InSwitchResolver* in_switch() { return nullptr; }
 
    protected:
     ~Host() = default;
@@ -132,6 +135,8 @@ class CollectiveEngine : public Calendar::Client {
   void begin_round(CollectiveRun& run, std::uint32_t c);
   void receive(CollectiveRun& run, Message* m);
   void consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::size_t recv, Message* m);
+  /// Answers a switch reduction unit's read request with this NPU's bytes.
+  void serve_read(CollectiveRun& run, Message* request);
   /// Ends the collective if it is done; true when it was (and is gone).
   bool finish_if_done(CollectiveRun& run);
   void finish_done_runs();
@@ -151,6 +156,7 @@ class CollectiveEngine : public Calendar::Client {
   // Few collectives run at once: a flat list beats a hash table here.
   std::vector<std::unique_ptr<CollectiveRun>> runs_;
   std::unordered_map<std::uint64_t, std::vector<Message*>> unexpected_;  // for collectives not started here yet
+  std::vector<std::unique_ptr<CollectiveRun>> finished_waking_;          // done, with a wake-up still pending
   std::unordered_map<std::uint32_t, std::uint64_t> group_seq_;
   std::uint32_t active_chunks_ = 0;
   Tick reducer_free_ = 0;  // the NPU's local reduction, one buffer at a time

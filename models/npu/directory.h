@@ -13,6 +13,8 @@
 
 namespace fabricsim {
 
+class AggregationManager;
+
 struct PeerRoute {
   std::uint16_t nic = 0;          // index of the sender's NIC
   Address address = kNoAddress;   // the receiver's NIC on that fabric
@@ -75,6 +77,40 @@ class Directory {
     throw std::runtime_error("NPU " + std::to_string(from) + " and NPU " + std::to_string(to) +
                              " share no fabric");
   }
+  // ---- switch reduction units ---------------------------------------------
+  /// A fabric whose switches have reduction units: its aggregation manager,
+  /// and whether its all-reduce pulls (NVLS) or pushes (SHARP).
+  void set_aggregation(std::uint16_t fabric, AggregationManager* manager, bool pull, std::uint64_t pipeline_bytes,
+                       std::uint32_t pipeline_depth) {
+    if (aggregation_.size() <= fabric) aggregation_.resize(fabric + 1u);
+    aggregation_[fabric] = Aggregation{manager, pull, pipeline_bytes, pipeline_depth};
+  }
+  std::uint64_t pipeline_bytes(std::uint16_t fabric) const { return aggregation_.at(fabric).pipeline_bytes; }
+  std::uint32_t pipeline_depth(std::uint16_t fabric) const { return aggregation_.at(fabric).pipeline_depth; }
+  AggregationManager* aggregation(std::uint16_t fabric) const {
+    return fabric < aggregation_.size() ? aggregation_[fabric].manager : nullptr;
+  }
+  bool pulls(std::uint16_t fabric) const { return fabric < aggregation_.size() && aggregation_[fabric].pull; }
+  bool has_reduction_units() const {
+    for (const auto& a : aggregation_) {
+      if (a.manager) return true;
+    }
+    return false;
+  }
+  /// Registers a unit; returns the (negative) peer id NPUs name it by.
+  int add_unit(std::uint16_t fabric, Address address) {
+    units_.push_back(Unit{fabric, address});
+    const int peer = -static_cast<int>(units_.size());
+    unit_peer_[key(fabric, address)] = peer;
+    return peer;
+  }
+  struct Unit {
+    std::uint16_t fabric;
+    Address address;
+  };
+  const Unit& unit(int peer) const { return units_.at(static_cast<std::size_t>(-peer - 1)); }
+  int unit_peer(std::uint16_t fabric, Address address) const { return unit_peer_.at(key(fabric, address)); }
+
   /// For NPUs that share no fabric: the NPU to hand a message to on the way
   /// (one that shares a fabric with `from`), along a path with the fewest
   /// relays. Throws when `to` cannot be reached at all.
@@ -90,8 +126,19 @@ class Directory {
   }
 
  private:
+  struct Aggregation {
+    AggregationManager* manager = nullptr;
+    bool pull = false;
+    std::uint64_t pipeline_bytes = 1 << 20;
+    std::uint32_t pipeline_depth = 4;
+  };
+  static std::uint64_t key(std::uint16_t fabric, Address a) { return static_cast<std::uint64_t>(fabric) << 32 | a; }
+
   std::vector<std::vector<Attachment>> attachments_;
   std::vector<MemoryRoute> memories_;
+  std::vector<Aggregation> aggregation_;
+  std::vector<Unit> units_;
+  std::unordered_map<std::uint64_t, int> unit_peer_;
   // next_hop caches, per destination, every NPU's next hop towards it.
   mutable std::vector<std::vector<int>> members_;  // per fabric
   mutable std::unordered_map<int, std::vector<int>> towards_;

@@ -1,6 +1,7 @@
 #include "models/npu/npu.h"
 
 #include "models/memory/memory_endpoint.h"
+#include "models/switch/aggregation.h"
 #include "tlm/errors.h"
 
 #include <algorithm>
@@ -195,6 +196,19 @@ void Npu::collective_done(CollectiveRun& run) {
 }
 
 Message* Npu::new_message(int peer, std::uint64_t bytes) {
+  if (peer < 0) {  // a switch reduction unit
+    const Directory::Unit& unit = directory_.unit(peer);
+    const Directory::Attachment* a = directory_.on(rank_, unit.fabric);
+    Message* m = Message::allocate();
+    m->ref();
+    m->src = a->address;
+    m->dst = unit.address;
+    m->bytes = bytes;
+    m->tag_src_rank = static_cast<std::uint32_t>(rank_);
+    m->flow = static_cast<std::uint32_t>(rank_) * 0x10001u + unit.address * 0x9e37u;
+    m->context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(a->nic));
+    return m;
+  }
   if (peer != cached_peer_) {
     // NPUs that share no fabric talk through others, dimension by dimension
     // (store and forward of whole messages, as a proxy does).
@@ -214,6 +228,54 @@ Message* Npu::new_message(int peer, std::uint64_t bytes) {
   if (cached_hop_ != peer) m->final_rank = peer;
   m->context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(route.nic));
   return m;
+}
+
+InSwitchPlan Npu::in_switch_plan(const std::vector<int>& ranks, int me) {
+  // The first fabric (scale-up before scale-out) with reduction units that
+  // every member is on.
+  std::uint16_t fabric = 0;
+  bool found = false;
+  for (const auto& a : directory_.attachments(rank_)) {
+    if (!directory_.aggregation(a.fabric)) continue;
+    bool all = true;
+    for (int r : ranks) all &= directory_.on(r, a.fabric) != nullptr;
+    if (all) {
+      fabric = a.fabric;
+      found = true;
+      break;
+    }
+  }
+  if (!found) {
+    throw std::invalid_argument("the NPUs of the group are not all on one fabric whose switches have reduction units");
+  }
+  AggregationManager& manager = *directory_.aggregation(fabric);
+  std::vector<Address> members;
+  std::uint64_t key = 0xcbf29ce484222325ull ^ fabric;  // FNV-1a over the members' addresses
+  for (int r : ranks) {
+    members.push_back(directory_.on(r, fabric)->address);
+    key = (key ^ members.back()) * 0x100000001b3ull;
+  }
+  manager.register_group(key, members);
+  InSwitchPlan plan;
+  plan.group = key;
+  const Address mine = members.at(static_cast<std::size_t>(me));
+  try {
+    const bool flat = manager.single_level(key);
+    plan.pull = flat && directory_.pulls(fabric);
+    plan.pipeline_bytes = directory_.pipeline_bytes(fabric);
+    plan.pipeline_depth = directory_.pipeline_depth(fabric);
+    // Every member splits its bytes as the first member does, so that the
+    // stripes line up at each unit.
+    const auto& weights = manager.weights_of(flat ? members.front() : mine);
+    for (Address u : manager.units_of(mine)) {
+      if (u == kNoAddress) throw ModelError("a switch of the group has no reduction unit");
+      plan.units.push_back(directory_.unit_peer(fabric, u));
+    }
+    plan.weights.assign(weights.begin(), weights.end());
+  } catch (const ModelError& e) {
+    throw std::invalid_argument(e.what());
+  }
+  return plan;
 }
 
 void Npu::post(Message* m) {

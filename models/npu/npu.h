@@ -59,6 +59,7 @@ struct CollectiveRecord {
 class Npu : public sc_core::sc_module,
             public Calendar::Client,
             public CollectiveEngine::Host,
+            private InSwitchResolver,
             private MemoryClient::Listener {
  public:
   struct Params {
@@ -116,6 +117,8 @@ class Npu : public sc_core::sc_module,
   Message* new_message(int peer, std::uint64_t bytes) override;
   void post(Message* m) override;
   void collective_done(CollectiveRun& run) override;
+  InSwitchResolver* in_switch() override { return directory_.has_reduction_units() ? this : nullptr; }
+  InSwitchPlan in_switch_plan(const std::vector<int>& ranks, int me) override;
 
   void on_calendar(std::uint32_t kind, void* arg) override;
   tlm::tlm_sync_enum nic_bw(int nic, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);

@@ -517,8 +517,8 @@ void TraceWorkload::start_collective(Node* n) {
   spec.bytes = n->comm_size;
   spec.group = group;
   spec.root = static_cast<int>(n->root);
-  spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, n->comm_size,
-                                    static_cast<int>(group->ranks.size()), group->id == 0);
+  spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, n->comm_size, group->ranks,
+                                    group->id == 0);
   spec.chunks = options_.collectives->chunks;
   spec.dims = &options_.collectives->dims;
   spec.priority = static_cast<int>(n->priority);

@@ -110,6 +110,7 @@ struct CollbenchArgs {
   bool data = false;
   std::string dtype = "fp32";
   std::string redop = "sum";
+  int npus = 0;
   bool quiet = false;
 };
 
@@ -144,6 +145,7 @@ int collbench(const CollbenchArgs& a) {
     o.chunks = *a.chunks;
   }
   o.root = a.root;
+  o.npus = a.npus;
   o.data = a.data;
   if (!parse_data_type(a.dtype, o.dtype)) throw InputError("--dtype " + a.dtype + ": use fp32, fp16, bf16 or int32");
   if (!parse_reduce_op(a.redop, o.op)) throw InputError("--redop " + a.redop + ": use sum, min or max");
@@ -203,6 +205,9 @@ int sc_main(int argc, char* argv[]) {
   cb_cmd->add_flag("--data", cb.data, "Carry real bytes and check every result");
   cb_cmd->add_option("--dtype", cb.dtype, "fp32, fp16, bf16, int32");
   cb_cmd->add_option("--redop", cb.redop, "sum, min, max");
+  cb_cmd->add_option("--npus", cb.npus,
+                     "Run over the first N NPUs only, the others idle (as CUDA_VISIBLE_DEVICES does)")
+      ->check(CLI::PositiveNumber);
   cb_cmd->add_flag("-q,--quiet", cb.quiet, "Print nothing but errors");
 
   CLI::App* gen_cmd = app.add_subcommand("gen", "Write Chakra traces");

@@ -1,0 +1,478 @@
+#include "models/switch/reduction_unit.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "tlm/errors.h"
+#include "tlm/reduction.h"
+
+namespace fabricsim {
+
+namespace {
+enum : std::uint32_t { kArrive, kEmit, kFree, kFreeFanout };
+}
+
+std::string describe_reductions(std::uint32_t mask) {
+  std::string out;
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}) {
+    std::string types;
+    for (DataType t : {DataType::kFp32, DataType::kFp16, DataType::kBf16, DataType::kInt32}) {
+      if (mask & reduction_bit(op, t)) types += std::string(types.empty() ? "" : "/") + to_string(t);
+    }
+    if (!types.empty()) out += std::string(out.empty() ? "" : ", ") + to_string(op) + " on " + types;
+  }
+  return out.empty() ? "nothing" : out;
+}
+
+struct ReductionUnit::Holder {
+  bool is_slot = false;
+  bool sending = true;      // copies are still being made (the switch may report some left meanwhile)
+  unsigned copies_out = 0;  // copies handed to the switch that have not left yet
+  Tick last_left = 0;
+};
+
+/// An aggregation slot: frame `key.frame` of one reduction.
+struct ReductionUnit::Slot : Holder {
+  SlotKey key;
+  const AggregationManager::Plan* plan = nullptr;
+  Message* like = nullptr;       // a message of the operation, for the result's fields (kept referenced)
+  bool pull = false;
+  std::uint64_t offset = 0;      // the frame's place in the result message
+  std::uint64_t bytes = 0;
+  std::uint64_t wire_bytes = 0;
+  std::uint64_t message_bytes = 0;
+  std::uint32_t frames = 0;
+  unsigned arrived = 0;
+  std::vector<bool> seen;                        // by position in the plan
+  std::vector<std::vector<std::uint8_t>> parts;  // data mode, by position
+  Tick ready = 0;
+  bool emitted = false;
+};
+
+/// A frame being copied to several destinations: its bytes stay in the
+/// unit's buffer until every copy has left.
+struct ReductionUnit::Fanout : Holder {
+  std::uint64_t bytes = 0;
+};
+
+std::size_t ReductionUnit::Hash::operator()(const OpKey& k) const {
+  std::uint64_t h = k.group * 0x9e3779b97f4a7c15ull;
+  h ^= k.collective + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+  h ^= (static_cast<std::uint64_t>(k.chunk) << 32 | k.step) + (h << 6) + (h >> 2);
+  h ^= k.origin + (h << 6) + (h >> 2);
+  return static_cast<std::size_t>(h);
+}
+
+ReductionUnit::OpKey ReductionUnit::op_of(const Message& m) {
+  const bool multicast = m.kind == MessageKind::kMulticast || m.kind == MessageKind::kMulticastDown;
+  return OpKey{m.group, m.tag_collective, m.tag_chunk, m.tag_step, multicast ? m.tag_src_rank : kNoOrigin};
+}
+
+ReductionUnit::ReductionUnit(const sc_core::sc_module_name& name, const Params& params, AggregationManager& manager)
+    : sc_core::sc_module(name), in("in"), out("out"), params_(params), manager_(manager) {
+  Calendar::instance();  // made during elaboration, before anything schedules
+  if (params_.slots == 0) throw std::invalid_argument(std::string(this->name()) + ": a reduction unit needs at least one slot");
+  if (params_.mtu_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": mtu_bytes must be > 0");
+  in.register_nb_transport_fw(this, &ReductionUnit::in_fw, 0);
+  out.register_nb_transport_bw(this, &ReductionUnit::out_bw, 0);
+}
+
+ReductionUnit::~ReductionUnit() {
+  for (auto& [key, slot] : slots_) delete slot;
+}
+
+tlm::tlm_sync_enum ReductionUnit::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                        sc_core::sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on in");
+  // Handled in time order, when its head arrives.
+  Calendar::instance().schedule(absolute(delay), this, kArrive, Frame::of(gp));
+  return tlm::TLM_ACCEPTED;
+}
+
+tlm::tlm_sync_enum ReductionUnit::out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                         sc_core::sc_time& delay) {
+  if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on out");
+  Frame* c = Frame::of(gp);
+  if (c->origin) copy_left(static_cast<Holder*>(c->origin), absolute(delay));
+  return tlm::TLM_ACCEPTED;
+}
+
+void ReductionUnit::on_calendar(std::uint32_t kind, void* arg) {
+  switch (kind) {
+    case kArrive: arrive(static_cast<Frame*>(arg)); break;
+    case kEmit: emit(static_cast<Slot*>(arg)); break;
+    case kFree: free_slot(static_cast<Slot*>(arg)); break;
+    case kFreeFanout: free_fanout(static_cast<Fanout*>(arg)); break;
+    default: throw std::logic_error(std::string(name()) + ": unknown calendar event");
+  }
+}
+
+const AggregationManager::Plan& ReductionUnit::plan_of(const Message& m) {
+  return manager_.plan(m.group, params_.address);
+}
+
+void ReductionUnit::check_supported(const Message& m) const {
+  if (params_.supported & reduction_bit(m.op, m.dtype)) return;
+  throw ModelError(std::string(name()) + ": this switch's reduction unit does not support " + to_string(m.op) + " on " +
+                   to_string(m.dtype) + " (it supports " + describe_reductions(params_.supported) + ")");
+}
+
+void ReductionUnit::arrive(Frame* f) {
+  switch (f->msg->kind) {
+    case MessageKind::kReduce:
+    case MessageKind::kPullRequest:
+      if (!try_slot_frame(f)) {
+        // A contribution waits in its switch input buffer, which backs up
+        // the fabric behind it. A read request travels on a virtual channel
+        // of its own (as NVLink's requests do): it waits in the unit's
+        // request queue and frees its buffer now.
+        const bool request = f->msg->kind == MessageKind::kPullRequest;
+        if (request) end_request(f, now_ticks());
+        waiting_.push_back(Waiting{f, now_ticks(), request});
+        ++stats_.frames_waited;
+      }
+      return;
+    case MessageKind::kMulticast:
+    case MessageKind::kMulticastDown:
+    case MessageKind::kResult:
+      if (!try_fan_out(f)) {  // waits in its switch input buffer for room in the unit's
+        waiting_.push_back(Waiting{f, now_ticks(), false});
+        ++stats_.frames_waited;
+      }
+      return;
+    case MessageKind::kUnicast:
+      break;
+  }
+  throw std::logic_error(std::string(name()) + ": a plain message addressed to a reduction unit");
+}
+
+bool ReductionUnit::try_slot_frame(Frame* f, bool buffer_freed) {
+  Message& m = *f->msg;
+  const SlotKey key{op_of(m), m.slot_base + f->index};
+  auto it = slots_.find(key);
+  if (it == slots_.end()) {
+    if (m.hardware) throw std::logic_error(std::string(name()) + ": an answer to a read request this unit never made");
+    if (slots_.size() >= params_.slots || buffer_used_ + f->bytes > params_.buffer_bytes) {
+      if (slots_.empty()) {
+        throw ModelError(std::string(name()) + ": a " + std::to_string(f->bytes) + "-byte frame does not fit the " +
+                         std::to_string(params_.buffer_bytes) + "-byte buffer of the reduction unit");
+      }
+      return false;
+    }
+    check_supported(m);
+    auto* slot = new Slot();
+    slot->is_slot = true;
+    slot->key = key;
+    slot->plan = &plan_of(m);
+    slot->like = &m;
+    m.ref();
+    slot->pull = m.kind == MessageKind::kPullRequest;
+    slot->offset = f->offset;
+    slot->bytes = f->bytes;
+    slot->message_bytes = m.bytes;
+    slot->frames = m.frames_total;
+    if (slot->pull && !manager_.single_level(m.group)) {
+      throw ModelError(std::string(name()) + ": pull (NVLS-style) reductions need every member on the same switches");
+    }
+    slot->seen.assign(slot->plan->expected(), false);
+    slot->parts.resize(slot->plan->expected());
+    it = slots_.emplace(key, slot).first;
+    buffer_used_ += f->bytes;
+    stats_.peak_slots = std::max(stats_.peak_slots, static_cast<unsigned>(slots_.size()));
+    stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, buffer_used_);
+  }
+  Slot& slot = *it->second;
+  if (m.kind == MessageKind::kPullRequest) {
+    // Read the range from every member (their memory systems answer): one
+    // one-frame request per slot and member.
+    OpKey read = key.op;
+    read.origin = key.frame;
+    for (Address member : slot.plan->local) {
+      const SlotKey rkey{read, member};
+      Message* r = result_message(rkey, m, MessageKind::kPullRequest, params_.peer_id, f->bytes, 1);
+      r->data_offset = m.data_offset + f->offset;
+      r->slot_base = key.frame;
+      send_copy(rkey, r, 0, 0, f->bytes, f->wire_bytes, now_ticks(), std::max(now_ticks(), f->tail), nullptr);
+    }
+    release(f, std::max(now_ticks(), f->tail), buffer_freed);
+    return true;
+  }
+  contribute(slot, f);
+  return true;
+}
+
+void ReductionUnit::contribute(Slot& slot, Frame* f) {
+  Message& m = *f->msg;
+  const auto pos = slot.plan->position.find(m.src);
+  if (pos == slot.plan->position.end()) {
+    throw std::logic_error(std::string(name()) + ": a contribution from address " + std::to_string(m.src) +
+                           ", which is not below this unit in the group's tree");
+  }
+  const auto p = static_cast<std::size_t>(pos->second);
+  if (slot.seen[p]) throw std::logic_error(std::string(name()) + ": two contributions from one member to one slot");
+  slot.seen[p] = true;
+  ++slot.arrived;
+  // The ALU takes the frame's bytes at its throughput; the frame is done
+  // when the ALU has passed it and its tail is in.
+  const Tick start = std::max(alu_free_, now_ticks());
+  const Tick work = params_.throughput.time_for(static_cast<double>(f->bytes));
+  alu_free_ = start + work;
+  stats_.alu_busy += work;
+  stats_.bytes_reduced += f->bytes;
+  const Tick done = std::max(alu_free_, f->tail);
+  slot.ready = std::max(slot.ready, done);
+  slot.wire_bytes = f->wire_bytes;
+  if (!m.data.empty()) {
+    const auto first = m.data.begin() + static_cast<std::ptrdiff_t>(f->offset);
+    slot.parts[p].assign(first, first + static_cast<std::ptrdiff_t>(f->bytes));
+  }
+  release(f, done);
+  if (slot.arrived == slot.seen.size()) {
+    Calendar::instance().schedule(slot.ready + params_.latency, this, kEmit, &slot);
+  }
+}
+
+void ReductionUnit::emit(Slot* slot) {
+  slot->emitted = true;
+  ++stats_.operations;
+  const Message& like = *slot->like;
+  const AggregationManager::Plan& plan = *slot->plan;
+  // The combination, in a fixed order (see the header).
+  std::vector<std::uint8_t> result;
+  if (!slot->parts.empty() && !slot->parts.front().empty()) {
+    result = slot->parts.front();
+    for (std::size_t i = 1; i < slot->parts.size(); ++i) {
+      if (slot->parts[i].size() != result.size()) {
+        throw std::logic_error(std::string(name()) + ": contributions of different sizes");
+      }
+      reduce_into(result.data(), slot->parts[i].data(), result.size(), like.dtype, like.op);
+    }
+  }
+  struct Dest {
+    Address address;
+    MessageKind kind;
+  };
+  std::vector<Dest> dests;
+  if (!slot->pull && plan.parent != kNoAddress) {
+    dests.push_back({plan.parent, MessageKind::kReduce});  // a partial result, up the tree
+  } else if (like.reduce_target < 0) {
+    for (Address a : plan.local) dests.push_back({a, MessageKind::kResult});
+    for (Address a : plan.children) dests.push_back({a, MessageKind::kResult});
+  } else {
+    const auto& members = manager_.members(like.group);
+    dests.push_back({members.at(static_cast<std::size_t>(like.reduce_target)), MessageKind::kResult});
+  }
+  const Tick now = now_ticks();
+  for (const Dest& d : dests) {
+    const SlotKey rkey{slot->key.op, d.address};
+    const std::uint32_t src_rank = d.kind == MessageKind::kReduce ? like.tag_src_rank : kFromReductionUnit;
+    Message* r = result_message(rkey, like, d.kind, src_rank, slot->message_bytes, slot->frames);
+    if (!result.empty()) {
+      r->data.resize(r->bytes);
+      std::copy(result.begin(), result.end(), r->data.begin() + static_cast<std::ptrdiff_t>(slot->offset));
+    }
+    send_copy(rkey, r, slot->key.frame, slot->offset, slot->bytes, slot->wire_bytes, now, now, slot);
+  }
+  for (auto& part : slot->parts) std::vector<std::uint8_t>().swap(part);
+  all_sent(slot);
+}
+
+bool ReductionUnit::try_fan_out(Frame* f) {
+  Message& m = *f->msg;
+  if (copy_buffer_used_ + f->bytes > params_.multicast_buffer_bytes) {
+    if (copy_buffer_used_ == 0) {
+      throw ModelError(std::string(name()) + ": a " + std::to_string(f->bytes) + "-byte frame does not fit the " +
+                       std::to_string(params_.multicast_buffer_bytes) + "-byte multicast buffer of the reduction unit");
+    }
+    return false;
+  }
+  copy_buffer_used_ += f->bytes;
+  stats_.peak_multicast_buffer_bytes = std::max(stats_.peak_multicast_buffer_bytes, copy_buffer_used_);
+  const AggregationManager::Plan& plan = plan_of(m);
+  std::vector<std::pair<Address, MessageKind>> dests;
+  if (m.kind == MessageKind::kMulticast && plan.parent != kNoAddress) {
+    dests.emplace_back(plan.parent, MessageKind::kMulticast);  // up to the root first
+  } else {
+    const MessageKind down = m.kind == MessageKind::kResult ? MessageKind::kResult : MessageKind::kMulticastDown;
+    for (Address a : plan.local) dests.emplace_back(a, down);
+    for (Address a : plan.children) dests.emplace_back(a, down);
+  }
+  auto* fan = new Fanout();
+  fan->bytes = f->bytes;
+  const std::uint32_t src_rank = m.kind == MessageKind::kResult ? kFromReductionUnit : m.tag_src_rank;
+  const Tick now = now_ticks();
+  for (const auto& [address, kind] : dests) {
+    const SlotKey rkey{op_of(m), address};
+    Message* r = result_message(rkey, m, kind, src_rank, m.bytes, m.frames_total);
+    if (!m.data.empty()) {
+      r->data.resize(r->bytes);
+      std::copy_n(m.data.begin() + static_cast<std::ptrdiff_t>(f->offset), f->bytes,
+                  r->data.begin() + static_cast<std::ptrdiff_t>(f->offset));
+    }
+    // Cut-through: copies start as the frame's head comes in.
+    send_copy(rkey, r, f->index, f->offset, f->bytes, f->wire_bytes, now, std::max(now, f->tail), fan);
+  }
+  // In the unit's buffer now: the switch input is free once the tail is in.
+  release(f, std::max(now, f->tail));
+  all_sent(fan);
+  return true;
+}
+
+Message* ReductionUnit::result_message(const SlotKey& key, const Message& like, MessageKind kind,
+                                       std::uint32_t src_rank, std::uint64_t bytes, std::uint32_t frames) {
+  auto it = results_.find(key);
+  if (it != results_.end()) return it->second;
+  Message* r = Message::allocate();
+  r->ref();  // one reference for this unit until its last frame is out, one for the receiver
+  r->src = params_.address;
+  r->dst = static_cast<Address>(key.frame);
+  r->bytes = bytes;
+  r->kind = kind;
+  r->flow = static_cast<std::uint32_t>(Hash()(key));
+  r->tag_user = like.tag_user;
+  r->tag_collective = like.tag_collective;
+  r->tag_chunk = like.tag_chunk;
+  r->tag_step = like.tag_step;
+  r->tag_src_rank = src_rank;
+  r->group = like.group;
+  r->reduce_target = like.reduce_target;
+  r->dtype = like.dtype;
+  r->op = like.op;
+  r->frames_total = frames;
+  r->posted_at = now_ticks();
+  results_.emplace(key, r);
+  return r;
+}
+
+void ReductionUnit::send_copy(const SlotKey& key, Message* m, std::uint32_t index, std::uint64_t offset,
+                              std::uint64_t bytes, std::uint64_t wire_bytes, Tick head, Tick tail, Holder* holder) {
+  Frame* c = Frame::allocate();
+  c->msg = m;
+  c->src = params_.address;
+  c->dst = m->dst;
+  c->flow = m->flow;
+  c->index = index;
+  c->offset = offset;
+  c->bytes = bytes;
+  c->wire_bytes = wire_bytes;
+  c->last = index + 1 == m->frames_total;
+  c->request = m->kind == MessageKind::kPullRequest;
+  c->head = head;
+  c->tail = std::max(head, tail);
+  c->origin = holder;
+  if (holder) ++holder->copies_out;
+  ++stats_.copies;
+  if (m->kind != MessageKind::kPullRequest) stats_.result_bytes += bytes;
+  if (++m->frames_sent == m->frames_total) {
+    results_.erase(key);
+    m->unref();  // ours; the receiver keeps its own
+  }
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = delay_until(head);
+  if (out->nb_transport_fw(c->payload(), phase, delay) == tlm::TLM_UPDATED && holder) {
+    copy_left(holder, absolute(delay));
+  }
+}
+
+void ReductionUnit::copy_left(Holder* holder, Tick when) {
+  holder->last_left = std::max(holder->last_left, when);
+  --holder->copies_out;
+  if (!holder->sending) finish_if_left(holder);
+}
+
+void ReductionUnit::all_sent(Holder* holder) {
+  holder->sending = false;
+  finish_if_left(holder);
+}
+
+void ReductionUnit::finish_if_left(Holder* holder) {
+  if (holder->copies_out > 0) return;
+  if (holder->is_slot) {
+    auto* slot = static_cast<Slot*>(holder);
+    if (slot->last_left > now_ticks()) {
+      Calendar::instance().schedule(slot->last_left, this, kFree, slot);
+    } else {
+      free_slot(slot);
+    }
+    return;
+  }
+  auto* fan = static_cast<Fanout*>(holder);
+  if (fan->last_left > now_ticks()) {
+    Calendar::instance().schedule(fan->last_left, this, kFreeFanout, fan);
+  } else {
+    free_fanout(fan);
+  }
+}
+
+void ReductionUnit::free_fanout(Fanout* fan) {
+  copy_buffer_used_ -= fan->bytes;
+  delete fan;
+  admit_waiting();
+}
+
+void ReductionUnit::end_request(Frame* f, Tick when) {
+  tlm::tlm_phase phase = tlm::END_REQ;
+  sc_core::sc_time delay = delay_until(std::max(when, now_ticks()));
+  in->nb_transport_bw(f->payload(), phase, delay);
+}
+
+void ReductionUnit::release(Frame* f, Tick when, bool buffer_freed) {
+  Message* m = f->msg;
+  if (!buffer_freed) end_request(f, when);
+  if (++m->frames_received == m->frames_total) m->unref();  // every frame of it is done with here
+  f->retire();
+}
+
+void ReductionUnit::free_slot(Slot* slot) {
+  buffer_used_ -= slot->bytes;
+  slots_.erase(slot->key);
+  slot->like->unref();
+  delete slot;
+  admit_waiting();
+}
+
+void ReductionUnit::admit_waiting() {
+  // First come, first served within each resource: once a frame finds no
+  // room, later ones that need the same resource wait behind it.
+  bool slots_blocked = false, copies_blocked = false;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    Frame* f = it->frame;
+    const MessageKind kind = f->msg->kind;
+    const bool fans_out = kind != MessageKind::kReduce && kind != MessageKind::kPullRequest;
+    const bool has_slot = !fans_out && slots_.count(SlotKey{op_of(*f->msg), f->msg->slot_base + f->index}) > 0;
+    if (fans_out ? copies_blocked : (!has_slot && slots_blocked)) {
+      ++it;
+      continue;
+    }
+    const Tick since = it->since;
+    if (fans_out ? try_fan_out(f) : try_slot_frame(f, it->buffer_freed)) {
+      stats_.wait_time += now_ticks() - since;
+      it = waiting_.erase(it);
+    } else {
+      (fans_out ? copies_blocked : slots_blocked) = true;
+      ++it;
+    }
+  }
+}
+
+std::vector<std::string> ReductionUnit::describe_unfinished() const {
+  std::vector<std::string> out;
+  std::size_t shown = 0;
+  for (const auto& [key, slot] : slots_) {
+    if (slot->emitted || ++shown > 4) continue;
+    std::ostringstream os;
+    os << name() << ": slot for frame " << key.frame << " of collective " << (key.op.collective >> 40) << "/"
+       << (key.op.collective & ((1ull << 40) - 1)) << " chunk " << key.op.chunk << " step " << key.op.step << " has "
+       << slot->arrived << " of " << slot->seen.size() << " contributions";
+    out.push_back(os.str());
+  }
+  if (!waiting_.empty()) {
+    out.push_back(std::string(name()) + ": " + std::to_string(waiting_.size()) + " frame(s) wait for one of its " +
+                  std::to_string(params_.slots) + " slots (" + std::to_string(slots_.size()) + " in use, " +
+                  std::to_string(buffer_used_) + " of " + std::to_string(params_.buffer_bytes) + " buffer bytes)");
+  }
+  return out;
+}
+
+}  // namespace fabricsim
