@@ -8,6 +8,7 @@
 
 #include "models/npu/algorithm_choice.h"
 #include "tlm/calendar.h"
+#include "tlm/errors.h"
 #include "tlm/reduction.h"
 
 namespace fabricsim {
@@ -148,7 +149,22 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
         throw InputError(x.what());
       }
     }
-    if (!bench.done()) throw std::runtime_error("collbench: the " + spec.name + " collective never finished");
+    if (!bench.done()) {
+      // Nothing left to happen, and the collective is not done: say what waits.
+      std::string what = "the " + spec.name + " collective can make no progress:";
+      for (int r : world.ranks) {
+        for (const auto& line : platform.npu(r).describe_unfinished()) what += "\n  NPU " + std::to_string(r) + ": " + line;
+      }
+      for (const auto& f : platform.fabrics()) {
+        for (const auto& l : f.links) {
+          if (l.link->frames_waiting()) what += "\n  " + l.link->describe_waiting();
+        }
+        for (const auto& u : f.units) {
+          for (const auto& line : u->describe_unfinished()) what += "\n  " + line;
+        }
+      }
+      throw StuckError(what);
+    }
     CollbenchRow row;
     row.size_bytes = bytes;
     row.count = bytes / elem;

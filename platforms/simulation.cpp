@@ -100,6 +100,9 @@ Simulation::Outcome Simulation::run() {
       for (const auto& l : f.links) {
         if (l.link->frames_waiting()) stuck_.push_back("  " + l.link->describe_waiting());
       }
+      for (const auto& u : f.units) {
+        for (const auto& line : u->describe_unfinished()) stuck_.push_back("  " + line);
+      }
     }
     ran_ = true;
     for (int r = 0; r < platform_->npus(); ++r) platform_->npu(r).finalize();
@@ -206,6 +209,29 @@ nlohmann::ordered_json Simulation::report() const {
     }
   }
   j["links"] = std::move(links);
+  ordered_json units = ordered_json::array();
+  for (const auto& f : platform_->fabrics()) {
+    for (std::size_t i = 0; i < f.units.size(); ++i) {
+      const ReductionUnit& u = *f.units[i];
+      const ReductionUnit::Stats& s = u.stats();
+      ordered_json ue;
+      ue["name"] = u.name();
+      ue["fabric"] = f.name;
+      ue["switch"] = f.unit_switch[i];
+      ue["operations"] = s.operations;
+      ue["bytes_reduced"] = s.bytes_reduced;
+      ue["result_bytes"] = s.result_bytes;
+      ue["alu_busy_ns"] = ns(s.alu_busy);
+      ue["alu_utilization"] = span > 0 ? static_cast<double>(s.alu_busy) / span : 0.0;
+      ue["peak_slots"] = s.peak_slots;
+      ue["slots"] = u.params().slots;
+      ue["peak_buffer_bytes"] = s.peak_buffer_bytes;
+      ue["frames_waited"] = s.frames_waited;
+      ue["wait_ns"] = ns(s.wait_time);
+      units.push_back(std::move(ue));
+    }
+  }
+  j["reduction_units"] = std::move(units);
   ordered_json memories = ordered_json::array();
   for (const auto& m : platform_->memories()) {
     const Memory::Stats& s = m.memory->stats();

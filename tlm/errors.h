@@ -13,4 +13,11 @@ class ModelError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A simulation that can make no progress: the message says what waits for
+/// what. The command exits with code 3.
+class StuckError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace fabricsim

@@ -74,6 +74,10 @@ enum class MessageKind : std::uint8_t {
   kResult,         // a reduction's result, on its way down a tree of units
 };
 
+/// How results of switch reductions name their sender (Message::tag_src_rank);
+/// read requests from a unit carry the unit's own (negative) peer id.
+constexpr std::uint32_t kFromReductionUnit = 0xffffffu;
+
 /// Element types that reductions understand.
 enum class DataType : std::uint8_t { kFp32, kFp16, kBf16, kInt32 };
 enum class ReduceOp : std::uint8_t { kSum, kMin, kMax };

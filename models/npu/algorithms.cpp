@@ -541,7 +541,13 @@ class InSwitchProgram : public ProgramBase {
 
   std::uint32_t num_rounds() const override {
     if (n_ <= 1) return 0;
-    return spec_.type == CollectiveType::kAllReduce && plan_.pull ? pieces(me_) + 1 : 1;
+    if (!plan_.pull) return 1;
+    switch (spec_.type) {
+      case CollectiveType::kAllReduce: return pieces(me_) + 1;
+      case CollectiveType::kReduceScatter:
+      case CollectiveType::kReduceScatterBlock: return 2;  // pull, then the closing barrier
+      default: return 1;
+    }
   }
 
   void round(std::uint32_t r, Round& out) const override {
@@ -563,7 +569,18 @@ class InSwitchProgram : public ProgramBase {
       case CollectiveType::kReduceScatter:
       case CollectiveType::kReduceScatterBlock:
         if (plan_.pull) {
-          pull_mine(out, static_cast<std::uint32_t>(me_) * S);
+          if (r == 0) {
+            pull_mine(out, static_cast<std::uint32_t>(me_) * S);
+          } else {
+            // As NCCL's NVLS kernels end: a barrier through the switch (a
+            // flag multicast to all), so that no member leaves while others
+            // still read its buffer.
+            const auto tag = static_cast<std::uint32_t>(n_) * S;
+            add(out.sends, unit(0), seg.offset(me_), 0, 0, MessageKind::kMulticast, -1, tag, true);
+            for (int j = 0; j < n_; ++j) {
+              add(out.recvs, rank(j), seg.offset(me_), 0, 0, MessageKind::kUnicast, -1, tag, true);
+            }
+          }
           return;
         }
         for (int k = 0; k < n_; ++k) {
@@ -673,7 +690,7 @@ class InSwitchProgram : public ProgramBase {
   /// Stripe s of [offset, offset + length), split by weight on element
   /// boundaries (stray bytes on the last stripe); empty pieces are left out.
   void add(TransferList& list, int peer, std::uint64_t offset, std::uint64_t length, int s, MessageKind kind,
-           int target, std::uint32_t tag) const {
+           int target, std::uint32_t tag, bool empty_too = false) const {
     const std::uint64_t e = spec_.element, elements = length / e;
     std::uint64_t before = 0;
     for (int i = 0; i < s; ++i) before += plan_.weights[static_cast<std::size_t>(i)];
@@ -683,7 +700,7 @@ class InSwitchProgram : public ProgramBase {
     t.peer = peer;
     t.offset = offset + a * e;
     t.length = (b - a) * e + (s == stripes_ - 1 ? length % e : 0);
-    if (t.length == 0) return;
+    if (t.length == 0 && !empty_too) return;
     t.kind = kind;
     t.target = target;
     t.group = plan_.group;

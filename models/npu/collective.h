@@ -69,7 +69,7 @@ struct Transfer {
 
 /// The sender that receives name for results of switch reduction units
 /// (Transfer::peer of such receives; models/switch/reduction_unit.h).
-constexpr int kReductionUnitPeer = 0xffffff;
+constexpr int kReductionUnitPeer = static_cast<int>(kFromReductionUnit);
 
 /// What the platform offers a group for in-switch collectives, as one member
 /// sees it.

@@ -365,7 +365,9 @@ std::vector<std::string> CollectiveEngine::describe_unfinished() const {
   for (const auto& [key, msgs] : unexpected_) {
     if (msgs.empty()) continue;
     std::ostringstream os;
-    os << msgs.size() << " message(s) from NPU " << msgs.front()->tag_src_rank
+    const std::uint32_t from = msgs.front()->tag_src_rank;
+    os << msgs.size() << " message(s) from "
+       << (from >= kFromReductionUnit ? std::string("a switch reduction unit") : "NPU " + std::to_string(from))
        << " for a collective this NPU never started (group " << (key >> 40) << ", sequence "
        << (key & ((1ull << 40) - 1)) << ")";
     out.push_back(os.str());

@@ -193,7 +193,8 @@ bool ReductionUnit::try_slot_frame(Frame* f, bool buffer_freed) {
       Message* r = result_message(rkey, m, MessageKind::kPullRequest, params_.peer_id, f->bytes, 1);
       r->data_offset = m.data_offset + f->offset;
       r->slot_base = key.frame;
-      send_copy(rkey, r, 0, 0, f->bytes, f->wire_bytes, now_ticks(), std::max(now_ticks(), f->tail), nullptr);
+      const Tick out = now_ticks() + params_.latency;
+      send_copy(rkey, r, 0, 0, f->bytes, f->wire_bytes, out, std::max(out, f->tail + params_.latency), nullptr);
     }
     release(f, std::max(now_ticks(), f->tail), buffer_freed);
     return true;
@@ -229,7 +230,9 @@ void ReductionUnit::contribute(Slot& slot, Frame* f) {
   }
   release(f, done);
   if (slot.arrived == slot.seen.size()) {
-    Calendar::instance().schedule(slot.ready + params_.latency, this, kEmit, &slot);
+    // Decided when the last contribution is in; the result leaves a pipeline
+    // latency later (handed to the crossbar that far ahead).
+    Calendar::instance().schedule(slot.ready, this, kEmit, &slot);
   }
 }
 
@@ -263,7 +266,7 @@ void ReductionUnit::emit(Slot* slot) {
     const auto& members = manager_.members(like.group);
     dests.push_back({members.at(static_cast<std::size_t>(like.reduce_target)), MessageKind::kResult});
   }
-  const Tick now = now_ticks();
+  const Tick out = now_ticks() + params_.latency;
   for (const Dest& d : dests) {
     const SlotKey rkey{slot->key.op, d.address};
     const std::uint32_t src_rank = d.kind == MessageKind::kReduce ? like.tag_src_rank : kFromReductionUnit;
@@ -272,7 +275,7 @@ void ReductionUnit::emit(Slot* slot) {
       r->data.resize(r->bytes);
       std::copy(result.begin(), result.end(), r->data.begin() + static_cast<std::ptrdiff_t>(slot->offset));
     }
-    send_copy(rkey, r, slot->key.frame, slot->offset, slot->bytes, slot->wire_bytes, now, now, slot);
+    send_copy(rkey, r, slot->key.frame, slot->offset, slot->bytes, slot->wire_bytes, out, out, slot);
   }
   for (auto& part : slot->parts) std::vector<std::uint8_t>().swap(part);
   all_sent(slot);
@@ -310,8 +313,9 @@ bool ReductionUnit::try_fan_out(Frame* f) {
       std::copy_n(m.data.begin() + static_cast<std::ptrdiff_t>(f->offset), f->bytes,
                   r->data.begin() + static_cast<std::ptrdiff_t>(f->offset));
     }
-    // Cut-through: copies start as the frame's head comes in.
-    send_copy(rkey, r, f->index, f->offset, f->bytes, f->wire_bytes, now, std::max(now, f->tail), fan);
+    // Cut-through: copies start a pipeline latency after the frame's head.
+    send_copy(rkey, r, f->index, f->offset, f->bytes, f->wire_bytes, now + params_.latency,
+              std::max(now, f->tail) + params_.latency, fan);
   }
   // In the unit's buffer now: the switch input is free once the tail is in.
   release(f, std::max(now, f->tail));

@@ -75,9 +75,6 @@ constexpr std::uint32_t kAllReductions = (1u << 12) - 1;
 /// "sum fp32, max bf16" style list of a mask.
 std::string describe_reductions(std::uint32_t mask);
 
-/// How results of reductions name their sender to the NPUs (tag_src_rank).
-constexpr std::uint32_t kFromReductionUnit = 0xffffffu;
-
 class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
  public:
   struct Params {

@@ -318,6 +318,9 @@ int sc_main(int argc, char* argv[]) {
   } catch (const ModelError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const StuckError& e) {
+    std::cerr << "stuck: " << e.what() << "\n";
+    return kExitStuck;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";
     return kExitInternal;

@@ -1,0 +1,265 @@
+// Switch reduction units and the in-switch algorithms: closed forms of the
+// push all-reduce on one switch (link-bound, ALU-bound, slot-bound), data
+// mode for every operation and type under the push, pull (striped) and tree
+// plans, the bytes links carry against a ring, and the errors a user meets.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "platforms/collbench.h"
+#include "support/fabric_harness.h"
+#include "support/test_util.h"
+
+using namespace fabricsim;
+
+namespace {
+
+constexpr std::uint64_t KiB = 1024, MiB = 1024 * 1024;
+
+/// One collective of `bytes` in `chunks` chunks with the in-switch algorithm
+/// on the platform in `yaml`; returns the platform for its statistics and
+/// the time in ns.
+struct Result {
+  std::unique_ptr<Platform> platform;
+  double ns = 0;
+  std::vector<std::string> errors;
+};
+Result run(const std::string& yaml, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks = 1,
+           AlgorithmKind algo = AlgorithmKind::kInSwitch) {
+  Result r;
+  r.platform = std::make_unique<Platform>(load_platform(testutil::platform_file(yaml)));
+  CollbenchOptions o;
+  o.type = type;
+  o.algorithm = algo;
+  o.min_bytes = o.max_bytes = bytes;
+  o.chunks = chunks;
+  const auto rows = run_collbench(*r.platform, o, r.errors);
+  r.ns = rows.at(0).time_us * 1000;
+  return r;
+}
+
+// One switch, 8 NPUs: 100 GB/s links of 500 ns, a 100 ns switch, 64 KiB
+// frames without headers or per-message overhead.
+std::string one_switch(const std::string& reduction) {
+  return "npus: 8\n"
+         "nic: {mtu_bytes: 4096, header_bytes: 0, segment_bytes: 65536, message_overhead_ns: 0}\n"
+         "fabrics:\n"
+         "  - topology: switch\n"
+         "    link: {bandwidth_GBps: 100, latency_ns: 500, buffer_bytes: 1048576}\n"
+         "    switch: {latency_ns: 100, reduction: " +
+         reduction + "}\n";
+}
+
+const double B = 100;                       // GB/s = bytes per ns
+const double L = 500, h = 100, u = 200;     // ns
+const double F = 64.0 * KiB;                // frame bytes
+const double S = 4.0 * MiB;                 // all-reduce bytes
+const double K = S / F;                     // frames
+const double n = 8;
+
+TEST(ClosedForm, PushAllReduceOnOneSwitchIsOneTripUpAndOneDown) {
+  // Every frame goes up once, is combined as its tail arrives, and comes
+  // down once: the message's serialization plus one frame, two link and two
+  // switch latencies, and the unit's.
+  const auto r = run(one_switch("{throughput_GBps: 10000, latency_ns: 200, slots: 256}"), CollectiveType::kAllReduce,
+                     static_cast<std::uint64_t>(S));
+  const double expected = (S + F) / B + 2 * (L + h) + u;
+  EXPECT_NEAR(r.ns, expected, 1.0) << "expected " << expected;
+}
+
+TEST(ClosedForm, AReductionUnitSlowerThanItsPortsSetsThePace) {
+  // 200 GB/s of ALU for 8 ports of 100 GB/s: every byte of every
+  // contribution goes through it, one frame after another.
+  const double R = 200;
+  const auto r = run(one_switch("{throughput_GBps: 200, latency_ns: 200, slots: 256}"), CollectiveType::kAllReduce,
+                     static_cast<std::uint64_t>(S));
+  const double expected = (L + h) + n * S / R + u + h + F / B + L;
+  EXPECT_NEAR(r.ns, expected, 1.0) << "expected " << expected;
+}
+
+TEST(ClosedForm, ExhaustedSlotsSerializeTheFramesAsTheModelPredicts) {
+  // One slot: frame k+1 waits in the switch until every copy of frame k's
+  // result has left, so each frame costs the ALU, the unit's latency, a
+  // switch hop and a frame time, one after another.
+  const double R = 10000;
+  const auto one = run(one_switch("{throughput_GBps: 10000, latency_ns: 200, slots: 1}"), CollectiveType::kAllReduce,
+                       static_cast<std::uint64_t>(S));
+  const double period = n * F / R + u + h + F / B;
+  const double expected = (L + h) + F / B + (K - 1) * period + u + h + F / B + L;
+  EXPECT_NEAR(one.ns, expected, 1.0) << "expected " << expected;
+  EXPECT_GT(one.ns, 1.4 * ((S + F) / B + 2 * (L + h) + u));  // against the link-bound form above
+  const ReductionUnit& unit = *one.platform->fabrics().at(0).units.at(0);
+  EXPECT_EQ(unit.stats().peak_slots, 1u);
+  EXPECT_GT(unit.stats().frames_waited, 0u);
+}
+
+/// The links of the switch: in-switch, S up and S down per NPU; a ring
+/// moves 2 (n - 1) / n S each way.
+void expect_link_bytes(AlgorithmKind algo, double per_direction) {
+  const auto r = run(one_switch("{throughput_GBps: 10000, latency_ns: 200}"), CollectiveType::kAllReduce,
+                     static_cast<std::uint64_t>(S), 1, algo);
+  for (const auto& l : r.platform->fabrics().at(0).links) {
+    EXPECT_NEAR(static_cast<double>(l.link->stats().payload_bytes), per_direction, n)
+        << to_string(algo) << ": " << l.from << " -> " << l.to;
+  }
+}
+TEST(Traffic, AnInSwitchAllReduceSendsEachByteUpOnceAndDownOnce) { expect_link_bytes(AlgorithmKind::kInSwitch, S); }
+TEST(Traffic, ARingAllReduceSendsTwiceAsMuchLessOneShare) {
+  expect_link_bytes(AlgorithmKind::kRing, 2 * (n - 1) / n * S);
+}
+
+// ---- data mode ------------------------------------------------------------------
+
+struct PlanCase {
+  std::string name;
+  std::string yaml;
+  std::vector<std::string> types;  // dtype/redop pairs the switches support
+};
+void PrintTo(const PlanCase& c, std::ostream* os) { *os << c.name; }
+
+class DataMode : public ::testing::TestWithParam<PlanCase> {};
+
+TEST_P(DataMode, EveryOperationAndTypeGivesTheReferenceResult) {
+  const PlanCase& c = GetParam();
+  const std::string path = testutil::platform_file(c.yaml);
+  for (const char* op : {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce"}) {
+    for (const auto& t : c.types) {
+      const auto space = t.find(' ');
+      const std::string dtype = t.substr(0, space), redop = t.substr(space + 1);
+      // Sizes that do not divide evenly, two chunks, root 1.
+      const auto r = testutil::run_fabricsim("collbench --quiet --data --algo in_switch --platform " + path +
+                                             " --op " + op + " --dtype " + dtype + " --redop " + redop +
+                                             " -b 100 -e 300000 -f 53 --chunks 2 --root 1");
+      EXPECT_EQ(r.exit_code, 0) << c.name << ": " << op << " " << t << "\n" << r.err;
+    }
+  }
+}
+
+const std::vector<std::string> kEveryReduction = {"fp32 sum", "fp32 min", "fp32 max", "fp16 sum", "fp16 min",
+                                                  "fp16 max", "bf16 sum", "bf16 min", "bf16 max", "int32 sum",
+                                                  "int32 min", "int32 max"};
+const std::vector<std::string> kNvlsReductions = {"fp32 sum", "fp16 sum", "fp16 min", "fp16 max", "bf16 sum",
+                                                  "bf16 min", "bf16 max", "int32 sum", "int32 min", "int32 max"};
+
+INSTANTIATE_TEST_SUITE_P(
+    Plans, DataMode,
+    ::testing::Values(
+        // One switch, SHARP-style push.
+        PlanCase{"push_one_switch", one_switch("{slots: 4, buffer_bytes: 262144}"), kEveryReduction},
+        // Four striped switches, NVLS-style pull with small pieces.
+        PlanCase{"pull_striped",
+                 "npus: 6\n"
+                 "nic: {mtu_bytes: 256, header_bytes: 16, segment_bytes: 8192, stripe: true}\n"
+                 "fabrics:\n"
+                 "  - topology: switch\n"
+                 "    lanes: [5, 4, 4, 5]\n"
+                 "    link: {bandwidth_GBps: 25, latency_ns: 200, buffer_bytes: 65536}\n"
+                 "    switch: {latency_ns: 100, reduction: {protocol: pull, ops: nvls, slots: 8, "
+                 "pipeline_bytes: 16384, pipeline_depth: 2}}\n",
+                 kNvlsReductions},
+        // A two-level fat tree: leaf units aggregate, a spine unit is the root.
+        PlanCase{"push_tree",
+                 "npus: 12\n"
+                 "nic: {mtu_bytes: 4096, header_bytes: 0, segment_bytes: 16384}\n"
+                 "fabrics:\n"
+                 "  - topology: fat_tree\n"
+                 "    levels: 2\n"
+                 "    leaf_down: 4\n"
+                 "    leaf_up: 2\n"
+                 "    link: {bandwidth_GBps: 50, latency_ns: 300}\n"
+                 "    switch: {latency_ns: 100, reduction: {slots: 16}}\n",
+                 kEveryReduction}),
+    [](const ::testing::TestParamInfo<PlanCase>& i) { return i.param.name; });
+
+TEST(Tree, PartialResultsCrossEachLeafUplinkOnceEachWay) {
+  // 3 leaves of 4 NPUs under 2 spines: the group's root is one spine; each
+  // leaf sends its partial sum up one link and gets the result down it.
+  const auto r = run("npus: 12\n"
+                     "nic: {mtu_bytes: 4096, header_bytes: 0, segment_bytes: 16384}\n"
+                     "fabrics:\n"
+                     "  - topology: fat_tree\n"
+                     "    levels: 2\n"
+                     "    leaf_down: 4\n"
+                     "    leaf_up: 2\n"
+                     "    link: {bandwidth_GBps: 50, latency_ns: 300}\n"
+                     "    switch: {latency_ns: 100, reduction: {slots: 64}}\n",
+                     CollectiveType::kAllReduce, MiB);
+  int carrying = 0;
+  for (const auto& l : r.platform->fabrics().at(0).links) {
+    const bool uplink = l.from.rfind("leaf", 0) == 0 && l.to.rfind("spine", 0) == 0;
+    const bool downlink = l.from.rfind("spine", 0) == 0 && l.to.rfind("leaf", 0) == 0;
+    if (!uplink && !downlink) continue;
+    const auto bytes = l.link->stats().payload_bytes;
+    EXPECT_TRUE(bytes == 0 || bytes == MiB) << l.from << " -> " << l.to << ": " << bytes;
+    carrying += bytes == MiB ? 1 : 0;
+  }
+  EXPECT_EQ(carrying, 6);  // 3 leaves, up and down, to one spine
+}
+
+TEST(Striping, EachSwitchCarriesItsShareOfTheLanes) {
+  const auto r = run("npus: 4\n"
+                     "nic: {mtu_bytes: 256, header_bytes: 0, segment_bytes: 8192, stripe: true}\n"
+                     "fabrics:\n"
+                     "  - topology: switch\n"
+                     "    lanes: [5, 4, 4, 5]\n"
+                     "    link: {bandwidth_GBps: 25, latency_ns: 200}\n"
+                     "    switch: {latency_ns: 100, reduction: {}}\n",
+                     CollectiveType::kAllReduce, 18 * MiB);
+  for (const auto& l : r.platform->fabrics().at(0).links) {
+    if (l.from.rfind("npu", 0) != 0) continue;
+    const int lanes = l.to == "switch0" || l.to == "switch3" ? 5 : 4;
+    EXPECT_NEAR(static_cast<double>(l.link->stats().payload_bytes), lanes * MiB, 4) << l.from << " -> " << l.to;
+  }
+}
+
+// ---- what users get wrong ---------------------------------------------------------
+
+TEST(Errors, APlatformWithoutReductionUnitsRefusesInSwitch) {
+  const auto path = testutil::platform_file(
+      "npus: 4\nfabrics: [{topology: switch, link: {bandwidth_GBps: 50, latency_ns: 500}}]\n");
+  const auto r = testutil::run_fabricsim("collbench --platform " + path + " --algo in_switch -b 1M -e 1M");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("in_switch algorithm does not apply to all_reduce"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no reduction units"), std::string::npos) << r.err;
+}
+
+TEST(Errors, AnUnsupportedReductionNamesTheSwitchAndWhatItSupports) {
+  const auto path = testutil::platform_file(one_switch("{ops: nvls}"));
+  const auto r = testutil::run_fabricsim("collbench --platform " + path +
+                                         " --algo in_switch --dtype fp32 --redop max -b 1M -e 1M");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("switch_reduction"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("does not support max on fp32"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sum on fp32/fp16/bf16/int32"), std::string::npos) << r.err;
+}
+
+TEST(Errors, InSwitchRefusesCollectivesAUnitCannotRun) {
+  const auto path = testutil::platform_file(one_switch("{}"));
+  const auto r = testutil::run_fabricsim("collbench --platform " + path + " --algo in_switch --op barrier -b 0 -e 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("reduction units run all_reduce, reduce_scatter, all_gather, broadcast and reduce"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(Errors, BadReductionSettingsNameTheFileAndLine) {
+  const struct {
+    const char* reduction;
+    const char* message;
+  } cases[] = {
+      {"{slots: 0}", "\"slots\" must be >= 1"},
+      {"{protocol: broadcast}", "\"protocol\" must be push (SHARP-style) or pull (NVLS-style)"},
+      {"{ops: {sum: [fp64]}}", "unknown data type \"fp64\""},
+      {"{ops: {avg: [fp32]}}", "unknown reduction \"avg\""},
+      {"{throughput: 5}", "unknown key \"throughput\""},
+  };
+  for (const auto& c : cases) {
+    const auto path = testutil::platform_file(one_switch(c.reduction));
+    const auto r = testutil::run_fabricsim("collbench --platform " + path + " -b 1M -e 1M");
+    EXPECT_EQ(r.exit_code, 2) << c.reduction;
+    EXPECT_NE(r.err.find(path + ":6:"), std::string::npos) << c.reduction << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.reduction << ": " << r.err;
+  }
+}
+
+}  // namespace
