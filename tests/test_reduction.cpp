@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "models/npu/algorithm_choice.h"
 #include "platforms/collbench.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
@@ -210,6 +211,61 @@ TEST(Striping, EachSwitchCarriesItsShareOfTheLanes) {
     const int lanes = l.to == "switch0" || l.to == "switch3" ? 5 : 4;
     EXPECT_NEAR(static_cast<double>(l.link->stats().payload_bytes), lanes * MiB, 4) << l.from << " -> " << l.to;
   }
+}
+
+// ---- in-switch in a hierarchy, and the default choice -------------------------------
+
+TEST(Hybrid, InSwitchInsideNodesAndAcrossThemGivesTheReferenceResult) {
+  // Two nodes of four: NVLS-style pull on each node's striped switches,
+  // SHARP-style push across the nodes' rail switches; all-reduce over all
+  // eight is hierarchical by default, in-switch in both dimensions.
+  const auto path = testutil::platform_file(
+      "npus: 8\n"
+      "fabrics:\n"
+      "  - name: nvlink\n"
+      "    topology: switch\n"
+      "    group_size: 4\n"
+      "    lanes: [2, 1]\n"
+      "    link: {bandwidth_GBps: 25, latency_ns: 200}\n"
+      "    nic: {mtu_bytes: 256, header_bytes: 16, segment_bytes: 8192, stripe: true}\n"
+      "    switch: {latency_ns: 100, reduction: {protocol: pull, slots: 16, pipeline_bytes: 16384}}\n"
+      "  - name: ib\n"
+      "    topology: fat_tree\n"
+      "    levels: 2\n"
+      "    rails: 4\n"
+      "    leaf_down: 2\n"
+      "    leaf_up: 2\n"
+      "    link: {bandwidth_GBps: 50, latency_ns: 600}\n"
+      "    switch: {latency_ns: 130, reduction: {protocol: push}}\n");
+  for (const char* dtype : {"fp32", "bf16", "int32"}) {
+    const auto r = testutil::run_fabricsim("collbench --data --platform " + path + " --dtype " + dtype +
+                                           " -b 1000 -e 2000000 -f 40 --chunks 2");
+    EXPECT_EQ(r.exit_code, 0) << dtype << "\n" << r.err;
+    EXPECT_NE(r.out.find("hierarchical"), std::string::npos) << r.out;
+  }
+}
+
+TEST(DefaultChoice, InSwitchWhereTheGroupHasReductionUnitsAndItWins) {
+  PlatformHints hints;
+  hints.shape = "switch";
+  hints.in_switch_domains = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  const std::vector<int> node = {0, 1, 2, 3, 4, 5, 6, 7}, half = {0, 2, 4, 6}, beyond = {6, 7, 8, 9};
+  const auto choice = [&](CollectiveType t, std::uint64_t bytes, const std::vector<int>& ranks) {
+    return default_algorithm(t, bytes, ranks, ranks.size() == 8, hints);
+  };
+  for (std::uint64_t bytes : {4 * KiB, 16 * MiB, 1024 * MiB}) {
+    EXPECT_EQ(choice(CollectiveType::kAllReduce, bytes, node), AlgorithmKind::kInSwitch) << bytes;
+    EXPECT_EQ(choice(CollectiveType::kBroadcast, bytes, half), AlgorithmKind::kInSwitch) << bytes;
+    EXPECT_EQ(choice(CollectiveType::kReduce, bytes, node), AlgorithmKind::kInSwitch) << bytes;
+  }
+  EXPECT_EQ(choice(CollectiveType::kAllGather, 1 * MiB, node), AlgorithmKind::kInSwitch);
+  EXPECT_NE(choice(CollectiveType::kAllGather, 64 * MiB, node), AlgorithmKind::kInSwitch);
+  EXPECT_EQ(choice(CollectiveType::kReduceScatter, 256 * KiB, node), AlgorithmKind::kInSwitch);
+  EXPECT_NE(choice(CollectiveType::kReduceScatter, 64 * MiB, node), AlgorithmKind::kInSwitch);
+  // A group that leaves the switches' NPUs does not.
+  EXPECT_NE(choice(CollectiveType::kAllReduce, 64 * MiB, beyond), AlgorithmKind::kInSwitch);
+  hints.in_switch_domains.clear();
+  EXPECT_NE(choice(CollectiveType::kAllReduce, 64 * MiB, node), AlgorithmKind::kInSwitch);
 }
 
 // ---- what users get wrong ---------------------------------------------------------

@@ -6,6 +6,8 @@ namespace fabricsim {
 
 namespace {
 constexpr std::uint64_t kLarge = 1u << 20;  // where bandwidth starts to matter more than latency
+constexpr std::uint64_t kInSwitchAllGather = 4u << 20;
+constexpr std::uint64_t kInSwitchReduceScatter = 1u << 20;
 bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 }  // namespace
 
@@ -33,7 +35,30 @@ AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const 
   }
   const bool rooted = type == CollectiveType::kBroadcast || type == CollectiveType::kReduce;
   if (hints.shape == "multi_dimensional" && group_is_world && type == CollectiveType::kAllReduce) {
-    return AlgorithmKind::kHierarchical;
+    return AlgorithmKind::kHierarchical;  // in-switch within the dimensions that have reduction units
+  }
+  // Switch reduction units, where the group has them: all-reduce sends each
+  // byte up once and down once, broadcast and reduce become one multicast or
+  // one reduction. All-gather and reduce-scatter gain only while few steps
+  // matter more than bytes: a multicast also returns the sender's own data,
+  // and pulled reductions carry read requests (crossovers on dgx_h100,
+  // docs/collectives.md).
+  if (hints.in_switch(ranks)) {
+    switch (type) {
+      case CollectiveType::kAllReduce:
+      case CollectiveType::kBroadcast:
+      case CollectiveType::kReduce:
+        return AlgorithmKind::kInSwitch;
+      case CollectiveType::kAllGather:
+        if (bytes < kInSwitchAllGather) return AlgorithmKind::kInSwitch;
+        break;
+      case CollectiveType::kReduceScatter:
+      case CollectiveType::kReduceScatterBlock:
+        if (bytes < kInSwitchReduceScatter) return AlgorithmKind::kInSwitch;
+        break;
+      default:
+        break;
+    }
   }
   if (hints.shape == "fully_connected") return AlgorithmKind::kDirect;
   if (hints.shape == "ring" || hints.shape == "torus" || hints.shape == "mesh") {
