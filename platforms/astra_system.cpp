@@ -25,6 +25,9 @@ bool astra_algorithm(const std::string& name, AlgorithmKind& out, bool& flat) {
   else if (n == "direct") out = AlgorithmKind::kDirect;
   else if (n == "halvingDoubling") out = AlgorithmKind::kHalvingDoubling;
   else if (n == "doubleBinaryTree") out = AlgorithmKind::kDoubleBinaryTree;
+  // ASTRA-sim never released its in-switch collectives; fabricsim's name
+  // for them, in ASTRA-sim's spelling too.
+  else if (n == "inSwitch" || n == "in_switch") out = AlgorithmKind::kInSwitch;
   else return false;
   return true;
 }
@@ -93,7 +96,7 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
         bool one = false;
         if (!v.is_string() || !astra_algorithm(v.get<std::string>(), a, one)) {
           fail(key, "unknown algorithm " + v.dump() +
-                        " (known: ring, direct, halvingDoubling, doubleBinaryTree, and their one* forms)");
+                        " (known: ring, direct, halvingDoubling, doubleBinaryTree, inSwitch, and their one* forms)");
         }
         flat |= one;
         per_dim.push_back(a);

@@ -268,6 +268,17 @@ TEST(DefaultChoice, InSwitchWhereTheGroupHasReductionUnitsAndItWins) {
   EXPECT_NE(choice(CollectiveType::kAllReduce, 64 * MiB, node), AlgorithmKind::kInSwitch);
 }
 
+TEST(SystemFile, AnAstraSimSystemFileSelectsInSwitchPerDimension) {
+  const std::string dir = testutil::scratch_dir("system-in-switch");
+  const std::string platform = testutil::platform_file(one_switch("{}"));
+  testutil::write_text(dir + "/system.json", R"({"all-reduce-implementation": ["inSwitch"],
+                                                   "all-gather-implementation": ["ring"]})");
+  const auto r = testutil::run_fabricsim("collbench --platform " + platform + " --system " + dir +
+                                         "/system.json -b 1M -e 1M");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("in_switch"), std::string::npos) << r.out;
+}
+
 // ---- what users get wrong ---------------------------------------------------------
 
 TEST(Errors, APlatformWithoutReductionUnitsRefusesInSwitch) {
