@@ -103,7 +103,19 @@ class Message : public tlm::tlm_generic_payload {
   Address dst = kNoAddress;
   std::uint64_t bytes = 0;
   MessageKind kind = MessageKind::kUnicast;
+  /// Made by hardware (a memory system answering a switch's read), not by
+  /// software: no per-message overhead at the NIC.
+  bool hardware = false;
   std::uint32_t flow = 0;  // spreads flows over equal-cost paths; same flow, same path
+
+  // --- fabric bookkeeping, owned by the NICs (next to the above: the hot path)
+  std::uint32_t frames_total = 0;
+  std::uint32_t frames_sent = 0;
+  std::uint32_t frames_received = 0;
+  bool striped = false;  // spread over several NIC ports
+  Tick posted_at = 0;
+  Tick delivered_at = 0;
+  std::uint64_t id = 0;
 
   // --- opaque to the fabric: the sender's own tags -----------------------
   std::uint64_t tag_collective = 0;  // which collective (or p2p channel)
@@ -121,9 +133,6 @@ class Message : public tlm::tlm_generic_payload {
   std::int32_t reduce_target = -1; // group index of the member that gets the result; -1: all
   std::uint64_t data_offset = 0;   // pull requests: where the requested bytes lie in the buffer
   std::uint32_t slot_base = 0;     // slot of this message's first frame (a pull's answer is one frame)
-  /// Made by hardware (a memory system answering a switch's read), not by
-  /// software: no per-message overhead at the NIC.
-  bool hardware = false;
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
 
@@ -134,15 +143,6 @@ class Message : public tlm::tlm_generic_payload {
 
   // --- data mode: the bytes themselves (empty otherwise) ------------------
   std::vector<std::uint8_t> data;
-
-  // --- fabric bookkeeping, owned by the NICs ------------------------------
-  std::uint32_t frames_total = 0;
-  std::uint32_t frames_sent = 0;
-  std::uint32_t frames_received = 0;
-  bool striped = false;  // spread over several NIC ports
-  Tick posted_at = 0;
-  Tick delivered_at = 0;
-  std::uint64_t id = 0;
 
   Message(const Message&) = delete;
   Message& operator=(const Message&) = delete;

@@ -123,27 +123,37 @@ void Nic::pump(unsigned port) {
   if (tp.pumping) return;  // the loop below is already running further up the stack
   tp.pumping = true;
   for (;;) {
-    if (!tp.frame_out && !tp.wake_pending && !tp.prefetch.empty() && tp.prefetch.front()->origin == kFetched) {
-      Frame* f = tp.prefetch.front();
-      tp.prefetch.pop_front();
-      tp.prefetch_bytes -= f->bytes;
-      f->origin = nullptr;
-      f->head = std::max({f->head, now_ticks(), injection_free_});
-      f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
-      if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
-      tp.frame_out = true;
-      send_from_here(port, f);  // may report frame_sent() before returning
-      continue;
+    if (!tp.frame_out && !tp.wake_pending) {
+      Frame* f = nullptr;
+      if (!tp.prefetch.empty()) {
+        if (tp.prefetch.front()->origin == kFetched) {
+          f = tp.prefetch.front();
+          tp.prefetch.pop_front();
+          tp.prefetch_bytes -= f->bytes;
+          f->origin = nullptr;
+        }
+      } else if (!dma.bound() && !tp.idle()) {  // nothing to read first
+        f = next_frame(port);
+        if (!f) continue;
+      }
+      if (f) {
+        f->head = std::max({f->head, now_ticks(), injection_free_});
+        f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
+        if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
+        tp.frame_out = true;
+        send_from_here(port, f);  // may report frame_sent() before returning
+        continue;
+      }
     }
     // Frames are read from memory ahead of the wire: up to a frame's worth
     // of bytes (so small frames do not wait out a memory latency each).
-    if (!tp.idle() && tp.prefetch.size() < kMaxPrefetch &&
+    if (dma.bound() && !tp.idle() && tp.prefetch.size() < kMaxPrefetch &&
         (tp.prefetch.empty() || tp.prefetch_bytes < params_.segment_bytes)) {
       Frame* f = next_frame(port);
       if (!f) continue;
       tp.prefetch.push_back(f);
       tp.prefetch_bytes += f->bytes;
-      if (dma.bound() && f->bytes > 0 && !f->request) {
+      if (f->bytes > 0 && !f->request) {
         f->origin = nullptr;  // until it has been read
         dma.stream(false, f->bytes, f, f->head - now_ticks());
       } else {
