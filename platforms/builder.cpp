@@ -201,8 +201,10 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
     ab->out.bind(router[b]->rx[pb]);
     router[b]->tx[pb].bind(ba->in);
     ba->out.bind(router[a]->rx[pa]);
-    bf.links.push_back(BuiltLink{std::move(ab), na, nb});
-    bf.links.push_back(BuiltLink{std::move(ba), nb, na});
+    const int npu_a = f.nodes[a].kind == FabricNode::Kind::kNic ? f.nodes[a].npu : -1;
+    const int npu_b = f.nodes[b].kind == FabricNode::Kind::kNic ? f.nodes[b].npu : -1;
+    bf.links.push_back(BuiltLink{std::move(ab), na, nb, npu_a, npu_b});
+    bf.links.push_back(BuiltLink{std::move(ba), nb, na, npu_b, npu_a});
   }
 
   // Each router may forward a frame as early as the slowest-to-arrive
@@ -241,6 +243,37 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
     throw InputError(spec_.file + ": " + e.what());
   }
   if (bf.aggregation) set_up_aggregation(fi, f);
+}
+
+void Platform::attach_timeline(TimelineSink* timeline, TimelineLinks links) {
+  for (auto& npu : npus_) npu->set_timeline(timeline);
+  int unit = 0, link = 0;
+  for (auto& f : fabrics_) {
+    for (auto& u : f.units) u->set_timeline(timeline, unit++);
+    for (auto& l : f.links) {
+      const bool touches = (l.from_npu >= 0 && timeline->records(l.from_npu)) || (l.to_npu >= 0 && timeline->records(l.to_npu));
+      if (links == TimelineLinks::kAll || (links == TimelineLinks::kTouchingRecordedNpus && touches)) {
+        l.link->set_timeline(timeline, link);
+      }
+      ++link;
+    }
+  }
+}
+
+std::vector<const ReductionUnit*> Platform::units() const {
+  std::vector<const ReductionUnit*> out;
+  for (const auto& f : fabrics_) {
+    for (const auto& u : f.units) out.push_back(u.get());
+  }
+  return out;
+}
+
+std::vector<const Platform::BuiltLink*> Platform::links() const {
+  std::vector<const BuiltLink*> out;
+  for (const auto& f : fabrics_) {
+    for (const auto& l : f.links) out.push_back(&l);
+  }
+  return out;
 }
 
 void Platform::add_reduction_units(FabricSpec& f) {

@@ -24,6 +24,7 @@ class Platform {
   struct BuiltLink {
     std::unique_ptr<Link> link;
     std::string from, to;  // node names
+    int from_npu = -1, to_npu = -1;  // the NPUs whose NICs it joins, if any
   };
   struct BuiltMemory {
     std::string name;
@@ -55,6 +56,13 @@ class Platform {
   const std::vector<BuiltMemory>& memories() const { return memories_; }
   /// Adjustments the builder made (frames shrunk to fit buffers...), for the user.
   const std::vector<std::string>& notes() const { return notes_; }
+  /// Every NPU, every reduction unit and the chosen links report to
+  /// `timeline`: none, those touching a recorded NPU, or all. Units and
+  /// links are numbered in fabric order, as units() and links() list them.
+  enum class TimelineLinks { kNone, kTouchingRecordedNpus, kAll };
+  void attach_timeline(TimelineSink* timeline, TimelineLinks links);
+  std::vector<const ReductionUnit*> units() const;
+  std::vector<const BuiltLink*> links() const;
 
  private:
   void build_fabric(std::size_t index, FabricSpec& f);

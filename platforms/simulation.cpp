@@ -1,5 +1,9 @@
 #include "platforms/simulation.h"
 
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -106,11 +110,19 @@ Simulation::Outcome Simulation::run() {
     }
     ran_ = true;
     for (int r = 0; r < platform_->npus(); ++r) platform_->npu(r).finalize();
+    clear_progress();
     return Outcome::kStuck;
   }
   ran_ = true;
   for (int r = 0; r < platform_->npus(); ++r) platform_->npu(r).finalize();
+  clear_progress();
   return Outcome::kFinished;
+}
+
+void Simulation::clear_progress() {
+  Calendar::instance().set_progress_hook(nullptr);
+  if (progress_shown_) std::cerr << "\r\033[K" << std::flush;  // the line the report replaces
+  progress_shown_ = false;
 }
 
 std::vector<std::string> Simulation::warnings() const {
@@ -248,16 +260,95 @@ nlohmann::ordered_json Simulation::report() const {
   return j;
 }
 
-void Simulation::print_summary(std::ostream& os) const {
+void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
   os << std::fixed << std::setprecision(3);
-  for (int r = 0; r < platform_->npus(); ++r) {
+  os << "fabricsim: " << platform_->spec().name << ", " << platform_->npus() << " NPUs, workload "
+     << settings_.prefix << "\n";
+  os << "simulated time: " << ns(end_time()) << " ns (" << Calendar::instance().events_run() << " events)\n";
+  os << "per NPU, in ns: finish = when its last operation ended; compute = time some compute node ran;\n"
+        "  exposed communication = time communication was in flight and no compute ran;\n"
+        "  memory = time a remote-memory operation was in flight (docs/timeline.md)\n";
+  const auto line = [&](int r) {
     const Npu& npu = platform_->npu(r);
     const ActivityTotals& a = npu.activity();
     os << "npu " << r << ": finish " << ns(npu.finish_time()) << " ns, compute " << ns(a.compute)
        << " ns, exposed communication " << ns(a.exposed_comm) << " ns, memory " << ns(a.memory) << " ns\n";
+  };
+  const int n = platform_->npus();
+  if (n <= 16) {
+    for (int r = 0; r < n; ++r) line(r);
+  } else {
+    // Too many to list: the spread of each figure, and the NPU that finished last.
+    const auto spread = [&](const char* what, auto get) {
+      std::vector<double> v;
+      for (int r = 0; r < n; ++r) v.push_back(get(platform_->npu(r)));
+      std::sort(v.begin(), v.end());
+      os << "  " << what << ": min " << v.front() << " ns, median " << v[v.size() / 2] << " ns, max " << v.back()
+         << " ns\n";
+    };
+    spread("finish", [](const Npu& x) { return ns(x.finish_time()); });
+    spread("compute", [](const Npu& x) { return ns(x.activity().compute); });
+    spread("exposed communication", [](const Npu& x) { return ns(x.activity().exposed_comm); });
+    spread("memory", [](const Npu& x) { return ns(x.activity().memory); });
+    int last = 0;
+    for (int r = 1; r < n; ++r) {
+      if (platform_->npu(r).finish_time() > platform_->npu(last).finish_time()) last = r;
+    }
+    os << "last to finish: ";
+    line(last);
   }
-  os << "simulated time: " << ns(end_time()) << " ns (" << Calendar::instance().events_run() << " events)\n";
+  // The hottest links: busy share of the run, bytes carried, peak buffer.
+  const double span = static_cast<double>(end_time());
+  std::vector<const Platform::BuiltLink*> links = platform_->links();
+  if (top_links > 0 && !links.empty() && span > 0) {
+    std::stable_sort(links.begin(), links.end(), [](const auto* a, const auto* b) {
+      return a->link->stats().busy > b->link->stats().busy;
+    });
+    os << "hottest links (busy = share of the simulated time spent sending; bytes = payload carried):\n";
+    for (std::size_t i = 0; i < std::min(top_links, links.size()); ++i) {
+      const Link::Stats& st = links[i]->link->stats();
+      if (st.busy == 0) break;
+      os << "  " << links[i]->link->name() << ": busy " << std::setprecision(1) << 100.0 * static_cast<double>(st.busy) / span
+         << "%, " << st.payload_bytes << " bytes, " << std::setprecision(2) << st.payload_bytes / (span / 1000.0)
+         << " GB/s average, peak buffer " << st.peak_buffer_bytes << " bytes\n";
+    }
+    os << std::setprecision(3);
+  }
+  for (const ReductionUnit* u : platform_->units()) {
+    const auto& st = u->stats();
+    if (st.operations == 0) continue;
+    os << "reduction unit " << u->name() << ": " << st.operations << " operations, " << st.bytes_reduced
+       << " bytes reduced, ALU busy " << std::setprecision(1) << 100.0 * static_cast<double>(st.alu_busy) / span
+       << "%, peak " << st.peak_slots << " of " << u->params().slots << " slots" << std::setprecision(3) << "\n";
+  }
   os.unsetf(std::ios::floatfield);
+}
+
+void Simulation::enable_progress() {
+  const auto started = std::chrono::steady_clock::now();
+  auto last = started;
+  Calendar::instance().set_progress_hook([this, started, last]() mutable {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::milliseconds(500)) return;
+    last = now;
+    std::uint64_t done = 0, total = 0;
+    for (const auto& w : workloads_) {
+      done += w->nodes_done();
+      total += w->nodes_total();
+    }
+    const double wall = std::chrono::duration<double>(now - started).count();
+    const double share = total ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
+    char buf[200];
+    if (share > 0.01) {
+      std::snprintf(buf, sizeof buf, "\r  simulated %.3f ms | %5.1f%% of trace nodes done | %.0f s elapsed, about %.0f s left   ",
+                    ticks_to_ns(now_ticks()) / 1e6, 100 * share, wall, wall * (1 - share) / share);
+    } else {
+      std::snprintf(buf, sizeof buf, "\r  simulated %.3f ms | %5.1f%% of trace nodes done | %.0f s elapsed   ",
+                    ticks_to_ns(now_ticks()) / 1e6, 100 * share, wall);
+    }
+    std::cerr << buf << std::flush;
+    progress_shown_ = true;
+  });
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

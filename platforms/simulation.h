@@ -48,15 +48,22 @@ class Simulation {
 
   Tick end_time() const;
   nlohmann::ordered_json report() const;
-  void print_summary(std::ostream& os) const;
+  /// The console summary: per-NPU figures (their spread for more than 16
+  /// NPUs), the `top_links` busiest links, the reduction units.
+  void print_summary(std::ostream& os, std::size_t top_links = 5) const;
+  /// Shows progress on stderr while run() runs (for terminals).
+  void enable_progress();
 
  private:
   std::unique_ptr<Platform> platform_;
   GroupTable groups_;
   WorkloadSettings settings_;
   std::vector<std::unique_ptr<TraceWorkload>> workloads_;
+  void clear_progress();
+
   std::vector<std::string> stuck_;
   bool ran_ = false;
+  bool progress_shown_ = false;
 };
 
 /// Writes `text` to `path` whole or not at all (temporary file, then rename).

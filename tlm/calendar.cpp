@@ -97,6 +97,7 @@ void Calendar::drain() {
         return;
       }
       if (Frame::any_retired()) Frame::recycle_retired();
+      if ((events_run_ & 0xffff) == 0 && progress_) progress_();
     }
     std::pop_heap(heap_.begin(), heap_.end(), later);
     heap_.pop_back();

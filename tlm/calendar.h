@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +53,9 @@ class Calendar : public sc_core::sc_module {
   }
 
   std::uint64_t events_run() const { return events_run_; }
+  /// Calls `hook` every 2^16 events (cheap enough to look at a clock there):
+  /// progress reports on long runs. Null: none.
+  void set_progress_hook(std::function<void()> hook) { progress_ = std::move(hook); }
   /// An exception thrown by a client stops the simulation (sc_stop) and is
   /// kept here for the driver to rethrow after sc_start() returns: SystemC
   /// would otherwise turn it into a generic report.
@@ -88,6 +92,7 @@ class Calendar : public sc_core::sc_module {
   Tick wake_at_ = kNever;  // time of the pending kernel notification
   bool draining_ = false;
   std::exception_ptr error_;
+  std::function<void()> progress_;
   sc_core::sc_event wake_;
 };
 

@@ -130,6 +130,7 @@ void Link::send_waiting() {
       if (e.credit_back > start) used += e.bytes;
     }
     stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, used);
+    if (timeline_) timeline_->link_frame(timeline_id_, start, start + duration, used);
     const std::size_t entry = in_flight_.size();
     in_flight_.push_back(InFlight{f, f->wire_bytes, kNever});
     in_flight_bytes_ += f->wire_bytes;
@@ -175,6 +176,7 @@ Tick Link::send_request(Frame* f) {
   ++stats_.frames;
   stats_.wire_bytes += f->wire_bytes;
   stats_.busy += duration;
+  if (timeline_) timeline_->link_frame(timeline_id_, start, start + duration, in_flight_bytes_);
   f->head = start + params_.latency;
   f->tail = end + params_.latency;
   const bool was_sending = sending_;

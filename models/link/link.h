@@ -19,6 +19,7 @@
 
 #include "tlm/fabric_protocol.h"
 #include "tlm/fifo.h"
+#include "tlm/timeline.h"
 
 namespace fabricsim {
 
@@ -46,6 +47,11 @@ class Link : public sc_core::sc_module {
 
   const Params& params() const { return params_; }
   const Stats& stats() const { return stats_; }
+  /// Reports every frame to a timeline as link `id` (null: none).
+  void set_timeline(TimelineSink* timeline, int id) {
+    timeline_ = timeline;
+    timeline_id_ = id;
+  }
   /// Frames waiting for credits, for reports on a stuck simulation.
   std::size_t frames_waiting() const { return waiting_.size(); }
   std::string describe_waiting() const;
@@ -73,6 +79,8 @@ class Link : public sc_core::sc_module {
 
   Params params_;
   Stats stats_;
+  TimelineSink* timeline_ = nullptr;
+  int timeline_id_ = -1;
   Fifo<Frame*> waiting_;
   std::vector<std::uint32_t> blocked_inputs_;  // scratch for send_waiting()
   std::vector<InFlight> in_flight_;

@@ -77,6 +77,16 @@ class RingProgram : public ProgramBase {
     }
   }
 
+  const char* phase(std::uint32_t r) const override {
+    switch (spec_.type) {
+      case CollectiveType::kAllReduce:
+      case CollectiveType::kBarrier: return static_cast<int>(r) < n_ - 1 ? "reduce-scatter" : "all-gather";
+      case CollectiveType::kBroadcast:
+      case CollectiveType::kReduce: return "chain";
+      default: return to_string(spec_.type);
+    }
+  }
+
   void round(std::uint32_t r, Round& out) const override {
     out.clear();
     const int i = me_;
@@ -149,6 +159,11 @@ class DirectProgram : public ProgramBase {
   std::uint32_t num_rounds() const override {
     if (n_ <= 1) return 0;
     return spec_.type == CollectiveType::kAllReduce ? 2 : 1;
+  }
+
+  const char* phase(std::uint32_t r) const override {
+    if (spec_.type == CollectiveType::kAllReduce) return r == 0 ? "reduce-scatter" : "all-gather";
+    return to_string(spec_.type);
   }
 
   void round(std::uint32_t r, Round& out) const override {
@@ -242,6 +257,17 @@ class HalvingDoublingProgram : public ProgramBase {
       case CollectiveType::kReduce:
       case CollectiveType::kBarrier: return static_cast<std::uint32_t>(levels_);
       default: not_applicable(spec_, "use direct (or ring) for it");
+    }
+  }
+
+  const char* phase(std::uint32_t r) const override {
+    switch (spec_.type) {
+      case CollectiveType::kBroadcast:
+      case CollectiveType::kReduce: return "binomial tree";
+      case CollectiveType::kBarrier: return "dissemination";
+      case CollectiveType::kAllReduce: return r < num_rounds() / 2 ? "halving" : "doubling";
+      case CollectiveType::kAllGather: return "doubling";
+      default: return "halving";
     }
   }
 
@@ -362,6 +388,8 @@ class DoubleBinaryTreeProgram : public ProgramBase {
   }
   std::uint32_t num_rounds() const override { return n_ <= 1 ? 0 : 4; }
 
+  const char* phase(std::uint32_t r) const override { return r < 2 ? "up the tree" : "down the tree"; }
+
   void round(std::uint32_t r, Round& out) const override {
     out.clear();
     const int tree = spec_.variant;
@@ -444,6 +472,9 @@ class HierarchicalProgram : public Program {
       ph.up = make_program(sub);
       sub.type = CollectiveType::kAllGather;
       ph.down = make_program(sub);
+      const std::string label = "dim " + std::to_string(d) + " ";
+      ph.up_name = label + "reduce-scatter (" + to_string(sub.algorithm) + ")";
+      ph.down_name = label + "all-gather (" + to_string(sub.algorithm) + ")";
       phases_.push_back(std::move(ph));
     }
     for (const Phase& ph : phases_) up_rounds_ += ph.up->num_rounds();
@@ -453,6 +484,19 @@ class HierarchicalProgram : public Program {
     std::uint32_t n = up_rounds_;
     for (const Phase& ph : phases_) n += ph.down->num_rounds();
     return n;
+  }
+
+  const char* phase(std::uint32_t r) const override {
+    std::uint32_t offset = 0;
+    for (const Phase& ph : phases_) {
+      if (r - offset < ph.up->num_rounds()) return ph.up_name.c_str();
+      offset += ph.up->num_rounds();
+    }
+    for (auto it = phases_.rbegin(); it != phases_.rend(); ++it) {
+      if (r - offset < it->down->num_rounds()) return it->down_name.c_str();
+      offset += it->down->num_rounds();
+    }
+    return "all-gather";
   }
 
   void round(std::uint32_t r, Round& out) const override {
@@ -484,6 +528,7 @@ class HierarchicalProgram : public Program {
   struct Phase {
     std::shared_ptr<std::vector<int>> ranks;
     std::unique_ptr<Program> up, down;
+    std::string up_name, down_name;  // "dim 0 reduce-scatter (ring)"...
   };
   ProgramSpec spec_;
   std::vector<Phase> phases_;
@@ -547,6 +592,19 @@ class InSwitchProgram : public ProgramBase {
       case CollectiveType::kReduceScatter:
       case CollectiveType::kReduceScatterBlock: return 2;  // pull, then the closing barrier
       default: return 1;
+    }
+  }
+
+  const char* phase(std::uint32_t r) const override {
+    switch (spec_.type) {
+      case CollectiveType::kAllReduce:
+        if (!plan_.pull) return "reduce in switch";
+        return r == 0 ? "pull" : r < pieces(me_) ? "pull and multicast" : "multicast";
+      case CollectiveType::kReduceScatter:
+      case CollectiveType::kReduceScatterBlock:
+        return r == 0 ? (plan_.pull ? "pull" : "reduce in switch") : "barrier";
+      case CollectiveType::kReduce: return "reduce in switch";
+      default: return "multicast";
     }
   }
 

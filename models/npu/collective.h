@@ -191,6 +191,9 @@ class Program {
   virtual ~Program() = default;
   virtual std::uint32_t num_rounds() const = 0;
   virtual void round(std::uint32_t r, Round& out) const = 0;
+  /// The algorithm phase round `r` belongs to, for timelines ("reduce-scatter",
+  /// "all-gather", ...). Consecutive rounds of one phase share the pointer's text.
+  virtual const char* phase(std::uint32_t r) const = 0;
 };
 
 /// A dimension of a multi-dimensional platform: groups of `size` NPUs

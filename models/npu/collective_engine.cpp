@@ -74,6 +74,7 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   run->key = (static_cast<std::uint64_t>(spec.group->id) << 40) | seq;
   if (spec.data) init_collective_data(*run);
 
+  if (timeline_) run->timeline_lane = timeline_->open_collective(host_.rank());
   CollectiveRun& r = *run;
   runs_.push_back(std::move(run));
   // Messages that arrived before this NPU reached the collective.
@@ -164,6 +165,7 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
   CollectiveRun::Chunk& chunk = run.chunks_[c];
   for (;;) {
     if (chunk.round >= chunk.program->num_rounds()) {
+      if (timeline_) end_phase(run, chunk, c);
       chunk.finished = true;
       --active_chunks_;
       ++run.chunks_done_;
@@ -171,6 +173,14 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       return;
     }
     chunk.program->round(chunk.round, chunk.current);
+    if (timeline_) {
+      const char* phase = chunk.program->phase(chunk.round);
+      if (phase != chunk.phase) {
+        end_phase(run, chunk, c);
+        chunk.phase = phase;
+        chunk.phase_start = now_ticks();
+      }
+    }
     for (const Transfer& t : chunk.current.sends) {
       Message* m = host_.new_message(t.peer, t.bytes());
       m->tag_user = kCollectiveMessage;
@@ -212,6 +222,13 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
     }
     ++chunk.round;
   }
+}
+
+void CollectiveEngine::end_phase(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::uint32_t c) {
+  if (chunk.phase && run.timeline_lane >= 0) {
+    timeline_->chunk_phase(host_.rank(), run.timeline_lane, c, chunk.phase, chunk.phase_start, now_ticks());
+  }
+  chunk.phase = nullptr;
 }
 
 void CollectiveEngine::consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::size_t i, Message* m) {

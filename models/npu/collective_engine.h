@@ -21,6 +21,7 @@
 #include "models/npu/collective.h"
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/timeline.h"
 
 namespace fabricsim {
 
@@ -73,6 +74,7 @@ class CollectiveRun {
   std::uint64_t order = 0;         // start order on this NPU, for scheduling
   std::vector<std::uint8_t> data;  // working buffer in data mode
   std::string data_error;          // first mismatch found by the data check
+  int timeline_lane = -1;          // recorded on a timeline: its lane there
 
   bool done() const { return chunks_done_ == chunks_.size() && sends_outstanding_ == 0; }
 
@@ -86,6 +88,8 @@ class CollectiveRun {
     bool started = false;
     bool finished = false;
     Tick reduced_at = 0;  // local reduction of this round's data done
+    const char* phase = nullptr;  // timeline: the algorithm phase running, since phase_start
+    Tick phase_start = 0;
   };
   std::vector<Chunk> chunks_;
   std::uint32_t next_chunk_ = 0;
@@ -127,6 +131,8 @@ class CollectiveEngine : public Calendar::Client {
   void on_sent(Message* m, Tick left);
 
   std::size_t in_flight() const { return runs_.size(); }
+  /// Records collectives and their chunks' phases (null: not recorded).
+  void set_timeline(TimelineSink* timeline) { timeline_ = timeline; }
   /// One line per collective that has not finished, for stuck reports.
   std::vector<std::string> describe_unfinished() const;
 
@@ -151,8 +157,11 @@ class CollectiveEngine : public Calendar::Client {
     return nullptr;
   }
 
+  void end_phase(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::uint32_t c);
+
   Host& host_;
   const CollectiveConfig& config_;
+  TimelineSink* timeline_ = nullptr;
   // Few collectives run at once: a flat list beats a hash table here.
   std::vector<std::unique_ptr<CollectiveRun>> runs_;
   std::unordered_map<std::uint64_t, std::vector<Message*>> unexpected_;  // for collectives not started here yet

@@ -47,7 +47,14 @@ Npu::Pending* Npu::begin_op(NpuClient* client, void* ctx, OpType type, std::stri
   ActivityTracker::Kind kind = ActivityTracker::kComm;
   if (type == OpType::kCompute) kind = ActivityTracker::kCompute;
   if (type == OpType::kMemory) kind = ActivityTracker::kMemory;
-  auto p = std::make_unique<Pending>(Pending{next_seq_++, client, ctx, type, kind, std::move(what)});
+  auto p = std::make_unique<Pending>();
+  p->seq = next_seq_++;
+  p->client = client;
+  p->ctx = ctx;
+  p->type = type;
+  p->kind = kind;
+  p->what = std::move(what);
+  p->started = now_ticks();
   Pending* raw = p.get();
   live_.emplace(raw->seq, std::move(p));
   ++in_flight_;
@@ -55,8 +62,22 @@ Npu::Pending* Npu::begin_op(NpuClient* client, void* ctx, OpType type, std::stri
   return raw;
 }
 
+void Npu::set_timeline(TimelineSink* timeline) {
+  timeline_ = timeline && timeline->records(rank_) ? timeline : nullptr;
+  collectives_.set_timeline(timeline_);
+}
+
 void Npu::end_op(Pending* p) {
   const Tick now = now_ticks();
+  if (timeline_ && (p->type == OpType::kMemory || p->type == OpType::kSend || p->type == OpType::kRecv)) {
+    TimelineSink::Args args;
+    args.node = p->label.node;
+    args.bytes = p->bytes;
+    args.peer = p->peer;
+    const std::string name = p->label.name ? *p->label.name : p->what;
+    timeline_->slice(rank_, p->type == OpType::kMemory ? TimelineSink::Track::kMemory : TimelineSink::Track::kPointToPoint,
+                     name, p->started, now, args);
+  }
   activity_.end(p->kind, now);
   finish_ = std::max(finish_, now);
   --in_flight_;
@@ -82,6 +103,8 @@ void Npu::start_compute(const ComputeOp& op, NpuClient* client, void* ctx) {
   Pending* p = begin_op(client, ctx, OpType::kCompute, op.on_cpu ? "CPU compute" : "compute", false);
   ComputeJob job;
   job.op = p;
+  job.label = op.label;
+  job.tensor_bytes = op.tensor_bytes;
   if (hbm.bound() && !op.use_recorded && !op.on_cpu) {
     // The tensor bytes go through the HBM, sharing it with the NICs' DMA:
     // the node takes the longer of its arithmetic and its memory traffic.
@@ -101,6 +124,7 @@ void Npu::run_next(unsigned r) {
   const ComputeJob job = res.queue.front();
   res.queue.pop_front();
   res.running = job.op;
+  res.job = job;
   res.started = now_ticks();
   res.parts_left = 1;
   activity_.begin(ActivityTracker::kCompute, now_ticks());
@@ -119,6 +143,14 @@ void Npu::compute_part_done(unsigned r) {
   ComputeResource& res = compute_[r];
   if (--res.parts_left > 0) return;
   res.busy += now_ticks() - res.started;
+  if (timeline_) {
+    TimelineSink::Args args;
+    args.node = res.job.label.node;
+    args.bytes = res.job.tensor_bytes;
+    static const std::string kCompute = "compute";
+    timeline_->slice(rank_, r == 0 ? TimelineSink::Track::kGpu : TimelineSink::Track::kCpu,
+                     res.job.label.name ? *res.job.label.name : kCompute, res.started, now_ticks(), args);
+  }
   Pending* p = res.running;
   res.running = nullptr;
   end_op(p);
@@ -135,8 +167,11 @@ void Npu::memory_done(void* ctx, tlm::tlm_response_status status) {
 
 // ---- memory (stand-in until the memory models: latency + size / bandwidth) -------
 
-void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, void* ctx) {
+void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, void* ctx,
+                       const OpLabel& label) {
   Pending* p = begin_op(client, ctx, OpType::kMemory, what);
+  p->label = label;
+  p->bytes = bytes;
   const Directory::MemoryRoute* mem = directory_.memory(rank_);
   if (!mem) {
     if (params_.no_remote_memory) {
@@ -192,6 +227,16 @@ void Npu::collective_done(CollectiveRun& run) {
   rec.end = run.finished;
   collective_log_.push_back(std::move(rec));
   if (!run.data_error.empty()) data_errors_.push_back(run.data_error);
+  if (timeline_ && run.timeline_lane >= 0) {
+    TimelineSink::Args args;
+    args.node = static_cast<std::int64_t>(run.spec.node_id);
+    args.bytes = run.spec.bytes;
+    args.algorithm = to_string(run.spec.algorithm);
+    args.group = &run.spec.group->name;
+    args.chunks = static_cast<std::uint32_t>(std::max<std::size_t>(1, run.spec.chunks));
+    timeline_->close_collective(rank_, run.timeline_lane, std::string(to_string(run.spec.type)) + " " + run.spec.name,
+                                run.started, run.finished, args);
+  }
   end_op(static_cast<Pending*>(run.owner));
 }
 
@@ -288,10 +333,14 @@ void Npu::post(Message* m) {
 
 // ---- point-to-point ---------------------------------------------------------------
 
-void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx) {
+void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx,
+                     const OpLabel& label) {
   std::ostringstream what;
   what << "send of " << bytes << " bytes to NPU " << peer << " (tag " << tag << ")";
   Pending* p = begin_op(client, ctx, OpType::kSend, what.str());
+  p->label = label;
+  p->bytes = bytes;
+  p->peer = peer;
   if (peer == rank_) {  // to itself: no fabric involved
     Message* m = Message::allocate();
     m->bytes = bytes;
@@ -311,10 +360,14 @@ void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient*
   m->context = p;
 }
 
-void Npu::start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx) {
+void Npu::start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx,
+                     const OpLabel& label) {
   std::ostringstream what;
   what << "recv of " << bytes << " bytes from NPU " << peer << " (tag " << tag << ")";
   Pending* p = begin_op(client, ctx, OpType::kRecv, what.str());
+  p->label = label;
+  p->bytes = bytes;
+  p->peer = peer;
   const P2pKey key{peer, tag};
   auto it = unexpected_p2p_.find(key);
   if (it != unexpected_p2p_.end() && !it->second.empty()) {

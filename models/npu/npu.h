@@ -24,6 +24,7 @@
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/memory_client.h"
+#include "tlm/timeline.h"
 
 namespace fabricsim {
 
@@ -36,7 +37,14 @@ class NpuClient {
   ~NpuClient() = default;
 };
 
+/// The trace node an operation runs, for timelines and messages.
+struct OpLabel {
+  std::int64_t node = -1;
+  const std::string* name = nullptr;  // must outlive the operation
+};
+
 struct ComputeOp {
+  OpLabel label;
   double flops = 0;                 // num_ops
   std::uint64_t tensor_bytes = 0;   // bytes moved through local memory
   Tick recorded = 0;                // duration recorded in the trace
@@ -87,10 +95,15 @@ class Npu : public sc_core::sc_module,
   // ---- operations ----------------------------------------------------------
   void start_compute(const ComputeOp& op, NpuClient* client, void* ctx);
   void start_collective(const CollectiveSpec& spec, NpuClient* client, void* ctx);
-  void start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx);
-  void start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx);
+  void start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx,
+                  const OpLabel& label = {});
+  void start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx,
+                  const OpLabel& label = {});
   /// `what` names the operation (its trace node) in errors.
-  void start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, void* ctx);
+  void start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, void* ctx,
+                    const OpLabel& label = {});
+  /// Records this NPU's operations on a timeline, if it is in its subset.
+  void set_timeline(TimelineSink* timeline);
 
   /// The time a compute op takes alone (roofline or recorded duration).
   Tick compute_time(const ComputeOp& op) const;
@@ -128,12 +141,16 @@ class Npu : public sc_core::sc_module,
 
   enum class OpType { kCompute, kCollective, kSend, kRecv, kMemory };
   struct Pending {  // an operation in flight
-    std::uint64_t seq;
-    NpuClient* client;
-    void* ctx;
-    OpType type;
-    ActivityTracker::Kind kind;
+    std::uint64_t seq = 0;
+    NpuClient* client = nullptr;
+    void* ctx = nullptr;
+    OpType type = OpType::kCompute;
+    ActivityTracker::Kind kind = ActivityTracker::kCompute;
     std::string what;
+    Tick started = 0;
+    OpLabel label;
+    std::uint64_t bytes = 0;
+    int peer = -1;
   };
   /// `active`: the operation counts as running from now (compute waiting for
   /// its resource does not).
@@ -145,10 +162,13 @@ class Npu : public sc_core::sc_module,
     Tick compute = 0;            // the arithmetic (or the recorded duration)
     std::uint64_t hbm_bytes = 0; // moved through the HBM meanwhile
     Pending* op = nullptr;
+    OpLabel label;
+    std::uint64_t tensor_bytes = 0;
   };
   struct ComputeResource {
     std::deque<ComputeJob> queue;
     Pending* running = nullptr;
+    ComputeJob job;      // the one running
     int parts_left = 0;  // the arithmetic and the HBM reads still running
     Tick started = 0;
     Tick busy = 0;
@@ -173,6 +193,7 @@ class Npu : public sc_core::sc_module,
   int rank_;
   Params params_;
   const Directory& directory_;
+  TimelineSink* timeline_ = nullptr;
   // Most algorithms talk to the same peer round after round.
   int cached_peer_ = -1;
   int cached_hop_ = -1;

@@ -442,6 +442,7 @@ void TraceWorkload::issue(Node* n) {
   switch (n->type) {
     case ChakraProtoMsg::COMP_NODE: {
       ComputeOp op;
+      op.label = OpLabel{static_cast<std::int64_t>(n->id), &n->name};
       op.flops = n->num_ops;
       op.tensor_bytes = n->tensor_size;
       op.recorded = static_cast<Tick>(n->duration_us) * 1000000ull;
@@ -467,7 +468,8 @@ void TraceWorkload::issue(Node* n) {
                           "): sent to the next rank, as documented");
       }
       if (peer >= npus_) fail(*n, "comm_dst " + std::to_string(peer) + " is not an NPU of this platform");
-      npu_.start_send(static_cast<int>(peer), n->comm_size, n->comm_tag, this, n);
+      npu_.start_send(static_cast<int>(peer), n->comm_size, n->comm_tag, this, n,
+                      OpLabel{static_cast<std::int64_t>(n->id), &n->name});
       break;
     }
     case ChakraProtoMsg::COMM_RECV_NODE: {
@@ -478,7 +480,8 @@ void TraceWorkload::issue(Node* n) {
                           "): received from the previous rank, as documented");
       }
       if (peer >= npus_) fail(*n, "comm_src " + std::to_string(peer) + " is not an NPU of this platform");
-      npu_.start_recv(static_cast<int>(peer), n->comm_size, n->comm_tag, this, n);
+      npu_.start_recv(static_cast<int>(peer), n->comm_size, n->comm_tag, this, n,
+                      OpLabel{static_cast<std::int64_t>(n->id), &n->name});
       break;
     }
     case ChakraProtoMsg::MEM_LOAD_NODE:
@@ -486,7 +489,7 @@ void TraceWorkload::issue(Node* n) {
       npu_.start_memory(n->type == ChakraProtoMsg::MEM_STORE_NODE, n->tensor_size,
                         "node " + std::to_string(n->id) + " (\"" + n->name + "\", " + traces::node_type_name(n->type) +
                             ", " + std::to_string(n->tensor_size) + " bytes)",
-                        this, n);
+                        this, n, OpLabel{static_cast<std::int64_t>(n->id), &n->name});
       break;
     case ChakraProtoMsg::METADATA_NODE:
       complete(n);

@@ -181,6 +181,7 @@ bool ReductionUnit::try_slot_frame(Frame* f, bool buffer_freed) {
     buffer_used_ += f->bytes;
     stats_.peak_slots = std::max(stats_.peak_slots, static_cast<unsigned>(slots_.size()));
     stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, buffer_used_);
+    occupancy_changed();
   }
   Slot& slot = *it->second;
   if (m.kind == MessageKind::kPullRequest) {
@@ -292,6 +293,7 @@ bool ReductionUnit::try_fan_out(Frame* f) {
   }
   copy_buffer_used_ += f->bytes;
   stats_.peak_multicast_buffer_bytes = std::max(stats_.peak_multicast_buffer_bytes, copy_buffer_used_);
+  occupancy_changed();
   const AggregationManager::Plan& plan = plan_of(m);
   std::vector<std::pair<Address, MessageKind>> dests;
   if (m.kind == MessageKind::kMulticast && plan.parent != kNoAddress) {
@@ -412,6 +414,7 @@ void ReductionUnit::finish_if_left(Holder* holder) {
 void ReductionUnit::free_fanout(Fanout* fan) {
   copy_buffer_used_ -= fan->bytes;
   delete fan;
+  occupancy_changed();
   admit_waiting();
 }
 
@@ -433,6 +436,7 @@ void ReductionUnit::free_slot(Slot* slot) {
   slots_.erase(slot->key);
   slot->like->unref();
   delete slot;
+  occupancy_changed();
   admit_waiting();
 }
 

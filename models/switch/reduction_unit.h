@@ -57,6 +57,7 @@
 #include "models/switch/aggregation.h"
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/timeline.h"
 
 namespace fabricsim {
 
@@ -114,6 +115,11 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
   const Stats& stats() const { return stats_; }
   Address address() const { return params_.address; }
   unsigned slots_in_use() const { return static_cast<unsigned>(slots_.size()); }
+  /// Reports slot and buffer occupancy to a timeline as unit `id`.
+  void set_timeline(TimelineSink* timeline, int id) {
+    timeline_ = timeline;
+    timeline_id_ = id;
+  }
   /// What is held here, for reports on a stuck simulation (empty if nothing).
   std::vector<std::string> describe_unfinished() const;
 
@@ -177,8 +183,14 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
   void check_supported(const Message& m) const;
   static OpKey op_of(const Message& m);
 
+  void occupancy_changed() {
+    if (timeline_) timeline_->unit_occupancy(timeline_id_, now_ticks(), slots_in_use(), buffer_used_ + copy_buffer_used_);
+  }
+
   Params params_;
   AggregationManager& manager_;
+  TimelineSink* timeline_ = nullptr;
+  int timeline_id_ = -1;
   Stats stats_;
   std::unordered_map<SlotKey, Slot*, Hash> slots_;
   std::unordered_map<SlotKey, Message*, Hash> results_;  // result message per (operation, destination)

@@ -7,6 +7,10 @@
 // could make no progress (the report says what is stuck); 4 a data-mode check
 // failed; 1 an internal error.
 #include <cstdlib>
+#include <memory>
+#include <tuple>
+
+#include <unistd.h>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -21,6 +25,7 @@
 #include "tlm/reduction.h"
 #include "platforms/loader.h"
 #include "platforms/simulation.h"
+#include "platforms/timeline.h"
 #include "traces/generator/generators.h"
 #include "traces/reader/et_reader.h"
 
@@ -40,6 +45,10 @@ struct RunArgs {
   bool data = false;
   std::optional<std::uint32_t> chunks;
   std::vector<std::string> algorithms;  // TYPE=ALGO
+  std::string timeline;
+  std::string timeline_npus;
+  std::string timeline_window;
+  bool timeline_links = false;
 };
 
 void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
@@ -77,7 +86,26 @@ int run(const RunArgs& a) {
   ws.comm_groups = a.comm_groups;
   ws.replay = a.replay;
   sim.load_workload(ws);
+  std::unique_ptr<Timeline> timeline;
+  if (!a.timeline.empty()) {
+    Timeline::Options to;
+    to.path = a.timeline;
+    if (!a.timeline_npus.empty()) to.npus = Timeline::parse_npus(a.timeline_npus, sim.platform().npus());
+    if (!a.timeline_window.empty()) std::tie(to.from, to.to) = Timeline::parse_window(a.timeline_window);
+    to.links = a.timeline_links;
+    timeline = std::make_unique<Timeline>(to, sim.platform());
+    sim.platform().attach_timeline(timeline.get(), !a.timeline_links ? Platform::TimelineLinks::kNone
+                                                   : to.npus.empty() ? Platform::TimelineLinks::kAll
+                                                                     : Platform::TimelineLinks::kTouchingRecordedNpus);
+  } else if (!a.timeline_npus.empty() || !a.timeline_window.empty() || a.timeline_links) {
+    throw InputError("--timeline-npus, --timeline-window and --timeline-links need --timeline FILE");
+  }
+  if (!a.quiet && isatty(STDERR_FILENO)) sim.enable_progress();
   const auto outcome = sim.run();
+  if (timeline) {
+    timeline->finish();
+    if (!a.quiet) std::cerr << "timeline: " << timeline->events() << " events in " << a.timeline << "\n";
+  }
   for (const auto& w : sim.warnings()) std::cerr << "warning: " << w << "\n";
   if (!a.quiet) sim.print_summary(std::cout);
   if (!a.report.empty()) write_file_atomically(a.report, sim.report().dump(2) + "\n");
@@ -186,7 +214,14 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--algorithm", run_args.algorithms,
                       "Collective algorithm, ALGO or TYPE=ALGO (ring, direct, halving_doubling, "
                       "double_binary_tree, hierarchical, in_switch)");
-  run_cmd->add_flag("-q,--quiet", run_args.quiet, "Print nothing but warnings and errors");
+  run_cmd->add_flag("-q,--quiet", run_args.quiet, "Print nothing but warnings and errors (no progress line)");
+  run_cmd->add_option("--timeline", run_args.timeline,
+                      "Write a Chrome/Perfetto trace-event timeline (open it in ui.perfetto.dev)");
+  run_cmd->add_option("--timeline-npus", run_args.timeline_npus, "Record only these NPUs: 0-15, 0,4,8 (default: all)");
+  run_cmd->add_option("--timeline-window", run_args.timeline_window,
+                      "Record only what overlaps START:END (units ns, us, ms, s; either end may be left out)");
+  run_cmd->add_flag("--timeline-links", run_args.timeline_links,
+                    "Add link utilization and buffer counters (links of the recorded NPUs, or all)");
 
   CollbenchArgs cb;
   CLI::App* cb_cmd = app.add_subcommand("collbench", "Sweep one collective over sizes, as nccl-tests does");

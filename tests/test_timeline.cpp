@@ -1,0 +1,186 @@
+// The timeline (--timeline): valid trace-event JSON whose slices agree with
+// the report, the same report with and without it, subsets and windows,
+// bad options, and a file that is whole or absent. Plus the console summary
+// and the progress line's silence off a terminal.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_util.h"
+
+using namespace fabricsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A training step (compute, TP/DP collectives, PP send/recv) on a DGX
+/// H100 model, generated once per test in its scratch folder.
+struct Workload {
+  std::string dir, prefix, platform, groups;
+};
+Workload training(const std::string& name) {
+  Workload w;
+  w.dir = testutil::scratch_dir(name);
+  w.prefix = w.dir + "/train";
+  w.platform = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml";
+  w.groups = w.prefix + ".comm_groups.json";
+  const auto g = testutil::run_fabricsim("gen training --dp 2 --tp 2 --pp 2 --layers 2 --microbatches 2 --out " + w.prefix);
+  EXPECT_EQ(g.exit_code, 0) << g.err;
+  return w;
+}
+std::string run_args(const Workload& w) {
+  return "run --quiet --platform " + w.platform + " --workload " + w.prefix + " --comm-groups " + w.groups;
+}
+
+double ns_of(const nlohmann::json& e, const char* key) { return e[key].get<double>() * 1000.0; }  // us -> ns
+
+TEST(Timeline, SlicesAgreeWithTheReport) {
+  const Workload w = training("timeline-report");
+  const auto r = testutil::run_fabricsim(run_args(w) + " --report " + w.dir + "/report.json --timeline " + w.dir +
+                                         "/timeline.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(testutil::read_text(w.dir + "/report.json"));
+  const auto timeline = nlohmann::json::parse(testutil::read_text(w.dir + "/timeline.json"));
+  ASSERT_TRUE(timeline.contains("traceEvents"));
+  const auto& events = timeline["traceEvents"];
+
+  std::map<int, double> gpu, cpu;
+  std::map<int, std::vector<std::pair<double, double>>> compute;  // for the union
+  std::map<int, std::map<int, std::string>> thread_names;
+  std::set<std::tuple<int, std::int64_t, long long, long long>> collectives;  // npu, node, start, end (ps)
+  for (const auto& e : events) {
+    ASSERT_TRUE(e.contains("ph") && e.contains("pid")) << e.dump();
+    const std::string ph = e["ph"];
+    const int pid = e["pid"];
+    if (ph == "M" && e["name"] == "thread_name") thread_names[pid][e["tid"].get<int>()] = e["args"]["name"];
+    if (ph != "X") continue;
+    ASSERT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("tid") && e.contains("name")) << e.dump();
+    const int tid = e["tid"];
+    const double start = ns_of(e, "ts"), dur = ns_of(e, "dur");
+    EXPECT_GE(dur, 0) << e.dump();
+    if (tid >= 10 && tid < 20) gpu[pid] += dur;
+    if (tid >= 20 && tid < 30) cpu[pid] += dur;
+    if (tid >= 10 && tid < 30) compute[pid].emplace_back(start, start + dur);
+    if (tid >= 1000 && tid % 100 == 0) {
+      ASSERT_TRUE(e["args"].contains("node")) << e.dump();
+      collectives.emplace(pid, e["args"]["node"].get<std::int64_t>(), std::llround(start * 1000),
+                          std::llround((start + dur) * 1000));
+    }
+  }
+  for (const auto& npu : report["npus"]) {
+    const int id = npu["id"];
+    // The sum of an NPU's compute slices is its compute resources' busy time.
+    EXPECT_NEAR(gpu[id], npu["gpu_busy_ns"].get<double>(), 0.01) << "NPU " << id;
+    EXPECT_NEAR(cpu[id], npu["cpu_busy_ns"].get<double>(), 0.01) << "NPU " << id;
+    // Their union is its compute time.
+    auto& v = compute[id];
+    std::sort(v.begin(), v.end());
+    double total = 0, reach = -1;
+    for (const auto& [a, b] : v) {
+      if (b > reach) total += b - std::max(a, reach);
+      reach = std::max(reach, b);
+    }
+    EXPECT_NEAR(total, npu["compute_ns"].get<double>(), 0.01) << "NPU " << id;
+    EXPECT_GT(npu["compute_ns"].get<double>(), 0);
+    // Every collective of the report has its slice, with the same start and end.
+    ASSERT_FALSE(npu["collectives"].empty());
+    for (const auto& c : npu["collectives"]) {
+      const auto key = std::make_tuple(id, c["node_id"].get<std::int64_t>(),
+                                       std::llround(c["start_ns"].get<double>() * 1000),
+                                       std::llround(c["end_ns"].get<double>() * 1000));
+      EXPECT_TRUE(collectives.count(key)) << "NPU " << id << ": " << c.dump();
+    }
+    EXPECT_EQ(thread_names[id][10], "GPU compute") << "NPU " << id;
+    EXPECT_EQ(thread_names[id][1000], "collectives") << "NPU " << id;
+  }
+}
+
+TEST(Timeline, TheReportIsTheSameWithAndWithoutIt) {
+  const Workload w = training("timeline-same");
+  const auto a = testutil::run_fabricsim(run_args(w) + " --report " + w.dir + "/a.json");
+  const auto b = testutil::run_fabricsim(run_args(w) + " --report " + w.dir + "/b.json --timeline " + w.dir +
+                                         "/t.json --timeline-links");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(testutil::read_text(w.dir + "/a.json"), testutil::read_text(w.dir + "/b.json"));
+}
+
+TEST(Timeline, ASubsetAndAWindowBoundWhatIsWritten) {
+  const Workload w = training("timeline-subset");
+  const auto r = testutil::run_fabricsim(run_args(w) + " --timeline " + w.dir +
+                                         "/t.json --timeline-npus 1,4-5 --timeline-window 100us:600us --timeline-links");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto t = nlohmann::json::parse(testutil::read_text(w.dir + "/t.json"));
+  std::set<int> npus;
+  bool links = false, units = false;
+  for (const auto& e : t["traceEvents"]) {
+    const int pid = e["pid"];
+    if (pid < 1000000) npus.insert(pid);
+    links |= pid == 1000001 && e["ph"] == "C";
+    units |= pid == 1000000 && e["ph"] == "C";
+    if (e["ph"] == "X") {
+      EXPECT_GE(e["ts"].get<double>(), 100.0 - 1e-6) << e.dump();
+      EXPECT_LE(e["ts"].get<double>() + e["dur"].get<double>(), 600.0 + 1e-6) << e.dump();
+    }
+  }
+  EXPECT_EQ(npus, (std::set<int>{1, 4, 5}));
+  EXPECT_TRUE(links);
+  EXPECT_TRUE(units);
+}
+
+TEST(Timeline, BadOptionsAreNamed) {
+  const Workload w = training("timeline-bad");
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {"--timeline " + w.dir + "/t.json --timeline-npus 0-99", "outside the platform's NPUs 0-7"},
+      {"--timeline " + w.dir + "/t.json --timeline-npus a", "\"a\" is not an NPU or a range"},
+      {"--timeline " + w.dir + "/t.json --timeline-window 5ms:1ms", "the end must come after the start"},
+      {"--timeline " + w.dir + "/t.json --timeline-window 1h:2h", "unknown time unit \"h\""},
+      {"--timeline-npus 0-3", "need --timeline FILE"},
+      {"--timeline " + w.dir + "/no/such/folder/t.json", "cannot write the timeline"},
+  };
+  for (const auto& c : cases) {
+    const auto r = testutil::run_fabricsim(run_args(w) + " " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(w.dir + "/t.json"));
+  EXPECT_FALSE(fs::exists(w.dir + "/t.json.tmp"));
+}
+
+TEST(Timeline, AStuckRunStillWritesAWholeTimelineAndNoTemporaryFile) {
+  // Every NPU waits for a message nobody sends.
+  const std::string dir = testutil::scratch_dir("timeline-stuck");
+  const auto g = testutil::run_fabricsim("gen pipeline --stages 2 --microbatches 1 --out " + dir + "/p");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  fs::remove(dir + "/p.0.et");
+  fs::copy_file(dir + "/p.1.et", dir + "/p.0.et");  // both ranks now only receive
+  const std::string net = testutil::astra_network(dir, "Ring", 2, 50, 500);
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + net + " --workload " + dir + "/p --timeline " + dir +
+                                         "/t.json");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NO_THROW(nlohmann::json::parse(testutil::read_text(dir + "/t.json")));
+  EXPECT_FALSE(fs::exists(dir + "/t.json.tmp"));
+}
+
+TEST(Summary, StatesUnitsDefinesItsFiguresAndListsTheHottestLinks) {
+  const Workload w = training("summary");
+  const auto r = testutil::run_fabricsim("run --platform " + w.platform + " --workload " + w.prefix +
+                                         " --comm-groups " + w.groups);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* text : {"per NPU, in ns: finish = when its last operation ended", "exposed communication = ",
+                           "hottest links (busy = share of the simulated time spent sending", "GB/s average",
+                           "reduction unit nvlink_switch0_reduction:", "npu 7: finish "}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  }
+  // Not on a terminal: no progress line.
+  EXPECT_EQ(r.err.find("simulated"), std::string::npos) << r.err;
+}
+
+}  // namespace
