@@ -221,6 +221,33 @@ nlohmann::ordered_json Simulation::report() const {
     }
   }
   j["links"] = std::move(links);
+  // The fabrics' shapes, so that plots can lay links out (scripts/plot-link-heatmap.py).
+  ordered_json fabrics = ordered_json::array();
+  for (const FabricSpec& f : platform_->spec().fabrics) {
+    ordered_json fe;
+    fe["name"] = f.name;
+    fe["topology"] = f.topology;
+    if (!f.dims.empty()) {
+      fe["dims"] = f.dims;
+      fe["wrap"] = f.wrap;
+    }
+    ordered_json nodes = ordered_json::array();
+    for (const FabricNode& n : f.nodes) {
+      ordered_json ne;
+      ne["name"] = n.name;
+      ne["kind"] = n.kind == FabricNode::Kind::kNic      ? "nic"
+                   : n.kind == FabricNode::Kind::kSwitch ? "switch"
+                   : n.kind == FabricNode::Kind::kMemory ? "memory"
+                                                         : "reduction_unit";
+      if (n.npu >= 0) ne["npu"] = n.npu;
+      if (!n.coords.empty()) ne["coords"] = n.coords;
+      if (n.kind == FabricNode::Kind::kSwitch) ne["level"] = n.level;
+      nodes.push_back(std::move(ne));
+    }
+    fe["nodes"] = std::move(nodes);
+    fabrics.push_back(std::move(fe));
+  }
+  j["fabrics"] = std::move(fabrics);
   ordered_json units = ordered_json::array();
   for (const auto& f : platform_->fabrics()) {
     for (std::size_t i = 0; i < f.units.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -181,6 +182,31 @@ TEST(Summary, StatesUnitsDefinesItsFiguresAndListsTheHottestLinks) {
   }
   // Not on a terminal: no progress line.
   EXPECT_EQ(r.err.find("simulated"), std::string::npos) << r.err;
+}
+
+/// Runs a plot script with Debian's python3 (which has matplotlib).
+int plot(const std::string& script, const std::string& args) {
+  const std::string cmd = "/usr/bin/python3 " + std::string(FABRICSIM_SOURCE_DIR) + "/scripts/" + script + " " + args +
+                          " > /dev/null";
+  return std::system(cmd.c_str());
+}
+
+TEST(Plots, EachScriptTurnsItsInputIntoAPicture) {
+  const std::string dir = testutil::scratch_dir("plots");
+  const std::string torus = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml";
+  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 16 --type all_to_all --bytes 1048576 --out " + dir + "/a").exit_code, 0);
+  ASSERT_EQ(testutil::run_fabricsim("run --quiet --platform " + torus + " --workload " + dir + "/a --report " + dir +
+                                    "/r.json").exit_code, 0);
+  ASSERT_EQ(testutil::run_fabricsim("collbench --quiet --platform " + torus + " -b 1K -e 1M -f 32 --json " + dir +
+                                    "/c.json").exit_code, 0);
+  EXPECT_EQ(plot("plot-link-heatmap.py", dir + "/r.json --out " + dir + "/links.png"), 0);
+  EXPECT_EQ(plot("plot-breakdown.py", dir + "/r.json --out " + dir + "/breakdown.png"), 0);
+  EXPECT_EQ(plot("plot-busbw.py", dir + "/c.json --out " + dir + "/busbw.png"), 0);
+  for (const char* png : {"links.png", "breakdown.png", "busbw.png"}) {
+    EXPECT_GT(fs::file_size(dir + "/" + png), 10000u) << png;
+  }
+  // A report of a fabric it cannot lay out is refused with a reason.
+  EXPECT_NE(plot("plot-link-heatmap.py", std::string(FABRICSIM_SOURCE_DIR) + "/tests/CMakeLists.txt 2> /dev/null"), 0);
 }
 
 }  // namespace
