@@ -1,5 +1,6 @@
 #include "traces/generator/et_writer.h"
 
+#include <cstdio>
 #include <stdexcept>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -7,8 +8,9 @@
 
 namespace fabricsim::traces {
 
-EtWriter::EtWriter(const std::string& path, const std::string& version) : path_(path) {
-  out_.open(path, std::ios::binary | std::ios::trunc);
+EtWriter::EtWriter(const std::string& path, const std::string& version) : path_(path), tmp_(path + ".tmp") {
+  // Written to a temporary name and renamed by close(): a trace is whole or absent.
+  out_.open(tmp_, std::ios::binary | std::ios::trunc);
   if (!out_) throw std::runtime_error(path + ": cannot write");
   ChakraProtoMsg::GlobalMetadata meta;
   meta.set_version(version);
@@ -34,7 +36,22 @@ void EtWriter::write(const ChakraProtoMsg::Node& node) {
 
 void EtWriter::close() {
   out_.close();
-  if (!out_) throw std::runtime_error(path_ + ": write failed");
+  if (!out_) {
+    std::remove(tmp_.c_str());
+    throw std::runtime_error(path_ + ": write failed");
+  }
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    std::remove(tmp_.c_str());
+    throw std::runtime_error(path_ + ": cannot put the trace in place");
+  }
+  closed_ = true;
+}
+
+EtWriter::~EtWriter() {
+  if (!closed_) {
+    out_.close();
+    std::remove(tmp_.c_str());
+  }
 }
 
 void add_int(ChakraProtoMsg::Node& n, const std::string& name, std::int64_t v) {

@@ -14,14 +14,21 @@ class EtWriter {
  public:
   /// Opens `path` and writes the GlobalMetadata; throws std::runtime_error.
   explicit EtWriter(const std::string& path, const std::string& version = "0.0.4");
+  /// Without close(), the file is not written at all.
+  ~EtWriter();
+  EtWriter(const EtWriter&) = delete;
+  EtWriter& operator=(const EtWriter&) = delete;
   void write(const ChakraProtoMsg::Node& node);
+  /// Finishes the file and puts it in place.
   void close();
   std::uint64_t nodes_written() const { return nodes_; }
 
  private:
   void write_record(const google::protobuf::MessageLite& msg);
   std::string path_;
+  std::string tmp_;
   std::ofstream out_;
+  bool closed_ = false;
   std::string buffer_;
   std::uint64_t nodes_ = 0;
 };

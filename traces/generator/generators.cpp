@@ -1,5 +1,7 @@
 #include "traces/generator/generators.h"
 
+#include <cstdio>
+
 #include <fstream>
 #include <stdexcept>
 
@@ -184,8 +186,9 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
     list.close();
     files.push_back(rank_path(prefix, r));
   }
-  // Process groups, in ASTRA-sim's comm-groups format.
-  std::ofstream json(prefix + ".comm_groups.json");
+  // Process groups, in ASTRA-sim's comm-groups format (whole or absent).
+  const std::string json_path = prefix + ".comm_groups.json";
+  std::ofstream json(json_path + ".tmp");
   json << "{";
   bool first = true;
   auto group = [&](const std::string& name, const std::vector<int>& ranks) {
@@ -209,7 +212,11 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
     }
   }
   json << "\n}\n";
-  if (!json) throw std::runtime_error(prefix + ".comm_groups.json: write failed");
+  json.close();
+  if (!json || std::rename((json_path + ".tmp").c_str(), json_path.c_str()) != 0) {
+    std::remove((json_path + ".tmp").c_str());
+    throw std::runtime_error(json_path + ": write failed");
+  }
   return files;
 }
 
