@@ -4,6 +4,9 @@
 #include <map>
 
 #include "platforms/routing.h"
+#ifdef FABRICSIM_HAVE_RTL
+#include "rtl/rtl_reduction.h"
+#endif
 #include "tlm/calendar.h"
 
 namespace fabricsim {
@@ -163,6 +166,32 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
       p.header_bytes = nic.header_bytes;
       if (!bf.aggregation) bf.aggregation = std::make_unique<AggregationManager>();
       bf.units.push_back(std::make_unique<ReductionUnit>((prefix + n.name).c_str(), p, *bf.aggregation));
+      if (n.reduction->rtl) {
+#ifdef FABRICSIM_HAVE_RTL
+        // The Verilated unit combines the slots, behind the unit's ALU port.
+        RtlReductionAlu::Params rp;
+        rp.clock_MHz = n.reduction->clock_MHz;
+        if (!spec_.rtl.vcd.empty()) {
+          // One waveform per RTL unit: the first takes the name given.
+          rp.vcd = spec_.rtl.vcd;
+          if (rtl_units_ > 0) {
+            const auto dot = rp.vcd.rfind('.');
+            const std::string stem = dot == std::string::npos ? rp.vcd : rp.vcd.substr(0, dot);
+            rp.vcd = stem + "." + prefix + n.name + (dot == std::string::npos ? "" : rp.vcd.substr(dot));
+          }
+          rp.vcd_from = spec_.rtl.vcd_from;
+          rp.vcd_to = spec_.rtl.vcd_to;
+        }
+        auto alu = std::make_unique<RtlReductionAlu>((prefix + n.name + "_rtl").c_str(), rp);
+        bf.units.back()->alu.bind(alu->in);
+        bf.unit_alus.push_back(std::move(alu));
+        ++rtl_units_;
+#else
+        throw InputError(spec_.file + ": switch \"" + f.nodes[static_cast<std::size_t>(ports[u].front().peer)].name +
+                         "\" asks for the RTL reduction unit (model: rtl), but this build has none: build with "
+                         "Verilator installed (-DFABRICSIM_RTL=ON)");
+#endif
+      }
       bf.unit_switch.push_back(f.nodes[static_cast<std::size_t>(ports[u].front().peer)].name);
     } else {
       Switch::Params p;

@@ -40,6 +40,7 @@ class Platform {
     std::unique_ptr<AggregationManager> aggregation;  // with reduction units
     std::vector<std::unique_ptr<ReductionUnit>> units;
     std::vector<std::string> unit_switch;  // the switch each unit is in
+    std::vector<std::unique_ptr<sc_core::sc_module>> unit_alus;  // RTL units behind their ALU ports
   };
 
   /// Elaborates the platform; throws InputError for inconsistent specs.
@@ -76,6 +77,7 @@ class Platform {
   std::vector<BuiltFabric> fabrics_;
   std::vector<BuiltMemory> memories_;
   std::vector<std::string> notes_;
+  int rtl_units_ = 0;
 };
 
 }  // namespace fabricsim

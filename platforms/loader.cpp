@@ -132,6 +132,16 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
   if (model != "tlm" && model != "rtl") in.fail(node["model"], "\"model\" must be tlm or rtl, not \"" + model + "\"");
   r.rtl = model == "rtl";
   r.clock_MHz = in.number(node, "clock_MHz", r.clock_MHz, true);
+  if (r.rtl) {
+    // The RTL unit (rtl/reduction_pkg.sv) has no fp16 datapath.
+    const std::uint32_t fp16 = reduction_bit(ReduceOp::kSum, DataType::kFp16) |
+                               reduction_bit(ReduceOp::kMin, DataType::kFp16) |
+                               reduction_bit(ReduceOp::kMax, DataType::kFp16);
+    if (node["ops"] && (p.supported & fp16)) {
+      in.fail(node["ops"], "the RTL reduction unit does not support fp16 (sum, min and max on fp32, bf16 and int32)");
+    }
+    p.supported &= ~fp16;
+  }
   return r;
 }
 

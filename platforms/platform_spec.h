@@ -79,6 +79,13 @@ struct FabricSpec {
   std::vector<MemorySpec> memories;
 };
 
+/// Where the RTL reduction units dump their waveforms (--vcd).
+struct RtlOptions {
+  std::string vcd;  // empty: none
+  Tick vcd_from = 0;
+  Tick vcd_to = 100'000'000;  // 100 us: a long run must not fill the disk
+};
+
 struct PlatformSpec {
   std::string name;
   std::string file;  // where it came from
@@ -91,6 +98,7 @@ struct PlatformSpec {
   std::vector<FabricSpec> fabrics;
   std::optional<Memory::Params> hbm;  // each NPU's local memory, if modeled
   bool no_remote_memory = false;      // ASTRA-sim NO_MEMORY_EXPANSION: MEM nodes are errors
+  RtlOptions rtl;
 };
 
 }  // namespace fabricsim

@@ -126,13 +126,13 @@ std::vector<int> Timeline::parse_npus(const std::string& text, int npus) {
   return out;
 }
 
-std::pair<Tick, Tick> Timeline::parse_window(const std::string& text) {
+std::pair<Tick, Tick> Timeline::parse_window(const std::string& text, const std::string& option) {
   const auto colon = text.find(':');
-  if (colon == std::string::npos) throw InputError("--timeline-window " + text + ": give START:END (for example 1ms:3ms)");
+  if (colon == std::string::npos) throw InputError(option + " " + text + ": give START:END (for example 1ms:3ms)");
   const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
-  const Tick from = a.empty() ? 0 : parse_time(a, "--timeline-window");
-  const Tick to = b.empty() ? kNever : parse_time(b, "--timeline-window");
-  if (to <= from) throw InputError("--timeline-window " + text + ": the end must come after the start");
+  const Tick from = a.empty() ? 0 : parse_time(a, option);
+  const Tick to = b.empty() ? kNever : parse_time(b, option);
+  if (to <= from) throw InputError(option + " " + text + ": the end must come after the start");
   return {from, to};
 }
 

@@ -52,7 +52,7 @@ class Timeline : public TimelineSink {
   /// ns, us, ms, s; no unit: ns; either end may be left out). Throw
   /// InputError naming the option.
   static std::vector<int> parse_npus(const std::string& text, int npus);
-  static std::pair<Tick, Tick> parse_window(const std::string& text);
+  static std::pair<Tick, Tick> parse_window(const std::string& text, const std::string& option = "--timeline-window");
 
  private:
   struct NpuTracks {

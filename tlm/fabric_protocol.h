@@ -43,6 +43,7 @@
 
 #include <tlm>
 
+#include "tlm/data_type.h"
 #include "tlm/sockets.h"
 #include "tlm/time.h"
 
@@ -78,10 +79,6 @@ enum class MessageKind : std::uint8_t {
 /// read requests from a unit carry the unit's own (negative) peer id.
 constexpr std::uint32_t kFromReductionUnit = 0xffffffu;
 
-/// Element types that reductions understand.
-enum class DataType : std::uint8_t { kFp32, kFp16, kBf16, kInt32 };
-enum class ReduceOp : std::uint8_t { kSum, kMin, kMax };
-inline unsigned element_bytes(DataType t) { return t == DataType::kFp16 || t == DataType::kBf16 ? 2 : 4; }
 
 /// A message: the unit an NPU hands to a NIC and a NIC hands back. The same
 /// object travels from source to sink (simulated memory is shared), so the

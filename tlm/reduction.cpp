@@ -76,6 +76,18 @@ T combine(T a, T b, ReduceOp op) {
   }
   return a;
 }
+// Floating-point results: every NaN becomes the canonical quiet NaN, as the
+// RTL unit's (rtl/reduction_pkg.sv) do, whatever NaN the host's arithmetic made.
+float combine_float(float a, float b, ReduceOp op) {
+  const float r = combine(a, b, op);
+  if (std::isnan(r)) {
+    const std::uint32_t canonical = 0x7fc00000u;
+    float f;
+    std::memcpy(&f, &canonical, 4);
+    return f;
+  }
+  return r;
+}
 std::int32_t combine_int(std::int32_t a, std::int32_t b, ReduceOp op) {
   if (op == ReduceOp::kSum) {  // wrap around, as hardware does
     return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
@@ -95,7 +107,7 @@ void reduce_into(std::uint8_t* dst, const std::uint8_t* src, std::uint64_t bytes
         float a, b;
         std::memcpy(&a, d, 4);
         std::memcpy(&b, s, 4);
-        a = combine(a, b, op);
+        a = combine_float(a, b, op);
         std::memcpy(d, &a, 4);
         break;
       }
@@ -111,7 +123,7 @@ void reduce_into(std::uint8_t* dst, const std::uint8_t* src, std::uint64_t bytes
         std::uint16_t a, b;
         std::memcpy(&a, d, 2);
         std::memcpy(&b, s, 2);
-        a = float_to_half(combine(half_to_float(a), half_to_float(b), op));
+        a = float_to_half(combine_float(half_to_float(a), half_to_float(b), op));
         std::memcpy(d, &a, 2);
         break;
       }
@@ -119,7 +131,7 @@ void reduce_into(std::uint8_t* dst, const std::uint8_t* src, std::uint64_t bytes
         std::uint16_t a, b;
         std::memcpy(&a, d, 2);
         std::memcpy(&b, s, 2);
-        a = float_to_bf16(combine(bf16_to_float(a), bf16_to_float(b), op));
+        a = float_to_bf16(combine_float(bf16_to_float(a), bf16_to_float(b), op));
         std::memcpy(d, &a, 2);
         break;
       }

@@ -1,16 +1,20 @@
 // Element arithmetic for reductions, shared by the NPUs' collective engines
 // and the switches' reduction units so that both compute the same bits.
 //
-// fp16 and bf16 are widened to fp32, combined, and rounded back to nearest
-// even once per operation. Results therefore depend on the order in which
-// contributions are combined; every caller documents its order.
+// fp32 arithmetic is IEEE binary32, round to nearest even, subnormals kept;
+// min(a, b) = b < a ? b : a and max(a, b) = a < b ? b : a; every NaN result is
+// the canonical quiet NaN 0x7fc00000. fp16 and bf16 are widened to fp32,
+// combined, and rounded back to nearest even once per operation. int32 sums
+// wrap. The RTL unit (rtl/reduction_pkg.sv) computes the same bits. Results
+// depend on the order in which contributions are combined; every caller
+// documents its order.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 
-#include "tlm/fabric_protocol.h"
+#include "tlm/data_type.h"
 
 namespace fabricsim {
 

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/switch/reduction_alu.h"
 #include "tlm/errors.h"
 #include "tlm/reduction.h"
 
@@ -48,6 +49,8 @@ struct ReductionUnit::Slot : Holder {
   std::vector<std::vector<std::uint8_t>> parts;  // data mode, by position
   Tick ready = 0;
   bool emitted = false;
+  bool computed = false;             // an external ALU has produced `result`
+  std::vector<std::uint8_t> result;  // data mode
 };
 
 /// A frame being copied to several destinations: its bytes stay in the
@@ -70,7 +73,7 @@ ReductionUnit::OpKey ReductionUnit::op_of(const Message& m) {
 }
 
 ReductionUnit::ReductionUnit(const sc_core::sc_module_name& name, const Params& params, AggregationManager& manager)
-    : sc_core::sc_module(name), in("in"), out("out"), params_(params), manager_(manager) {
+    : sc_core::sc_module(name), in("in"), out("out"), alu("alu"), params_(params), manager_(manager) {
   Calendar::instance();  // made during elaboration, before anything schedules
   if (params_.slots == 0) throw std::invalid_argument(std::string(this->name()) + ": a reduction unit needs at least one slot");
   if (params_.mtu_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": mtu_bytes must be > 0");
@@ -216,13 +219,17 @@ void ReductionUnit::contribute(Slot& slot, Frame* f) {
   slot.seen[p] = true;
   ++slot.arrived;
   // The ALU takes the frame's bytes at its throughput; the frame is done
-  // when the ALU has passed it and its tail is in.
-  const Tick start = std::max(alu_free_, now_ticks());
-  const Tick work = params_.throughput.time_for(static_cast<double>(f->bytes));
-  alu_free_ = start + work;
-  stats_.alu_busy += work;
+  // when the ALU has passed it and its tail is in. (An external ALU takes
+  // the slot's contributions together once all are in: see emit.)
+  Tick done = f->tail;
+  if (alu.size() == 0) {
+    const Tick start = std::max(alu_free_, now_ticks());
+    const Tick work = params_.throughput.time_for(static_cast<double>(f->bytes));
+    alu_free_ = start + work;
+    stats_.alu_busy += work;
+    done = std::max(alu_free_, f->tail);
+  }
   stats_.bytes_reduced += f->bytes;
-  const Tick done = std::max(alu_free_, f->tail);
   slot.ready = std::max(slot.ready, done);
   slot.wire_bytes = f->wire_bytes;
   if (!m.data.empty()) {
@@ -237,14 +244,56 @@ void ReductionUnit::contribute(Slot& slot, Frame* f) {
   }
 }
 
+void ReductionUnit::compute_externally(Slot* slot) {
+  // One slot after another through the external ALU; the result leaves when
+  // it says the slot is done.
+  const Message& like = *slot->like;
+  const bool data = !slot->parts.empty() && !slot->parts.front().empty();
+  ReductionCommand cmd;
+  cmd.op = like.op;
+  cmd.dtype = like.dtype;
+  cmd.count = slot->parts.size();
+  cmd.bytes = slot->bytes;
+  for (const auto& p : slot->parts) cmd.parts.push_back(data ? p.data() : nullptr);
+  cmd.what = std::string(name()) + ", frame " + std::to_string(slot->key.frame) + " of collective " +
+             std::to_string(slot->key.op.collective >> 40) + "/" +
+             std::to_string(slot->key.op.collective & ((1ull << 40) - 1)) + " chunk " +
+             std::to_string(slot->key.op.chunk) + " step " + std::to_string(slot->key.op.step);
+  if (data) slot->result.resize(slot->bytes);
+  tlm::tlm_generic_payload gp;
+  gp.set_command(tlm::TLM_WRITE_COMMAND);
+  gp.set_address(0);
+  gp.set_data_ptr(data ? slot->result.data() : nullptr);
+  gp.set_data_length(static_cast<unsigned>(slot->bytes));
+  gp.set_streaming_width(static_cast<unsigned>(slot->bytes));
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  gp.set_extension(&cmd);
+  const Tick start = std::max(alu_free_, now_ticks());
+  sc_core::sc_time delay = delay_until(start);
+  alu->b_transport(gp, delay);
+  gp.clear_extension(&cmd);
+  if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
+    throw ModelError(std::string(name()) + ": its ALU refused " + cmd.what);
+  }
+  const Tick done = absolute(delay);
+  stats_.alu_busy += done - start;
+  alu_free_ = done;
+  slot->computed = true;
+  Calendar::instance().schedule(done, this, kEmit, slot);
+}
+
 void ReductionUnit::emit(Slot* slot) {
+  if (alu.size() > 0 && !slot->computed) {
+    compute_externally(slot);
+    return;
+  }
   slot->emitted = true;
   ++stats_.operations;
   const Message& like = *slot->like;
   const AggregationManager::Plan& plan = *slot->plan;
   // The combination, in a fixed order (see the header).
-  std::vector<std::uint8_t> result;
-  if (!slot->parts.empty() && !slot->parts.front().empty()) {
+  std::vector<std::uint8_t> result = std::move(slot->result);
+  if (!slot->computed && !slot->parts.empty() && !slot->parts.front().empty()) {
     result = slot->parts.front();
     for (std::size_t i = 1; i < slot->parts.size(); ++i) {
       if (slot->parts[i].size() != result.size()) {

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include <systemc>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/switch/aggregation.h"
 #include "tlm/calendar.h"
@@ -107,6 +108,10 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
 
   FrameTargetSocket<ReductionUnit> in;      // frames for this unit, from its switch
   FrameInitiatorSocket<ReductionUnit> out;  // results and copies, into its switch
+  /// An external ALU (reduction_alu.h), optional: bound, it combines each
+  /// slot's contributions in place of the throughput model, one slot after
+  /// another, and its timing is the slot's.
+  tlm_utils::simple_initiator_socket_optional<ReductionUnit> alu;
 
   ReductionUnit(const sc_core::sc_module_name& name, const Params& params, AggregationManager& manager);
   ~ReductionUnit() override;
@@ -162,6 +167,7 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
   bool try_slot_frame(Frame* f, bool buffer_freed = false);
   void contribute(Slot& slot, Frame* f);
   void emit(Slot* slot);
+  void compute_externally(Slot* slot);
   void free_slot(Slot* slot);
   /// Copies a frame to its destinations; false if the buffer has no room.
   bool try_fan_out(Frame* f);
@@ -198,6 +204,7 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
   std::uint64_t buffer_used_ = 0;
   std::uint64_t copy_buffer_used_ = 0;
   Tick alu_free_ = 0;
+  std::vector<std::uint8_t> alu_result_;
 };
 
 }  // namespace fabricsim

@@ -49,7 +49,37 @@ struct RunArgs {
   std::string timeline_npus;
   std::string timeline_window;
   bool timeline_links = false;
+  std::string reduction_model;
+  std::string vcd;
+  std::string vcd_window;
 };
+
+/// --reduction-model and --vcd: every switch reduction unit's model, and
+/// where RTL units dump their waveforms.
+void apply_rtl_options(const std::string& model, const std::string& vcd, const std::string& window, PlatformSpec& spec) {
+  if (!model.empty()) {
+    if (model != "tlm" && model != "rtl") throw InputError("--reduction-model " + model + ": use tlm or rtl");
+    bool any = false;
+    for (auto& f : spec.fabrics) {
+      for (auto& n : f.nodes) {
+        if (!n.reduction) continue;
+        any = true;
+        n.reduction->rtl = model == "rtl";
+        if (n.reduction->rtl) {  // no fp16 datapath in the RTL
+          for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}) {
+            n.reduction->unit.supported &= ~reduction_bit(op, DataType::kFp16);
+          }
+        }
+      }
+    }
+    if (!any) throw InputError("--reduction-model " + model + ": the platform's switches have no reduction units");
+  }
+  spec.rtl.vcd = vcd;
+  if (!window.empty()) {
+    if (vcd.empty()) throw InputError("--vcd-window needs --vcd FILE");
+    std::tie(spec.rtl.vcd_from, spec.rtl.vcd_to) = Timeline::parse_window(window, "--vcd-window");
+  }
+}
 
 void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
   if (a.chunks) {
@@ -77,6 +107,7 @@ int run(const RunArgs& a) {
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
   if (!a.remote_memory.empty()) apply_astra_remote_memory(a.remote_memory, spec, notes);
   apply_overrides(a, spec);
+  apply_rtl_options(a.reduction_model, a.vcd, a.vcd_window, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   // Never destroyed: the process ends right after, and SystemC unregisters
   // ports one by one in quadratic time (seconds at 100,000 sockets).
@@ -140,12 +171,16 @@ struct CollbenchArgs {
   std::string redop = "sum";
   int npus = 0;
   bool quiet = false;
+  std::string reduction_model;
+  std::string vcd;
+  std::string vcd_window;
 };
 
 int collbench(const CollbenchArgs& a) {
   PlatformSpec spec = load_platform(a.platform);
   std::vector<std::string> notes;
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
+  apply_rtl_options(a.reduction_model, a.vcd, a.vcd_window, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   CollbenchOptions o;
   const std::string op = a.op;
@@ -222,6 +257,10 @@ int sc_main(int argc, char* argv[]) {
                       "Record only what overlaps START:END (units ns, us, ms, s; either end may be left out)");
   run_cmd->add_flag("--timeline-links", run_args.timeline_links,
                     "Add link utilization and buffer counters (links of the recorded NPUs, or all)");
+  run_cmd->add_option("--reduction-model", run_args.reduction_model,
+                      "Every switch reduction unit as the TLM model (tlm) or the Verilated RTL (rtl)");
+  run_cmd->add_option("--vcd", run_args.vcd, "RTL reduction units: dump a waveform (one file per unit)");
+  run_cmd->add_option("--vcd-window", run_args.vcd_window, "The waveform's time window, START:END (default 0:100us)");
 
   CollbenchArgs cb;
   CLI::App* cb_cmd = app.add_subcommand("collbench", "Sweep one collective over sizes, as nccl-tests does");
@@ -240,6 +279,10 @@ int sc_main(int argc, char* argv[]) {
   cb_cmd->add_flag("--data", cb.data, "Carry real bytes and check every result");
   cb_cmd->add_option("--dtype", cb.dtype, "fp32, fp16, bf16, int32");
   cb_cmd->add_option("--redop", cb.redop, "sum, min, max");
+  cb_cmd->add_option("--reduction-model", cb.reduction_model,
+                     "Every switch reduction unit as the TLM model (tlm) or the Verilated RTL (rtl)");
+  cb_cmd->add_option("--vcd", cb.vcd, "RTL reduction units: dump a waveform (one file per unit)");
+  cb_cmd->add_option("--vcd-window", cb.vcd_window, "The waveform's time window, START:END (default 0:100us)");
   cb_cmd->add_option("--npus", cb.npus,
                      "Run over the first N NPUs only, the others idle (as CUDA_VISIBLE_DEVICES does)")
       ->check(CLI::PositiveNumber);

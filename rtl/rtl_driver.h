@@ -1,0 +1,41 @@
+// Drives the Verilated RTL reduction unit's pins: plain C++, kept apart from
+// SystemC (Verilator's headers and SystemC's disagree on sc_time_stamp), so
+// the SystemC transactor (rtl_reduction.h) reaches the model only through
+// this.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace fabricsim {
+
+class RtlDriver {
+ public:
+  /// `vcd`: a waveform file to dump into, or empty.
+  explicit RtlDriver(const std::string& vcd);
+  ~RtlDriver();
+  RtlDriver(const RtlDriver&) = delete;
+  RtlDriver& operator=(const RtlDriver&) = delete;
+
+  static unsigned streams();
+  static unsigned beat_bytes();
+  static unsigned latency_cycles();
+
+  /// Streams `n` operands of `bytes` each (null: zeros) through the RTL,
+  /// one beat per cycle, and writes the combined beats to `result` (if not
+  /// null). Cycles start at `start_ps`, each `period_ps` long; the waveform
+  /// keeps what falls in [vcd_from, vcd_to]. Returns the time after the last
+  /// cycle.
+  std::uint64_t pass(const std::uint8_t* const* operands, unsigned n, std::uint64_t bytes, unsigned op,
+                     unsigned dtype, std::uint8_t* result, std::uint64_t start_ps, std::uint64_t period_ps,
+                     std::uint64_t vcd_from, std::uint64_t vcd_to);
+  std::uint64_t cycles() const { return cycles_; }
+
+ private:
+  struct Model;
+  std::unique_ptr<Model> model_;
+  std::uint64_t cycles_ = 0;
+};
+
+}  // namespace fabricsim

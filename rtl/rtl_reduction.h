@@ -1,0 +1,64 @@
+// The transactor between a reduction unit's TLM ALU port
+// (models/switch/reduction_alu.h) and the pins of the Verilated RTL unit
+// (reduction_unit.sv, built with `verilator --cc`).
+//
+// For each slot the unit hands over, it streams the contributions through
+// the RTL beat by beat (contribution k on input stream k; more contributions
+// than streams go through again, the partial result on stream 0), clocks the
+// model from this one calling process, collects the output beats, and
+// answers with the time the last beat came out: the RTL's cycles at its
+// clock from the start the unit gave. In data mode it checks every element
+// against the reference arithmetic (tlm/reduction.h) and throws ModelError
+// naming the beat, the lane and both values when they differ. Without data
+// it clocks zeros, so the timing and the cost are the same.
+//
+// A VCD of the RTL's pins can be dumped, bounded to a time window.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "rtl/rtl_driver.h"
+#include "tlm/fabric_protocol.h"
+#include "tlm/time.h"
+
+namespace fabricsim {
+
+class RtlReductionAlu : public sc_core::sc_module {
+ public:
+  struct Params {
+    double clock_MHz = 1000;
+    std::string vcd;        // empty: no waveform
+    Tick vcd_from = 0;
+    Tick vcd_to = kNever;
+  };
+
+  tlm_utils::simple_target_socket<RtlReductionAlu> in;
+
+  RtlReductionAlu(const sc_core::sc_module_name& name, const Params& params);
+  ~RtlReductionAlu() override;
+
+  std::uint64_t cycles() const;
+  Tick period() const { return period_; }
+
+  /// The first difference between an RTL result and the reference, as the
+  /// error names it ("" when they agree); also used by the unit bench.
+  static std::string first_difference(const std::uint8_t* rtl, const std::uint8_t* reference, std::uint64_t bytes,
+                                      DataType type, unsigned beat_bytes);
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  Params params_;
+  Tick period_;
+  Tick time_ = 0;  // the RTL's own time: the end of its last cycle
+  std::unique_ptr<RtlDriver> driver_;
+  std::vector<std::uint8_t> scratch_;
+};
+
+}  // namespace fabricsim
