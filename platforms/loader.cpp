@@ -76,13 +76,15 @@ Memory::Params read_memory(const YamlInput& in, const YAML::Node& node, const st
 /// A switch's reduction unit (docs/platforms.md, "Reduction units").
 ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
   in.only_keys(node,
-               {"throughput_GBps", "latency_ns", "slots", "buffer_bytes", "multicast_buffer_bytes", "ops", "protocol",
+               {"throughput_GBps", "streams", "latency_ns", "slots", "buffer_bytes", "multicast_buffer_bytes", "ops", "protocol",
                 "pipeline_bytes", "pipeline_depth", "model",
                 "clock_MHz"},
                "a switch's reduction unit");
   ReductionSpec r;
   ReductionUnit::Params& p = r.unit;
   p.throughput = Bandwidth::GBps(in.number(node, "throughput_GBps", p.throughput.GBps_value(), true));
+  p.streams = static_cast<unsigned>(in.count(node, "streams", p.streams));
+  if (p.streams == 0) in.fail(node["streams"], "\"streams\" must be >= 1");
   p.latency = ns_to_ticks(in.number(node, "latency_ns", ticks_to_ns(p.latency)));
   p.slots = static_cast<unsigned>(in.count(node, "slots", p.slots));
   if (p.slots == 0) in.fail(node["slots"], "\"slots\" must be >= 1");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "Vreduction_unit.h"
 #include "verilated.h"
@@ -51,9 +52,10 @@ RtlDriver::~RtlDriver() {
   model_->dut->final();
 }
 
-std::uint64_t RtlDriver::pass(const std::uint8_t* const* operands, unsigned n, std::uint64_t bytes, unsigned op,
-                              unsigned dtype, std::uint8_t* result, std::uint64_t start_ps, std::uint64_t period_ps,
-                              std::uint64_t vcd_from, std::uint64_t vcd_to) {
+std::uint64_t RtlDriver::pass(const std::uint8_t* const* operands, const Arrival* arrivals, unsigned n,
+                              std::uint64_t bytes, unsigned op, unsigned dtype, std::uint8_t* result,
+                              std::uint64_t start_ps, std::uint64_t period_ps, std::uint64_t vcd_from,
+                              std::uint64_t vcd_to) {
   Model& m = *model_;
   Vreduction_unit& dut = *m.dut;
   const std::uint64_t beat = beat_bytes();
@@ -74,8 +76,30 @@ std::uint64_t RtlDriver::pass(const std::uint8_t* const* operands, unsigned n, s
     }
     m.vcd.dump(at);
   };
+  // When beat b of operand k has arrived.
+  const auto arrived_at = [&](unsigned k, std::uint64_t b) -> std::uint64_t {
+    if (!arrivals) return 0;
+    const Arrival& a = arrivals[k];
+    if (a.last_ps <= a.first_ps) return a.last_ps;
+    return a.first_ps + (a.last_ps - a.first_ps) * (b + 1) / beats;
+  };
   while (received < beats) {
-    // Offer the next beat on every taking-part stream.
+    std::uint32_t valid = 0;
+    std::uint64_t next_arrival = 0;  // the latest of the next beat's arrivals
+    if (sent < beats) {
+      for (unsigned k = 0; k < n; ++k) {
+        const std::uint64_t at = arrived_at(k, sent);
+        if (at <= t) valid |= 1u << k;
+        next_arrival = std::max(next_arrival, at);
+      }
+      if (sent == received && next_arrival > t) {
+        // Nothing in the pipeline and a beat still on its way: the clock
+        // stops until it is in, on the cycle grid.
+        t += (next_arrival - t + period_ps - 1) / period_ps * period_ps;
+        continue;
+      }
+    }
+    // Offer the next beat on every stream where it has arrived.
     if (sent < beats) {
       const std::uint64_t at = sent * beat, len = std::min(beat, bytes - std::min(bytes, at));
       for (unsigned k = 0; k < n; ++k) {
@@ -87,7 +111,7 @@ std::uint64_t RtlDriver::pass(const std::uint8_t* const* operands, unsigned n, s
         }
         std::memset(lane + copied, 0, beat - copied);
       }
-      dut.in_valid = static_cast<CData>((1u << n) - 1);
+      dut.in_valid = static_cast<std::remove_reference_t<decltype(dut.in_valid)>>(valid);
     } else {
       dut.in_valid = 0;
     }

@@ -22,14 +22,24 @@ class RtlDriver {
   static unsigned beat_bytes();
   static unsigned latency_cycles();
 
-  /// Streams `n` operands of `bytes` each (null: zeros) through the RTL,
-  /// one beat per cycle, and writes the combined beats to `result` (if not
-  /// null). Cycles start at `start_ps`, each `period_ps` long; the waveform
-  /// keeps what falls in [vcd_from, vcd_to]. Returns the time after the last
-  /// cycle.
-  std::uint64_t pass(const std::uint8_t* const* operands, unsigned n, std::uint64_t bytes, unsigned op,
-                     unsigned dtype, std::uint8_t* result, std::uint64_t start_ps, std::uint64_t period_ps,
-                     std::uint64_t vcd_from, std::uint64_t vcd_to);
+  /// When an operand's bytes reach the unit: its beats arrive evenly from
+  /// `first_ps` to `last_ps` (beat b of B at first + (last - first)(b + 1)/B),
+  /// and a stream offers a beat (valid) only once it has arrived.
+  struct Arrival {
+    std::uint64_t first_ps = 0;
+    std::uint64_t last_ps = 0;
+  };
+
+  /// Streams `n` operands of `bytes` each (null: zeros) through the RTL, one
+  /// beat per cycle as their beats arrive (`arrivals`, one per operand, or
+  /// null: all there), and writes the combined beats to `result` (if not
+  /// null). Cycles start at `start_ps`, each `period_ps` long; while the
+  /// pipeline is empty and a beat has yet to arrive the clock stops (no
+  /// cycles are spent waiting). The waveform keeps what falls in [vcd_from,
+  /// vcd_to]. Returns the time after the last cycle.
+  std::uint64_t pass(const std::uint8_t* const* operands, const Arrival* arrivals, unsigned n, std::uint64_t bytes,
+                     unsigned op, unsigned dtype, std::uint8_t* result, std::uint64_t start_ps,
+                     std::uint64_t period_ps, std::uint64_t vcd_from, std::uint64_t vcd_to);
   std::uint64_t cycles() const { return cycles_; }
 
  private:

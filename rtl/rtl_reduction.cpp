@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <sstream>
 
 #include "models/switch/reduction_alu.h"
+#include "rtl/rtl_compare.h"
 #include "tlm/errors.h"
 #include "tlm/reduction.h"
 
@@ -44,25 +44,35 @@ void RtlReductionAlu::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
   }
   const unsigned op = rtl_op(cmd->op);
   const unsigned dtype = cmd->dtype == DataType::kFp32 ? 0 : cmd->dtype == DataType::kBf16 ? 1 : 2;
-  // The RTL runs from the start the unit gave, or when it is free.
-  const Tick start = std::max<Tick>(now_ticks() + delay.value(), time_);
-  time_ = start;
+  // The contributions stream in as they arrived: the RTL takes a beat when
+  // every stream's has come (and it is done with the slot before).
+  const bool timed = cmd->first_byte.size() == cmd->count && cmd->last_byte.size() == cmd->count;
+  Tick first = now_ticks() + delay.value();
+  if (timed) first = *std::min_element(cmd->first_byte.begin(), cmd->first_byte.end());
+  time_ = std::max(time_, first);
   const unsigned streams = RtlDriver::streams();
   std::uint8_t* result = gp.get_data_ptr();
   const bool data = result && cmd->parts.front();
   // Fold in passes of up to kStreams operands, the partial result first.
   std::vector<const std::uint8_t*> operands;
+  std::vector<RtlDriver::Arrival> arrivals;
   std::size_t next = 0;
   if (data) scratch_.resize(cmd->bytes);
   while (next < cmd->count) {
     operands.clear();
-    if (next > 0) operands.push_back(data ? result : nullptr);
+    arrivals.clear();
+    if (next > 0) {
+      operands.push_back(data ? result : nullptr);
+      arrivals.push_back({time_, time_});
+    }
     while (operands.size() < streams && next < cmd->count) {
       operands.push_back(data ? cmd->parts[next] : nullptr);
+      arrivals.push_back(timed ? RtlDriver::Arrival{cmd->first_byte[next], cmd->last_byte[next]}
+                               : RtlDriver::Arrival{first, first});
       ++next;
     }
-    time_ = driver_->pass(operands.data(), static_cast<unsigned>(operands.size()), cmd->bytes, op, dtype,
-                          data ? scratch_.data() : nullptr, time_, period_, params_.vcd_from, params_.vcd_to);
+    time_ = driver_->pass(operands.data(), arrivals.data(), static_cast<unsigned>(operands.size()), cmd->bytes, op,
+                          dtype, data ? scratch_.data() : nullptr, time_, period_, params_.vcd_from, params_.vcd_to);
     if (data) std::memcpy(result, scratch_.data(), cmd->bytes);
   }
   if (data) {
@@ -74,7 +84,7 @@ void RtlReductionAlu::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
     // Bit for bit against the reference model.
     std::vector<std::uint8_t> reference(cmd->parts.front(), cmd->parts.front() + cmd->bytes);
     for (std::size_t i = 1; i < cmd->count; ++i) reduce_into(reference.data(), cmd->parts[i], cmd->bytes, cmd->dtype, cmd->op);
-    const std::string diff = first_difference(result, reference.data(), cmd->bytes, cmd->dtype, RtlDriver::beat_bytes());
+    const std::string diff = first_rtl_difference(result, reference.data(), cmd->bytes, cmd->dtype, RtlDriver::beat_bytes());
     if (!diff.empty()) {
       throw ModelError(std::string(name()) + ": the RTL result differs from the reference model for " + cmd->what +
                        " (" + to_string(cmd->op) + " on " + to_string(cmd->dtype) + " of " +
@@ -82,21 +92,7 @@ void RtlReductionAlu::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
     }
   }
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
-  delay = to_sc_time(time_ - now_ticks());
-}
-
-std::string RtlReductionAlu::first_difference(const std::uint8_t* rtl, const std::uint8_t* reference,
-                                              std::uint64_t bytes, DataType type, unsigned beat_bytes) {
-  const unsigned eb = element_bytes(type);
-  for (std::uint64_t i = 0; i < bytes / eb; ++i) {
-    if (std::memcmp(rtl + i * eb, reference + i * eb, eb) == 0) continue;
-    const std::uint64_t per_beat = beat_bytes / eb;
-    std::ostringstream os;
-    os << "beat " << i / per_beat << ", lane " << i % per_beat << " (element " << i << "): RTL "
-       << element_text(rtl, i, type) << ", reference " << element_text(reference, i, type);
-    return os.str();
-  }
-  return "";
+  delay = to_sc_time(std::max(time_, now_ticks()) - now_ticks());
 }
 
 }  // namespace fabricsim

@@ -4,10 +4,13 @@
 //
 // For each slot the unit hands over, it streams the contributions through
 // the RTL beat by beat (contribution k on input stream k; more contributions
-// than streams go through again, the partial result on stream 0), clocks the
-// model from this one calling process, collects the output beats, and
-// answers with the time the last beat came out: the RTL's cycles at its
-// clock from the start the unit gave. In data mode it checks every element
+// than streams go through again, the partial result on stream 0), each beat
+// offered (valid) from when it reached the unit, as a streaming datapath
+// sees them. It clocks the model from this one calling process, slot after
+// slot in the order the unit hands them over (when their last contribution
+// is in), so the RTL may be working on a slot in the recent past, from its
+// first contribution on; the clock stops while the pipeline is empty and a
+// beat is still to come. It answers with the time the last beat came out. In data mode it checks every element
 // against the reference arithmetic (tlm/reduction.h) and throws ModelError
 // naming the beat, the lane and both values when they differ. Without data
 // it clocks zeros, so the timing and the cost are the same.
@@ -46,11 +49,6 @@ class RtlReductionAlu : public sc_core::sc_module {
 
   std::uint64_t cycles() const;
   Tick period() const { return period_; }
-
-  /// The first difference between an RTL result and the reference, as the
-  /// error names it ("" when they agree); also used by the unit bench.
-  static std::string first_difference(const std::uint8_t* rtl, const std::uint8_t* reference, std::uint64_t bytes,
-                                      DataType type, unsigned beat_bytes);
 
  private:
   void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);

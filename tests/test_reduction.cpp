@@ -78,6 +78,28 @@ TEST(ClosedForm, AReductionUnitSlowerThanItsPortsSetsThePace) {
   EXPECT_NEAR(r.ns, expected, 1.0) << "expected " << expected;
 }
 
+// 8 contributions per frame through an ALU of 200 GB/s with all its streams
+// busy. 16 streams: one pass per frame at the cost of 16 inputs. 3 streams:
+// passes of 3, then the partial result and 2 more (3 + 2 + 2 + 1 = 8), four
+// passes of 3 inputs. 1 stream: every contribution on its own.
+struct StreamCase {
+  int streams;
+  double inputs_per_frame;
+};
+class AluStreams : public ::testing::TestWithParam<StreamCase> {};
+
+TEST_P(AluStreams, APassTakesAllItsStreamsTimeWhateverTheGroupUses) {
+  const double R = 200;
+  const auto r = run(one_switch("{throughput_GBps: 200, streams: " + std::to_string(GetParam().streams) +
+                                ", latency_ns: 200, slots: 256}"),
+                     CollectiveType::kAllReduce, static_cast<std::uint64_t>(S));
+  const double expected = (L + h) + GetParam().inputs_per_frame * S / R + u + h + F / B + L;
+  EXPECT_NEAR(r.ns, expected, 1.0) << "expected " << expected;
+}
+INSTANTIATE_TEST_SUITE_P(ClosedForm, AluStreams,
+                         ::testing::Values(StreamCase{16, 16}, StreamCase{3, 12}, StreamCase{1, 8}),
+                         [](const auto& info) { return std::to_string(info.param.streams) + "_streams"; });
+
 TEST(ClosedForm, ExhaustedSlotsSerializeTheFramesAsTheModelPredicts) {
   // One slot: frame k+1 waits in the switch until every copy of frame k's
   // result has left, so each frame costs the ALU, the unit's latency, a
@@ -315,6 +337,7 @@ TEST(Errors, BadReductionSettingsNameTheFileAndLine) {
     const char* message;
   } cases[] = {
       {"{slots: 0}", "\"slots\" must be >= 1"},
+      {"{streams: 0}", "\"streams\" must be >= 1"},
       {"{protocol: broadcast}", "\"protocol\" must be push (SHARP-style) or pull (NVLS-style)"},
       {"{ops: {sum: [fp64]}}", "unknown data type \"fp64\""},
       {"{ops: {avg: [fp32]}}", "unknown reduction \"avg\""},

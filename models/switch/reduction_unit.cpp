@@ -47,6 +47,7 @@ struct ReductionUnit::Slot : Holder {
   unsigned arrived = 0;
   std::vector<bool> seen;                        // by position in the plan
   std::vector<std::vector<std::uint8_t>> parts;  // data mode, by position
+  std::vector<Tick> first_byte, last_byte;       // external ALU: when each contribution came in, by position
   Tick ready = 0;
   bool emitted = false;
   bool computed = false;             // an external ALU has produced `result`
@@ -76,6 +77,7 @@ ReductionUnit::ReductionUnit(const sc_core::sc_module_name& name, const Params& 
     : sc_core::sc_module(name), in("in"), out("out"), alu("alu"), params_(params), manager_(manager) {
   Calendar::instance();  // made during elaboration, before anything schedules
   if (params_.slots == 0) throw std::invalid_argument(std::string(this->name()) + ": a reduction unit needs at least one slot");
+  if (params_.streams == 0) throw std::invalid_argument(std::string(this->name()) + ": an ALU needs at least one stream");
   if (params_.mtu_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": mtu_bytes must be > 0");
   in.register_nb_transport_fw(this, &ReductionUnit::in_fw, 0);
   out.register_nb_transport_bw(this, &ReductionUnit::out_bw, 0);
@@ -180,6 +182,10 @@ bool ReductionUnit::try_slot_frame(Frame* f, bool buffer_freed) {
     }
     slot->seen.assign(slot->plan->expected(), false);
     slot->parts.resize(slot->plan->expected());
+    if (alu.size() > 0) {
+      slot->first_byte.assign(slot->plan->expected(), 0);
+      slot->last_byte.assign(slot->plan->expected(), 0);
+    }
     it = slots_.emplace(key, slot).first;
     buffer_used_ += f->bytes;
     stats_.peak_slots = std::max(stats_.peak_slots, static_cast<unsigned>(slots_.size()));
@@ -222,9 +228,12 @@ void ReductionUnit::contribute(Slot& slot, Frame* f) {
   // when the ALU has passed it and its tail is in. (An external ALU takes
   // the slot's contributions together once all are in: see emit.)
   Tick done = f->tail;
-  if (alu.size() == 0) {
+  if (alu.size() > 0) {
+    slot.first_byte[p] = now_ticks();
+    slot.last_byte[p] = f->tail;
+  } else if (starts_pass(slot.arrived - 1)) {
     const Tick start = std::max(alu_free_, now_ticks());
-    const Tick work = params_.throughput.time_for(static_cast<double>(f->bytes));
+    const Tick work = params_.throughput.time_for(static_cast<double>(f->bytes) * params_.streams);
     alu_free_ = start + work;
     stats_.alu_busy += work;
     done = std::max(alu_free_, f->tail);
@@ -245,8 +254,9 @@ void ReductionUnit::contribute(Slot& slot, Frame* f) {
 }
 
 void ReductionUnit::compute_externally(Slot* slot) {
-  // One slot after another through the external ALU; the result leaves when
-  // it says the slot is done.
+  // The external ALU keeps its own busy time and may have begun on the
+  // contributions as they came in; the result leaves when it says the slot
+  // is done.
   const Message& like = *slot->like;
   const bool data = !slot->parts.empty() && !slot->parts.front().empty();
   ReductionCommand cmd;
@@ -255,6 +265,8 @@ void ReductionUnit::compute_externally(Slot* slot) {
   cmd.count = slot->parts.size();
   cmd.bytes = slot->bytes;
   for (const auto& p : slot->parts) cmd.parts.push_back(data ? p.data() : nullptr);
+  cmd.first_byte = slot->first_byte;
+  cmd.last_byte = slot->last_byte;
   cmd.what = std::string(name()) + ", frame " + std::to_string(slot->key.frame) + " of collective " +
              std::to_string(slot->key.op.collective >> 40) + "/" +
              std::to_string(slot->key.op.collective & ((1ull << 40) - 1)) + " chunk " +
@@ -268,15 +280,17 @@ void ReductionUnit::compute_externally(Slot* slot) {
   gp.set_streaming_width(static_cast<unsigned>(slot->bytes));
   gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   gp.set_extension(&cmd);
-  const Tick start = std::max(alu_free_, now_ticks());
-  sc_core::sc_time delay = delay_until(start);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   alu->b_transport(gp, delay);
   gp.clear_extension(&cmd);
   if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
     throw ModelError(std::string(name()) + ": its ALU refused " + cmd.what);
   }
   const Tick done = absolute(delay);
-  stats_.alu_busy += done - start;
+  // Busy from when it could begin (its first contribution in, or its
+  // previous slot done) to the end.
+  const Tick begun = std::max(alu_free_, *std::min_element(slot->first_byte.begin(), slot->first_byte.end()));
+  stats_.alu_busy += done - std::min(done, begun);
   alu_free_ = done;
   slot->computed = true;
   Calendar::instance().schedule(done, this, kEmit, slot);

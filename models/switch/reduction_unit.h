@@ -24,10 +24,14 @@
 // on the members' ports.
 //
 // Timing, kept apart from function:
-// - The ALU combines contributions at `throughput` (input bytes per second,
-//   every contribution's bytes go through it), one frame after another; a
-//   frame is done when the ALU has passed it and its tail has arrived. The
-//   result leaves `latency` after the last contribution is done.
+// - The ALU has `streams` inputs and combines that many contributions in one
+//   pass; `throughput` is its input bytes per second with every stream busy,
+//   so a pass over a frame takes bytes x streams / throughput however many
+//   of its streams are used (a slot of n > streams contributions takes
+//   further passes of the partial result and streams - 1 more). Passes go
+//   one after another; a slot is done when the ALU has passed its
+//   contributions and their tails have arrived. The result leaves `latency`
+//   after the last contribution is done.
 // - `slots` aggregation slots and `buffer_bytes` of accumulator memory. A
 //   slot is taken by the first contribution (or the pull request) of a frame
 //   and freed when every copy of its result has left the switch. A frame that
@@ -82,7 +86,8 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
   struct Params {
     Address address = kNoAddress;
     std::uint32_t peer_id = 0;                      // how NPUs name this unit in read requests
-    Bandwidth throughput = Bandwidth::GBps(1000);   // input bytes combined per second
+    Bandwidth throughput = Bandwidth::GBps(1000);   // input bytes combined per second, all streams busy
+    unsigned streams = 1;                           // contributions combined in one pass
     Tick latency = ns_to_ticks(100);                // last contribution done -> result out
     unsigned slots = 256;                           // aggregation slots
     std::uint64_t buffer_bytes = 32ull << 20;       // accumulator memory, shared by the slots
@@ -166,6 +171,13 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
   /// Handles a frame that needs a slot; false if it must wait for one.
   bool try_slot_frame(Frame* f, bool buffer_freed = false);
   void contribute(Slot& slot, Frame* f);
+  // Whether the slot's contribution number i (from 0, in arrival order)
+  // begins an ALU pass: the first pass takes `streams` of them, each further
+  // pass the partial result and `streams` - 1 more.
+  bool starts_pass(unsigned i) const {
+    const unsigned k = params_.streams;
+    return i == 0 || k == 1 || (i >= k && (i - k) % (k - 1) == 0);
+  }
   void emit(Slot* slot);
   void compute_externally(Slot* slot);
   void free_slot(Slot* slot);
