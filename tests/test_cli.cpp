@@ -102,4 +102,16 @@ TEST(Cli, UnknownFlagExitsWithTwo) {
   EXPECT_NE(r.err.find("--chunkz"), std::string::npos) << r.err;
 }
 
+TEST(Cli, GeneratorsMakeTheOutputFolderAndNameAnUnwritableOne) {
+  const std::string dir = testutil::scratch_dir("cli-gen-out");
+  const auto made = testutil::run_fabricsim("gen collective --npus 2 --bytes 1024 --out " + dir + "/new/folder/ar");
+  EXPECT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/new/folder/ar.1.et"));
+  // A file where a folder should be.
+  testutil::run_fabricsim("gen collective --npus 2 --bytes 1024 --out " + dir + "/plain");
+  const auto bad = testutil::run_fabricsim("gen collective --npus 2 --bytes 1024 --out " + dir + "/plain.0.et/x");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("plain.0.et/x.0.et: cannot write"), std::string::npos) << bad.err;
+}
+
 }  // namespace

@@ -1,6 +1,9 @@
 #include "traces/generator/et_writer.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -10,8 +13,15 @@ namespace fabricsim::traces {
 
 EtWriter::EtWriter(const std::string& path, const std::string& version) : path_(path), tmp_(path + ".tmp") {
   // Written to a temporary name and renamed by close(): a trace is whole or absent.
+  // The prefix's folder is made if missing, as a user writing traces expects.
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!folder.empty()) std::filesystem::create_directories(folder, ec);
   out_.open(tmp_, std::ios::binary | std::ios::trunc);
-  if (!out_) throw std::runtime_error(path + ": cannot write");
+  if (!out_) {
+    // A bad --out is the user's to fix: reported as bad input.
+    throw std::invalid_argument(path + ": cannot write (" + (ec ? ec.message() : std::strerror(errno)) + ")");
+  }
   ChakraProtoMsg::GlobalMetadata meta;
   meta.set_version(version);
   write_record(meta);
