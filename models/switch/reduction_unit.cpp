@@ -224,9 +224,11 @@ void ReductionUnit::contribute(Slot& slot, Frame* f) {
   if (slot.seen[p]) throw std::logic_error(std::string(name()) + ": two contributions from one member to one slot");
   slot.seen[p] = true;
   ++slot.arrived;
-  // The ALU takes the frame's bytes at its throughput; the frame is done
-  // when the ALU has passed it and its tail is in. (An external ALU takes
-  // the slot's contributions together once all are in: see emit.)
+  // A contribution that starts an ALU pass books the pass (all its
+  // streams' time, see the header); the slot is done when its passes are
+  // and every tail is in. (An external ALU is
+  // handed the slot once all are in, with when each arrived: see
+  // compute_externally.)
   Tick done = f->tail;
   if (alu.size() > 0) {
     slot.first_byte[p] = now_ticks();

@@ -113,9 +113,9 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
 
   FrameTargetSocket<ReductionUnit> in;      // frames for this unit, from its switch
   FrameInitiatorSocket<ReductionUnit> out;  // results and copies, into its switch
-  /// An external ALU (reduction_alu.h), optional: bound, it combines each
-  /// slot's contributions in place of the throughput model, one slot after
-  /// another, and its timing is the slot's.
+  /// An external ALU (reduction_alu.h), optional: bound, it is handed each
+  /// slot when its last contribution is in, with when each arrived, combines
+  /// them in place of the throughput model, and says when the result is out.
   tlm_utils::simple_initiator_socket_optional<ReductionUnit> alu;
 
   ReductionUnit(const sc_core::sc_module_name& name, const Params& params, AggregationManager& manager);
