@@ -15,8 +15,6 @@ std::vector<int> iota_ranks(int n, int first) {
   return r;
 }
 
-namespace {
-
 void add_nics(FabricSpec& f, const std::vector<int>& ranks) {
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     FabricNode node;
@@ -27,6 +25,8 @@ void add_nics(FabricSpec& f, const std::vector<int>& ranks) {
     f.nodes.push_back(node);
   }
 }
+
+namespace {
 
 int add_switch(FabricSpec& f, const std::string& name, Tick latency, int level) {
   FabricNode sw;

@@ -12,6 +12,10 @@ namespace fabricsim {
 
 std::vector<int> iota_ranks(int n, int first = 0);
 
+/// A NIC node per rank, named npu<rank>, with fabric addresses 0, 1, ...
+/// in the order given: every fabric starts with these.
+void add_nics(FabricSpec& f, const std::vector<int>& ranks);
+
 FabricSpec make_ring(const std::vector<int>& ranks, bool bidirectional, const Link::Params& link);
 FabricSpec make_fully_connected(const std::vector<int>& ranks, const Link::Params& link);
 FabricSpec make_single_switch(const std::vector<int>& ranks, const Link::Params& link, Tick switch_latency);

@@ -248,15 +248,8 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
   f.topology = "netlist";
   f.routing = Routing::kShortestPath;
   std::map<std::string, int> index;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    FabricNode nic;
-    nic.kind = FabricNode::Kind::kNic;
-    nic.name = "npu" + std::to_string(ranks[i]);
-    nic.npu = ranks[i];
-    nic.address = static_cast<Address>(i);
-    index[nic.name] = static_cast<int>(f.nodes.size());
-    f.nodes.push_back(nic);
-  }
+  add_nics(f, ranks);
+  for (std::size_t i = 0; i < f.nodes.size(); ++i) index[f.nodes[i].name] = static_cast<int>(i);
   if (const YAML::Node sws = node["switches"]) {
     if (!sws.IsSequence()) in.fail(sws, "\"switches\" must be a list");
     for (const auto& sw : sws) {
