@@ -39,6 +39,21 @@ Result run(const std::string& yaml, CollectiveType type, std::uint64_t bytes, st
   return r;
 }
 
+// A two-level fat tree: 3 leaves of 4 NPUs under 2 spines, a reduction unit
+// with `slots` slots in every switch.
+std::string fat_tree_of_12(int slots) {
+  return "npus: 12\n"
+         "nic: {mtu_bytes: 4096, header_bytes: 0, segment_bytes: 16384}\n"
+         "fabrics:\n"
+         "  - topology: fat_tree\n"
+         "    levels: 2\n"
+         "    leaf_down: 4\n"
+         "    leaf_up: 2\n"
+         "    link: {bandwidth_GBps: 50, latency_ns: 300}\n"
+         "    switch: {latency_ns: 100, reduction: {slots: " +
+         std::to_string(slots) + "}}\n";
+}
+
 // One switch, 8 NPUs: 100 GB/s links of 500 ns, a 100 ns switch, 64 KiB
 // frames without headers or per-message overhead.
 std::string one_switch(const std::string& reduction) {
@@ -181,32 +196,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "pipeline_bytes: 16384, pipeline_depth: 2}}\n",
                  kNvlsReductions},
         // A two-level fat tree: leaf units aggregate, a spine unit is the root.
-        PlanCase{"push_tree",
-                 "npus: 12\n"
-                 "nic: {mtu_bytes: 4096, header_bytes: 0, segment_bytes: 16384}\n"
-                 "fabrics:\n"
-                 "  - topology: fat_tree\n"
-                 "    levels: 2\n"
-                 "    leaf_down: 4\n"
-                 "    leaf_up: 2\n"
-                 "    link: {bandwidth_GBps: 50, latency_ns: 300}\n"
-                 "    switch: {latency_ns: 100, reduction: {slots: 16}}\n",
-                 kEveryReduction}),
+        PlanCase{"push_tree", fat_tree_of_12(16), kEveryReduction}),
     [](const ::testing::TestParamInfo<PlanCase>& i) { return i.param.name; });
 
 TEST(Tree, PartialResultsCrossEachLeafUplinkOnceEachWay) {
   // 3 leaves of 4 NPUs under 2 spines: the group's root is one spine; each
   // leaf sends its partial sum up one link and gets the result down it.
-  const auto r = run("npus: 12\n"
-                     "nic: {mtu_bytes: 4096, header_bytes: 0, segment_bytes: 16384}\n"
-                     "fabrics:\n"
-                     "  - topology: fat_tree\n"
-                     "    levels: 2\n"
-                     "    leaf_down: 4\n"
-                     "    leaf_up: 2\n"
-                     "    link: {bandwidth_GBps: 50, latency_ns: 300}\n"
-                     "    switch: {latency_ns: 100, reduction: {slots: 64}}\n",
-                     CollectiveType::kAllReduce, MiB);
+  const auto r = run(fat_tree_of_12(64), CollectiveType::kAllReduce, MiB);
   int carrying = 0;
   for (const auto& l : r.platform->fabrics().at(0).links) {
     const bool uplink = l.from.rfind("leaf", 0) == 0 && l.to.rfind("spine", 0) == 0;
