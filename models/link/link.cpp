@@ -54,38 +54,49 @@ tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
 
 void Link::forget_returned_credits() {
   const Tick now = now_ticks();
-  std::size_t keep = 0;
-  for (const InFlight& e : in_flight_) {
-    if (e.credit_back > now) {
-      in_flight_[keep++] = e;
-    } else {
-      in_flight_bytes_ -= e.bytes;
-    }
+  while (returning_head_ < returning_.size() && returning_[returning_head_].back <= now) {
+    in_flight_bytes_ -= returning_[returning_head_].bytes;
+    ++returning_head_;
   }
-  in_flight_.resize(keep);
+  if (returning_head_ == returning_.size()) {
+    returning_.clear();
+    returning_head_ = 0;
+  } else if (returning_head_ > 32 && returning_head_ * 2 > returning_.size()) {
+    returning_.erase(returning_.begin(), returning_.begin() + static_cast<std::ptrdiff_t>(returning_head_));
+    returning_head_ = 0;
+  }
+}
+
+void Link::schedule_return(Tick back, std::uint64_t bytes) {
+  if (bytes == 0) return;  // a read request: its credit is the request channel's
+  // Returns mostly come in time order: the place is at or near the end.
+  auto pos = returning_.end();
+  const auto first = returning_.begin() + static_cast<std::ptrdiff_t>(returning_head_);
+  while (pos != first && (pos - 1)->back > back) --pos;
+  returning_.insert(pos, Returning{back, bytes});
+}
+
+std::uint64_t Link::held_at(Tick t) const {
+  std::uint64_t held = in_flight_bytes_;
+  for (std::size_t i = returning_head_; i < returning_.size() && returning_[i].back <= t; ++i) {
+    held -= returning_[i].bytes;
+  }
+  return held;
 }
 
 Tick Link::credit_time(std::uint64_t need, Tick from) {
   // Fast path: room even if no credit has come back yet.
   if (in_flight_bytes_ + need <= params_.buffer_bytes) return from;
   forget_returned_credits();
-  if (in_flight_bytes_ + need <= params_.buffer_bytes) return from;
-  std::uint64_t used = 0;
-  scratch_.clear();
-  for (const InFlight& e : in_flight_) {
-    if (e.credit_back > from) {
-      used += e.bytes;
-      if (e.credit_back != kNever) scratch_.push_back(e);
-    }
+  std::uint64_t held = in_flight_bytes_;
+  std::size_t i = returning_head_;
+  for (; i < returning_.size() && returning_[i].back <= from; ++i) held -= returning_[i].bytes;
+  if (held + need <= params_.buffer_bytes) return from;
+  for (; i < returning_.size(); ++i) {
+    held -= returning_[i].bytes;
+    if (held + need <= params_.buffer_bytes) return returning_[i].back;
   }
-  if (used + need <= params_.buffer_bytes) return from;
-  std::sort(scratch_.begin(), scratch_.end(),
-            [](const InFlight& a, const InFlight& b) { return a.credit_back < b.credit_back; });
-  for (const InFlight& e : scratch_) {
-    used -= e.bytes;
-    if (used + need <= params_.buffer_bytes) return e.credit_back;
-  }
-  return kNever;
+  return kNever;  // only credits whose return time is unknown would make room
 }
 
 void Link::send_waiting() {
@@ -124,15 +135,11 @@ void Link::send_waiting() {
     const Tick end = std::max(start + duration, f->tail);
 
     // Occupancy of the receive buffer once this frame is in it.
-    if (in_flight_.size() > 32) forget_returned_credits();
-    std::uint64_t used = f->wire_bytes;
-    for (const InFlight& e : in_flight_) {
-      if (e.credit_back > start) used += e.bytes;
-    }
+    forget_returned_credits();
+    const std::uint64_t used = held_at(start) + f->wire_bytes;
     stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, used);
     if (timeline_) timeline_->link_frame(timeline_id_, start, start + duration, used);
-    const std::size_t entry = in_flight_.size();
-    in_flight_.push_back(InFlight{f, f->wire_bytes, kNever});
+    unreturned_.push_back(Unreturned{f, f->wire_bytes});
     in_flight_bytes_ += f->wire_bytes;
     busy_until_ = end;
     ++stats_.frames;
@@ -156,9 +163,7 @@ void Link::send_waiting() {
     sc_core::sc_time d = delay_until(f->head);
     if (out->nb_transport_fw(f->payload(), phase, d) == tlm::TLM_UPDATED) {
       if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
-      // Answered in the return path: the entry is still where we put it
-      // (nothing compacts in_flight_ while sending_ is set).
-      in_flight_[entry].credit_back = absolute(d) + params_.latency;
+      credit_returned(f, absolute(d));  // answered in the return path
     }
   }
   sending_ = false;
@@ -171,12 +176,11 @@ Tick Link::send_request(Frame* f) {
   request_busy_until_ = end;
   // It takes its time on the wire from the data frames granted after it.
   busy_until_ = std::max(busy_until_, start) + duration;
-  in_flight_.push_back(InFlight{f, 0, kNever});  // its credit is the request channel's
-  const std::size_t entry = in_flight_.size() - 1;
+  unreturned_.push_back(Unreturned{f, 0});  // its credit is the request channel's
   ++stats_.frames;
   stats_.wire_bytes += f->wire_bytes;
   stats_.busy += duration;
-  if (timeline_) timeline_->link_frame(timeline_id_, start, start + duration, in_flight_bytes_);
+  if (timeline_) timeline_->link_frame(timeline_id_, start, start + duration, held_at(start));
   f->head = start + params_.latency;
   f->tail = end + params_.latency;
   const bool was_sending = sending_;
@@ -185,20 +189,31 @@ Tick Link::send_request(Frame* f) {
   sc_core::sc_time d = delay_until(f->head);
   if (out->nb_transport_fw(f->payload(), phase, d) == tlm::TLM_UPDATED) {
     if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
-    in_flight_[entry].credit_back = absolute(d) + params_.latency;
+    credit_returned(f, absolute(d));
   }
   sending_ = was_sending;
   return end;
 }
 
 void Link::credit_returned(Frame* f, Tick left_receiver) {
-  for (InFlight& e : in_flight_) {
-    if (e.frame == f && e.credit_back == kNever) {
-      e.credit_back = left_receiver + params_.latency;
-      return;
+  // Usually the newest (answered in the return path) or the oldest (a
+  // switch forwarding first come, first served): look there first.
+  const std::size_t n = unreturned_.size();
+  std::size_t i = n;
+  if (n > 0 && unreturned_[n - 1].frame == f) {
+    i = n - 1;
+  } else {
+    for (std::size_t k = 0; k < n; ++k) {
+      if (unreturned_[k].frame == f) {
+        i = k;
+        break;
+      }
     }
   }
-  throw std::logic_error(std::string(name()) + ": END_REQ for a frame this link is not carrying");
+  if (i == n) throw std::logic_error(std::string(name()) + ": END_REQ for a frame this link is not carrying");
+  const std::uint64_t bytes = unreturned_[i].bytes;
+  unreturned_.erase(i);
+  schedule_return(left_receiver + params_.latency, bytes);
 }
 
 tlm::tlm_sync_enum Link::out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {

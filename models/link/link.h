@@ -68,24 +68,38 @@ class Link : public sc_core::sc_module {
   /// Earliest time >= from at which `need` bytes of the buffer are free, or
   /// kNever when that depends on a credit whose return time is unknown.
   Tick credit_time(std::uint64_t need, Tick from);
+  /// Buffer bytes still held at time `t` (>= now).
+  std::uint64_t held_at(Tick t) const;
   void forget_returned_credits();
   void credit_returned(Frame* f, Tick left_receiver);
+  void schedule_return(Tick back, std::uint64_t bytes);
 
-  struct InFlight {
+  // The receive buffer's credits. A frame's bytes are held from when it
+  // starts until one latency after the receiver's END_REQ. Frames whose
+  // END_REQ has not come yet are `unreturned_` (few: the receiver answers
+  // most at once); the others wait in `returning_`, sorted by return time,
+  // so that spent credits are forgotten from its front and the time at which
+  // enough room is free is found by walking from the front: no step scans
+  // every frame in flight (with small frames and a large buffer that is
+  // thousands).
+  struct Unreturned {
     Frame* frame;
     std::uint64_t bytes;
-    Tick credit_back;  // kNever until the receiver's END_REQ
   };
-
+  struct Returning {
+    Tick back;
+    std::uint64_t bytes;
+  };
   Params params_;
   Stats stats_;
   TimelineSink* timeline_ = nullptr;
   int timeline_id_ = -1;
   Fifo<Frame*> waiting_;
   std::vector<std::uint32_t> blocked_inputs_;  // scratch for send_waiting()
-  std::vector<InFlight> in_flight_;
-  std::uint64_t in_flight_bytes_ = 0;  // bytes of the entries in in_flight_
-  std::vector<InFlight> scratch_;
+  Fifo<Unreturned> unreturned_;
+  std::vector<Returning> returning_;  // from returning_head_ on, by `back`
+  std::size_t returning_head_ = 0;
+  std::uint64_t in_flight_bytes_ = 0;  // held by both
   Tick busy_until_ = 0;
   Tick request_busy_until_ = 0;  // the read-request virtual channel
   bool sending_ = false;
