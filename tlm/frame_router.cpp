@@ -12,9 +12,13 @@ constexpr std::uint32_t kForward = 0;
 FrameRouter::FrameRouter(const sc_core::sc_module_name& name, unsigned ports, Tick hop_latency)
     : sc_core::sc_module(name), tx("tx", ports), rx("rx", ports), port_ring_(ports, -1), hop_latency_(hop_latency) {
   Calendar::instance();  // made during elaboration, before anything schedules
+  tx_path_.reserve(ports);
+  rx_path_.reserve(ports);
   for (unsigned p = 0; p < ports; ++p) {
-    tx[p].register_nb_transport_bw(this, &FrameRouter::tx_bw, static_cast<int>(p));
-    rx[p].register_nb_transport_fw(this, &FrameRouter::rx_fw, static_cast<int>(p));
+    tx_path_.emplace_back(tx[p]);
+    rx_path_.emplace_back(rx[p]);
+    tx[p].register_nb_transport_bw<&FrameRouter::tx_bw>(this, static_cast<int>(p));
+    rx[p].register_nb_transport_fw<&FrameRouter::rx_fw>(this, static_cast<int>(p));
   }
 }
 
@@ -66,7 +70,7 @@ void FrameRouter::offer(unsigned port, Frame* f) {
   const std::uint32_t hop_in = f->hop_in;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = delay_until(std::max(f->head, now_ticks()));
-  if (tx[port]->nb_transport_fw(f->payload(), phase, delay) == tlm::TLM_UPDATED) {
+  if (tx_path_[port](f->payload(), phase, delay) == tlm::TLM_UPDATED) {
     if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": link answered with a phase other than END_REQ");
     left(port, f, hop_in, absolute(delay));
   }
@@ -93,7 +97,7 @@ void FrameRouter::left(unsigned port, Frame* f, std::uint32_t hop_in, Tick when)
 void FrameRouter::end_request(Frame* f, std::uint32_t port, Tick when) {
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_core::sc_time delay = delay_until(when);
-  rx[port]->nb_transport_bw(f->payload(), phase, delay);
+  rx_path_[port](f->payload(), phase, delay);
 }
 
 void FrameRouter::on_calendar(std::uint32_t kind, void* arg) {

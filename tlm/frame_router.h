@@ -73,6 +73,8 @@ class FrameRouter : public sc_core::sc_module, public Calendar::Client {
   void left(unsigned port, Frame* f, std::uint32_t hop_in, Tick when);
   void forward(Frame* f);
 
+  std::vector<ForwardPath<FrameProtocol>> tx_path_;   // per port: into its output link
+  std::vector<BackwardPath<FrameProtocol>> rx_path_;  // per port: END_REQ back to its input link
   RoutingTable routes_;
   std::vector<int> port_ring_;
   Tick hop_latency_;

@@ -1,14 +1,24 @@
 // Sockets for the fabric protocols: a TLM-2.0 socket bound to a member
 // function of its module, with a tag saying which of several sockets a call
-// came through.
+// came through; and the paths a module calls its peers through.
 //
 // Like tlm_utils' simple sockets, but non-blocking only: the simple target
 // socket spawns a b_transport adapter thread per socket at start of
 // simulation, which at thousands of sockets costs tens of megabytes of
 // stacks. Fabric components never block, so a b_transport call on these
 // sockets is reported as an error.
+//
+// Every message crosses about ten sockets, and with a thousand NPUs the
+// sockets' own memory is cold each time: an ordinary call reads the calling
+// port's interface pointer, then the target socket's callback, two cache
+// misses per call. A `ForwardPath` or `BackwardPath` resolves its socket's
+// far end on first use: when that is one of these tagged sockets, later calls
+// go straight to the bound member function, reading only the path itself
+// (kept by the caller next to its other working state); any other TLM-2.0
+// socket is called through its interface as usual. Binding stays plain TLM.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 #include <systemc>
@@ -16,9 +26,41 @@
 
 namespace fabricsim {
 
+/// A bound callback: which function, on which module, with which tag.
+template <typename Protocol>
+struct DirectCall {
+  using Payload = typename Protocol::tlm_payload_type;
+  using Phase = typename Protocol::tlm_phase_type;
+  using Fn = tlm::tlm_sync_enum (*)(void* module, int tag, Payload&, Phase&, sc_core::sc_time&);
+  Fn fn = nullptr;
+  void* module = nullptr;
+  int tag = 0;
+};
+
+/// What a tagged socket tells a path about its callback.
+template <typename Protocol>
+class DirectTarget {
+ public:
+  virtual DirectCall<Protocol> direct_call() const = 0;
+
+ protected:
+  ~DirectTarget() = default;
+};
+
+namespace detail {
+template <typename Module, typename Protocol,
+          tlm::tlm_sync_enum (Module::*Callback)(int, typename Protocol::tlm_payload_type&,
+                                                 typename Protocol::tlm_phase_type&, sc_core::sc_time&)>
+tlm::tlm_sync_enum invoke(void* module, int tag, typename Protocol::tlm_payload_type& p,
+                          typename Protocol::tlm_phase_type& ph, sc_core::sc_time& t) {
+  return (static_cast<Module*>(module)->*Callback)(tag, p, ph, t);
+}
+}  // namespace detail
+
 template <typename Module, typename Protocol>
 class TaggedTargetSocket : public tlm::tlm_target_socket<64, Protocol>,
-                           private tlm::tlm_fw_transport_if<Protocol> {
+                           public tlm::tlm_fw_transport_if<Protocol>,  // public: paths cross-cast from it
+                           public DirectTarget<Protocol> {
  public:
   using Payload = typename Protocol::tlm_payload_type;
   using Phase = typename Protocol::tlm_phase_type;
@@ -27,15 +69,16 @@ class TaggedTargetSocket : public tlm::tlm_target_socket<64, Protocol>,
   explicit TaggedTargetSocket(const char* name) : tlm::tlm_target_socket<64, Protocol>(name) {
     this->bind(static_cast<tlm::tlm_fw_transport_if<Protocol>&>(*this));
   }
-  void register_nb_transport_fw(Module* module, Callback cb, int tag) {
-    module_ = module;
-    callback_ = cb;
-    tag_ = tag;
+  /// nb_transport_fw calls on this socket call `module->Fn(tag, ...)`.
+  template <Callback Fn>
+  void register_nb_transport_fw(Module* module, int tag) {
+    call_ = DirectCall<Protocol>{&detail::invoke<Module, Protocol, Fn>, module, tag};
   }
+  DirectCall<Protocol> direct_call() const override { return call_; }
 
  private:
   tlm::tlm_sync_enum nb_transport_fw(Payload& p, Phase& ph, sc_core::sc_time& t) override {
-    return (module_->*callback_)(tag_, p, ph, t);
+    return call_.fn(call_.module, call_.tag, p, ph, t);
   }
   void b_transport(Payload&, sc_core::sc_time&) override {
     SC_REPORT_ERROR(this->name(), "fabric sockets are non-blocking: b_transport is not supported");
@@ -43,14 +86,13 @@ class TaggedTargetSocket : public tlm::tlm_target_socket<64, Protocol>,
   bool get_direct_mem_ptr(Payload&, tlm::tlm_dmi&) override { return false; }
   unsigned int transport_dbg(Payload&) override { return 0; }
 
-  Module* module_ = nullptr;
-  Callback callback_ = nullptr;
-  int tag_ = 0;
+  DirectCall<Protocol> call_;
 };
 
 template <typename Module, typename Protocol>
 class TaggedInitiatorSocket : public tlm::tlm_initiator_socket<64, Protocol>,
-                              private tlm::tlm_bw_transport_if<Protocol> {
+                              public tlm::tlm_bw_transport_if<Protocol>,  // public: paths cross-cast from it
+                              public DirectTarget<Protocol> {
  public:
   using Payload = typename Protocol::tlm_payload_type;
   using Phase = typename Protocol::tlm_phase_type;
@@ -59,21 +101,83 @@ class TaggedInitiatorSocket : public tlm::tlm_initiator_socket<64, Protocol>,
   explicit TaggedInitiatorSocket(const char* name) : tlm::tlm_initiator_socket<64, Protocol>(name) {
     this->bind(static_cast<tlm::tlm_bw_transport_if<Protocol>&>(*this));
   }
-  void register_nb_transport_bw(Module* module, Callback cb, int tag) {
-    module_ = module;
-    callback_ = cb;
-    tag_ = tag;
+  /// nb_transport_bw calls on this socket call `module->Fn(tag, ...)`.
+  template <Callback Fn>
+  void register_nb_transport_bw(Module* module, int tag) {
+    call_ = DirectCall<Protocol>{&detail::invoke<Module, Protocol, Fn>, module, tag};
   }
+  DirectCall<Protocol> direct_call() const override { return call_; }
 
  private:
   tlm::tlm_sync_enum nb_transport_bw(Payload& p, Phase& ph, sc_core::sc_time& t) override {
-    return (module_->*callback_)(tag_, p, ph, t);
+    return call_.fn(call_.module, call_.tag, p, ph, t);
   }
   void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
 
-  Module* module_ = nullptr;
-  Callback callback_ = nullptr;
-  int tag_ = 0;
+  DirectCall<Protocol> call_;
+};
+
+namespace detail {
+/// A path through a port to the interface bound at its far end (`Interface`
+/// is the forward or backward transport interface).
+template <typename Protocol, typename Interface>
+class Path {
+ public:
+  using Payload = typename Protocol::tlm_payload_type;
+  using Phase = typename Protocol::tlm_phase_type;
+
+ protected:
+  explicit Path(sc_core::sc_port_b<Interface>& port) : port_(&port) {}
+
+  /// On first use, after elaboration has bound every port.
+  void resolve() {
+    Interface* far = port_->operator->();
+    if (auto* tagged = dynamic_cast<const DirectTarget<Protocol>*>(far)) {
+      call_ = tagged->direct_call();
+      if (!call_.fn) throw std::logic_error(std::string(port_->name()) + ": bound to a socket with no callback registered");
+    } else {
+      interface_ = far;
+    }
+  }
+
+  DirectCall<Protocol> call_;
+  Interface* interface_ = nullptr;
+  sc_core::sc_port_b<Interface>* port_;
+};
+}  // namespace detail
+
+/// Calls nb_transport_fw on whatever an initiator socket is bound to.
+template <typename Protocol>
+class ForwardPath : public detail::Path<Protocol, tlm::tlm_fw_transport_if<Protocol>> {
+  using Base = detail::Path<Protocol, tlm::tlm_fw_transport_if<Protocol>>;
+
+ public:
+  explicit ForwardPath(tlm::tlm_initiator_socket<64, Protocol>& socket) : Base(socket) {}
+  tlm::tlm_sync_enum operator()(typename Base::Payload& p, typename Base::Phase& ph, sc_core::sc_time& t) {
+    if (this->call_.fn) return this->call_.fn(this->call_.module, this->call_.tag, p, ph, t);
+    if (!this->interface_) {
+      this->resolve();
+      return (*this)(p, ph, t);
+    }
+    return this->interface_->nb_transport_fw(p, ph, t);
+  }
+};
+
+/// Calls nb_transport_bw on whatever a target socket is bound to.
+template <typename Protocol>
+class BackwardPath : public detail::Path<Protocol, tlm::tlm_bw_transport_if<Protocol>> {
+  using Base = detail::Path<Protocol, tlm::tlm_bw_transport_if<Protocol>>;
+
+ public:
+  explicit BackwardPath(tlm::tlm_target_socket<64, Protocol>& socket) : Base(socket.get_base_port()) {}
+  tlm::tlm_sync_enum operator()(typename Base::Payload& p, typename Base::Phase& ph, sc_core::sc_time& t) {
+    if (this->call_.fn) return this->call_.fn(this->call_.module, this->call_.tag, p, ph, t);
+    if (!this->interface_) {
+      this->resolve();
+      return (*this)(p, ph, t);
+    }
+    return this->interface_->nb_transport_bw(p, ph, t);
+  }
 };
 
 }  // namespace fabricsim

@@ -9,8 +9,8 @@ namespace fabricsim {
 Link::Link(const sc_core::sc_module_name& name, const Params& params)
     : sc_core::sc_module(name), in("in"), out("out"), params_(params) {
   if (params_.buffer_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": buffer_bytes must be > 0");
-  in.register_nb_transport_fw(this, &Link::in_fw, 0);
-  out.register_nb_transport_bw(this, &Link::out_bw, 0);
+  in.register_nb_transport_fw<&Link::in_fw>(this, 0);
+  out.register_nb_transport_bw<&Link::out_bw>(this, 0);
 }
 
 tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
@@ -153,7 +153,7 @@ void Link::send_waiting() {
     } else {
       tlm::tlm_phase phase = tlm::END_REQ;
       sc_core::sc_time d = delay_until(end);
-      in->nb_transport_bw(f->payload(), phase, d);
+      to_sender_(f->payload(), phase, d);
     }
 
     // Hand the frame to the receiver: head after the wire latency.
@@ -161,7 +161,7 @@ void Link::send_waiting() {
     f->tail = end + params_.latency;
     tlm::tlm_phase phase = tlm::BEGIN_REQ;
     sc_core::sc_time d = delay_until(f->head);
-    if (out->nb_transport_fw(f->payload(), phase, d) == tlm::TLM_UPDATED) {
+    if (to_receiver_(f->payload(), phase, d) == tlm::TLM_UPDATED) {
       if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
       credit_returned(f, absolute(d));  // answered in the return path
     }
@@ -187,7 +187,7 @@ Tick Link::send_request(Frame* f) {
   sending_ = true;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time d = delay_until(f->head);
-  if (out->nb_transport_fw(f->payload(), phase, d) == tlm::TLM_UPDATED) {
+  if (to_receiver_(f->payload(), phase, d) == tlm::TLM_UPDATED) {
     if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
     credit_returned(f, absolute(d));
   }

@@ -90,6 +90,9 @@ class Link : public sc_core::sc_module {
     Tick back;
     std::uint64_t bytes;
   };
+  // Hot state first (timing and credits), then the rest.
+  ForwardPath<FrameProtocol> to_receiver_{out};
+  BackwardPath<FrameProtocol> to_sender_{in};
   Params params_;
   Stats stats_;
   TimelineSink* timeline_ = nullptr;

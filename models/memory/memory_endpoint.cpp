@@ -7,8 +7,8 @@ namespace fabricsim {
 
 MemoryEndpoint::MemoryEndpoint(const sc_core::sc_module_name& name, Address address)
     : sc_core::sc_module(name), from_nic("from_nic"), to_nic("to_nic"), memory("memory", *this), address_(address) {
-  from_nic.register_nb_transport_fw(this, &MemoryEndpoint::from_nic_fw, 0);
-  to_nic.register_nb_transport_bw(this, &MemoryEndpoint::to_nic_bw, 0);
+  from_nic.register_nb_transport_fw<&MemoryEndpoint::from_nic_fw>(this, 0);
+  to_nic.register_nb_transport_bw<&MemoryEndpoint::to_nic_bw>(this, 0);
 }
 
 tlm::tlm_sync_enum MemoryEndpoint::from_nic_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -46,7 +46,7 @@ void MemoryEndpoint::memory_done(void* ctx, tlm::tlm_response_status status) {
   req->unref();
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  to_nic->nb_transport_fw(reply->payload(), phase, delay);
+  to_nic_path_(reply->payload(), phase, delay);
 }
 
 tlm::tlm_sync_enum MemoryEndpoint::to_nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,

@@ -36,6 +36,7 @@ class MemoryEndpoint : public sc_core::sc_module, private MemoryClient::Listener
   tlm::tlm_sync_enum to_nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void memory_done(void* ctx, tlm::tlm_response_status status) override;
 
+  ForwardPath<MessageProtocol> to_nic_path_{to_nic};
   Address address_;
   std::uint64_t requests_ = 0;
 };

@@ -29,8 +29,8 @@ Nic::Nic(const sc_core::sc_module_name& name, const Params& params)
   if (params_.segment_bytes < params_.mtu_bytes) params_.segment_bytes = params_.mtu_bytes;
   // Frames are whole packets.
   params_.segment_bytes -= params_.segment_bytes % params_.mtu_bytes;
-  in.register_nb_transport_fw(this, &Nic::in_fw, 0);
-  out.register_nb_transport_bw(this, &Nic::out_bw, 0);
+  in.register_nb_transport_fw<&Nic::in_fw>(this, 0);
+  out.register_nb_transport_bw<&Nic::out_bw>(this, 0);
 }
 
 std::uint64_t Nic::wire_bytes(std::uint64_t bytes) const {
@@ -174,7 +174,7 @@ void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
     Message* m = f->msg;
     tlm::tlm_phase phase = tlm::END_REQ;
     sc_core::sc_time delay = delay_until(left);
-    in->nb_transport_bw(m->payload(), phase, delay);
+    to_sender_(m->payload(), phase, delay);
   }
   if ((tp.idle() && tp.prefetch.empty()) || tp.wake_pending) return;
   // Offer the next frame when this one has left, so that messages posted
@@ -234,7 +234,7 @@ void Nic::deliver(Message* m) {
   if (m->kind != MessageKind::kPullRequest) stats_.bytes_received += m->bytes;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  if (out->nb_transport_fw(m->payload(), phase, delay) != tlm::TLM_COMPLETED) {
+  if (to_receiver_(m->payload(), phase, delay) != tlm::TLM_COMPLETED) {
     throw std::logic_error(std::string(name()) + ": the NPU must complete a delivered message at once");
   }
 }

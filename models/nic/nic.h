@@ -89,6 +89,8 @@ class Nic : public FrameRouter, private MemoryClient::Listener {
     std::uint64_t prefetch_bytes = 0;
   };
 
+  BackwardPath<MessageProtocol> to_sender_{in};    // END_REQ: a message has left
+  ForwardPath<MessageProtocol> to_receiver_{out};  // a message has arrived
   Params params_;
   Stats stats_;
   std::vector<TxPort> tx_ports_;

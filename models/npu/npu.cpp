@@ -35,9 +35,11 @@ Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Par
       directory_(directory),
       collectives_(*this, collectives) {
   Calendar::instance();  // made during elaboration, before anything schedules
+  nic_path_.reserve(nics);
   for (unsigned i = 0; i < nics; ++i) {
-    to_nic[i].register_nb_transport_bw(this, &Npu::nic_bw, static_cast<int>(i));
-    from_nic[i].register_nb_transport_fw(this, &Npu::nic_fw, static_cast<int>(i));
+    nic_path_.emplace_back(to_nic[i]);
+    to_nic[i].register_nb_transport_bw<&Npu::nic_bw>(this, static_cast<int>(i));
+    from_nic[i].register_nb_transport_fw<&Npu::nic_fw>(this, static_cast<int>(i));
   }
 }
 
@@ -328,7 +330,7 @@ void Npu::post(Message* m) {
   m->context = nullptr;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  to_nic[nic]->nb_transport_fw(m->payload(), phase, delay);
+  nic_path_[nic](m->payload(), phase, delay);
 }
 
 // ---- point-to-point ---------------------------------------------------------------

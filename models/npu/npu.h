@@ -190,6 +190,7 @@ class Npu : public sc_core::sc_module,
   std::uint64_t memory_cursor_ = 0;
   std::map<P2pKey, std::deque<std::pair<std::uint64_t, Pending*>>> posted_recvs_;
 
+  std::vector<ForwardPath<MessageProtocol>> nic_path_;  // per NIC: messages to send
   int rank_;
   Params params_;
   const Directory& directory_;

@@ -79,8 +79,8 @@ ReductionUnit::ReductionUnit(const sc_core::sc_module_name& name, const Params& 
   if (params_.slots == 0) throw std::invalid_argument(std::string(this->name()) + ": a reduction unit needs at least one slot");
   if (params_.streams == 0) throw std::invalid_argument(std::string(this->name()) + ": an ALU needs at least one stream");
   if (params_.mtu_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": mtu_bytes must be > 0");
-  in.register_nb_transport_fw(this, &ReductionUnit::in_fw, 0);
-  out.register_nb_transport_bw(this, &ReductionUnit::out_bw, 0);
+  in.register_nb_transport_fw<&ReductionUnit::in_fw>(this, 0);
+  out.register_nb_transport_bw<&ReductionUnit::out_bw>(this, 0);
 }
 
 ReductionUnit::~ReductionUnit() {
@@ -441,7 +441,7 @@ void ReductionUnit::send_copy(const SlotKey& key, Message* m, std::uint32_t inde
   }
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = delay_until(head);
-  if (out->nb_transport_fw(c->payload(), phase, delay) == tlm::TLM_UPDATED && holder) {
+  if (to_switch_(c->payload(), phase, delay) == tlm::TLM_UPDATED && holder) {
     copy_left(holder, absolute(delay));
   }
 }
@@ -486,7 +486,7 @@ void ReductionUnit::free_fanout(Fanout* fan) {
 void ReductionUnit::end_request(Frame* f, Tick when) {
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_core::sc_time delay = delay_until(std::max(when, now_ticks()));
-  in->nb_transport_bw(f->payload(), phase, delay);
+  release_to_switch_(f->payload(), phase, delay);
 }
 
 void ReductionUnit::release(Frame* f, Tick when, bool buffer_freed) {

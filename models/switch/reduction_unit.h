@@ -205,6 +205,8 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
     if (timeline_) timeline_->unit_occupancy(timeline_id_, now_ticks(), slots_in_use(), buffer_used_ + copy_buffer_used_);
   }
 
+  ForwardPath<FrameProtocol> to_switch_{out};
+  BackwardPath<FrameProtocol> release_to_switch_{in};  // END_REQ: a frame's buffer space is free
   Params params_;
   AggregationManager& manager_;
   TimelineSink* timeline_ = nullptr;
