@@ -30,3 +30,55 @@ TEST(Calendar, RunsEntriesAtTheirTimeInScheduleOrder) {
   EXPECT_EQ(r.seen[3], std::make_pair(Tick{5000}, 2u));
   EXPECT_EQ(cal.events_run(), 4u);
 }
+
+namespace {
+// Schedules entries at scattered times, some from inside earlier entries, and
+// records the order they run in.
+struct Scatter : Calendar::Client {
+  struct Seen {
+    Tick when;
+    std::uint64_t seq;  // schedule order
+  };
+  std::vector<Seen> seen;
+  std::vector<std::uint64_t> seq_of;  // by arg
+  std::uint64_t next_seq = 0;
+  std::uint32_t rng = 12345;
+  std::uint32_t random() {
+    rng = rng * 1664525u + 1013904223u;
+    return rng >> 8;
+  }
+  void add(Tick when) {
+    seq_of.push_back(next_seq++);
+    Calendar::instance().schedule(when, this, 0, reinterpret_cast<void*>(seq_of.size() - 1));
+  }
+  void on_calendar(std::uint32_t, void* arg) override {
+    seen.push_back({now_ticks(), seq_of[reinterpret_cast<std::uintptr_t>(arg)]});
+    if (seen.size() < 60000) {
+      add(now_ticks() + random() % 5000);  // often a time already pending, sometimes now
+      if (random() % 4 == 0) add(now_ticks() + 1 + random() % 200000);
+    }
+  }
+};
+}  // namespace
+
+TEST(Calendar, ManyScatteredTimesRunInTimeThenScheduleOrder) {
+  Scatter s;
+  for (int i = 0; i < 20000; ++i) s.add(s.random() % 3000000);  // thousands of distinct times
+  sc_core::sc_start();
+  ASSERT_GE(s.seen.size(), 60000u);
+  EXPECT_EQ(s.seen.size(), s.next_seq);  // every entry ran, once
+  for (std::size_t i = 1; i < s.seen.size(); ++i) {
+    const auto& a = s.seen[i - 1];
+    const auto& b = s.seen[i];
+    ASSERT_TRUE(a.when < b.when || (a.when == b.when && a.seq < b.seq))
+        << "entry " << i << ": (" << b.when << " ps, #" << b.seq << ") ran after (" << a.when << " ps, #" << a.seq << ")";
+  }
+  EXPECT_EQ(Calendar::instance().pending(), 0u);
+}
+
+TEST(Calendar, RefusesEntriesInThePastOrAtNoTime) {
+  Recorder r;
+  EXPECT_THROW(Calendar::instance().schedule(kNever, &r, 1), std::logic_error);
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_NS));
+  EXPECT_THROW(Calendar::instance().schedule(5000, &r, 1), std::logic_error);
+}

@@ -29,21 +29,60 @@ Calendar& Calendar::instance() {
   return *g_calendar;
 }
 
-Calendar::Calendar(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
+Calendar::Calendar(const sc_core::sc_module_name& name) : sc_core::sc_module(name), index_(1024) {
   require_picosecond_resolution();
-  by_time_.reserve(1024);
   SC_METHOD(drain);
   sensitive << wake_;
   dont_initialize();
 }
 
+Calendar::Bucket* Calendar::find_bucket(Tick when) const {
+  for (std::size_t i = slot_of(when);; i = (i + 1) & (index_.size() - 1)) {
+    if (index_[i].when == when) return index_[i].bucket;
+    if (index_[i].when == kNever) return nullptr;
+  }
+}
+
+void Calendar::index_insert(Tick when, Bucket* b) {
+  if (2 * (indexed_ + 1) > index_.size()) {
+    std::vector<Slot> old(index_.size() * 2);
+    old.swap(index_);
+    for (const Slot& s : old) {
+      if (s.when == kNever) continue;
+      std::size_t i = slot_of(s.when);
+      while (index_[i].when != kNever) i = (i + 1) & (index_.size() - 1);
+      index_[i] = s;
+    }
+  }
+  std::size_t i = slot_of(when);
+  while (index_[i].when != kNever) i = (i + 1) & (index_.size() - 1);
+  index_[i] = Slot{when, b};
+  ++indexed_;
+}
+
+void Calendar::index_erase(Tick when) {
+  const std::size_t mask = index_.size() - 1;
+  std::size_t i = slot_of(when);
+  while (index_[i].when != when) i = (i + 1) & mask;
+  // Backward-shift deletion: move later entries of the probe run up into the
+  // hole so that lookups never need tombstones.
+  for (std::size_t j = (i + 1) & mask; index_[j].when != kNever; j = (j + 1) & mask) {
+    const std::size_t home = slot_of(index_[j].when);
+    // Does j's entry belong at or before the hole (cyclically in home..j)?
+    const bool movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+    if (movable) {
+      index_[i] = index_[j];
+      i = j;
+    }
+  }
+  index_[i] = Slot{};
+  --indexed_;
+}
+
 Calendar::Bucket* Calendar::bucket_for(Tick when) {
   if (last_ && last_->when == when) return last_;
-  auto it = by_time_.find(when);
-  Bucket* b;
-  if (it != by_time_.end()) {
-    b = it->second;
-  } else {
+  Bucket* b = find_bucket(when);
+  if (!b) {
     if (spare_.empty()) {
       buckets_.push_back(std::make_unique<Bucket>());
       b = buckets_.back().get();
@@ -52,8 +91,8 @@ Calendar::Bucket* Calendar::bucket_for(Tick when) {
       spare_.pop_back();
     }
     b->when = when;
-    by_time_.emplace(when, b);
-    heap_.push_back(b);
+    index_insert(when, b);
+    heap_.push_back(HeapItem{when, b});
     std::push_heap(heap_.begin(), heap_.end(), later);
   }
   last_ = b;
@@ -62,6 +101,7 @@ Calendar::Bucket* Calendar::bucket_for(Tick when) {
 
 void Calendar::schedule(Tick when, Client* client, std::uint32_t kind, void* arg) {
   const Tick now = now_ticks();
+  if (when == kNever) throw std::logic_error("calendar: event scheduled at no time (kNever)");
   if (when < now) {
     throw std::logic_error("calendar: event scheduled in the past (" + std::to_string(when) +
                            " ps < now " + std::to_string(now) + " ps)");
@@ -80,8 +120,8 @@ void Calendar::drain() {
   draining_ = true;
   detail::g_calendar_now = now;
   detail::g_calendar_now_valid = true;
-  while (!heap_.empty() && heap_.front()->when <= now) {
-    Bucket* b = heap_.front();
+  while (!heap_.empty() && heap_.front().when <= now) {
+    Bucket* b = heap_.front().bucket;
     // Entries scheduled for `now` while this bucket runs join its end.
     for (std::size_t i = 0; i < b->entries.size(); ++i) {
       const Entry e = b->entries[i];
@@ -101,7 +141,7 @@ void Calendar::drain() {
     }
     std::pop_heap(heap_.begin(), heap_.end(), later);
     heap_.pop_back();
-    by_time_.erase(b->when);
+    index_erase(b->when);
     if (last_ == b) last_ = nullptr;
     b->entries.clear();
     spare_.push_back(b);
@@ -110,7 +150,7 @@ void Calendar::drain() {
   detail::g_calendar_now_valid = false;
   wake_at_ = kNever;
   if (!heap_.empty()) {
-    wake_at_ = heap_.front()->when;
+    wake_at_ = heap_.front().when;
     wake_.notify(to_sc_time(wake_at_ - now));
   }
 }

@@ -12,15 +12,17 @@
 //
 // Entries are kept in one bucket per distinct time (a FIFO), and the buckets
 // in a binary heap by time. Collectives move in lockstep, so thousands of
-// entries share a few timestamps: scheduling is a hash lookup and an append,
-// and draining walks a bucket in order.
+// entries share a few timestamps: scheduling is a lookup and an append, and
+// draining walks a bucket in order. On big indirect fabrics times spread out
+// (millions of buckets of a few entries each), so the lookup is an
+// open-addressing table and the heap holds each bucket's time beside it:
+// neither chases pointers.
 #pragma once
 
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -79,11 +81,28 @@ class Calendar : public sc_core::sc_module {
     Tick when = 0;
     std::vector<Entry> entries;
   };
-  static bool later(const Bucket* a, const Bucket* b) { return a->when > b->when; }
+  struct HeapItem {
+    Tick when;
+    Bucket* bucket;
+  };
+  static bool later(const HeapItem& a, const HeapItem& b) { return a.when > b.when; }
   Bucket* bucket_for(Tick when);
 
-  std::vector<Bucket*> heap_;                     // buckets by time (min-heap)
-  std::unordered_map<Tick, Bucket*> by_time_;
+  /// Buckets by time: open addressing with linear probing, at most half full.
+  struct Slot {
+    Tick when = kNever;  // kNever: empty
+    Bucket* bucket = nullptr;
+  };
+  std::size_t slot_of(Tick when) const {
+    return static_cast<std::size_t>((when * 0x9E3779B97F4A7C15ull) >> 32) & (index_.size() - 1);
+  }
+  Bucket* find_bucket(Tick when) const;
+  void index_insert(Tick when, Bucket* b);
+  void index_erase(Tick when);
+
+  std::vector<HeapItem> heap_;  // buckets by time (min-heap)
+  std::vector<Slot> index_;
+  std::size_t indexed_ = 0;
   std::vector<std::unique_ptr<Bucket>> buckets_;  // owner
   std::vector<Bucket*> spare_;
   Bucket* last_ = nullptr;                        // the bucket scheduled into last
