@@ -54,33 +54,23 @@ tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
 
 void Link::forget_returned_credits() {
   const Tick now = now_ticks();
-  while (returning_head_ < returning_.size() && returning_[returning_head_].back <= now) {
-    in_flight_bytes_ -= returning_[returning_head_].bytes;
-    ++returning_head_;
-  }
-  if (returning_head_ == returning_.size()) {
-    returning_.clear();
-    returning_head_ = 0;
-  } else if (returning_head_ > 32 && returning_head_ * 2 > returning_.size()) {
-    returning_.erase(returning_.begin(), returning_.begin() + static_cast<std::ptrdiff_t>(returning_head_));
-    returning_head_ = 0;
+  while (!returning_.empty() && returning_.front().back <= now) {
+    in_flight_bytes_ -= returning_.front().bytes;
+    returning_.pop_front();
   }
 }
 
 void Link::schedule_return(Tick back, std::uint64_t bytes) {
   if (bytes == 0) return;  // a read request: its credit is the request channel's
   // Returns mostly come in time order: the place is at or near the end.
-  auto pos = returning_.end();
-  const auto first = returning_.begin() + static_cast<std::ptrdiff_t>(returning_head_);
-  while (pos != first && (pos - 1)->back > back) --pos;
+  std::size_t pos = returning_.size();
+  while (pos > 0 && returning_[pos - 1].back > back) --pos;
   returning_.insert(pos, Returning{back, bytes});
 }
 
 std::uint64_t Link::held_at(Tick t) const {
   std::uint64_t held = in_flight_bytes_;
-  for (std::size_t i = returning_head_; i < returning_.size() && returning_[i].back <= t; ++i) {
-    held -= returning_[i].bytes;
-  }
+  for (std::size_t i = 0; i < returning_.size() && returning_[i].back <= t; ++i) held -= returning_[i].bytes;
   return held;
 }
 
@@ -89,7 +79,7 @@ Tick Link::credit_time(std::uint64_t need, Tick from) {
   if (in_flight_bytes_ + need <= params_.buffer_bytes) return from;
   forget_returned_credits();
   std::uint64_t held = in_flight_bytes_;
-  std::size_t i = returning_head_;
+  std::size_t i = 0;
   for (; i < returning_.size() && returning_[i].back <= from; ++i) held -= returning_[i].bytes;
   if (held + need <= params_.buffer_bytes) return from;
   for (; i < returning_.size(); ++i) {

@@ -90,24 +90,25 @@ class Link : public sc_core::sc_module {
     Tick back;
     std::uint64_t bytes;
   };
-  // Hot state first (timing and credits), then the rest.
+  // Everything a frame touches, together (after the sockets, which are only
+  // read at elaboration): with a thousand links each one is cold when its
+  // next frame comes, and every cache line here is a miss.
+  alignas(64) Tick busy_until_ = 0;
+  Tick request_busy_until_ = 0;        // the read-request virtual channel
+  std::uint64_t in_flight_bytes_ = 0;  // credits held: unreturned_ and returning_
+  Frame* answering_ = nullptr;         // frame whose BEGIN_REQ is being answered in the return path
+  Tick answer_end_ = kNever;
+  bool sending_ = false;
+  Params params_;
   ForwardPath<FrameProtocol> to_receiver_{out};
   BackwardPath<FrameProtocol> to_sender_{in};
-  Params params_;
+  InlineRing<Frame*, 4> waiting_;
+  InlineRing<Unreturned, 4> unreturned_;
+  InlineRing<Returning, 8> returning_;  // by `back`
   Stats stats_;
   TimelineSink* timeline_ = nullptr;
   int timeline_id_ = -1;
-  Fifo<Frame*> waiting_;
   std::vector<std::uint32_t> blocked_inputs_;  // scratch for send_waiting()
-  Fifo<Unreturned> unreturned_;
-  std::vector<Returning> returning_;  // from returning_head_ on, by `back`
-  std::size_t returning_head_ = 0;
-  std::uint64_t in_flight_bytes_ = 0;  // held by both
-  Tick busy_until_ = 0;
-  Tick request_busy_until_ = 0;  // the read-request virtual channel
-  bool sending_ = false;
-  Frame* answering_ = nullptr;  // frame whose BEGIN_REQ is being answered in the return path
-  Tick answer_end_ = kNever;
 };
 
 }  // namespace fabricsim
