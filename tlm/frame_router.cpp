@@ -10,19 +10,17 @@ constexpr std::uint32_t kForward = 0;
 }
 
 FrameRouter::FrameRouter(const sc_core::sc_module_name& name, unsigned ports, Tick hop_latency)
-    : sc_core::sc_module(name), tx("tx", ports), rx("rx", ports), port_ring_(ports, -1), hop_latency_(hop_latency) {
+    : sc_core::sc_module(name), tx("tx", ports), rx("rx", ports), num_ports_(ports), hop_latency_(hop_latency) {
   Calendar::instance();  // made during elaboration, before anything schedules
-  tx_path_.reserve(ports);
-  rx_path_.reserve(ports);
+  ports_.reserve(ports);
   for (unsigned p = 0; p < ports; ++p) {
-    tx_path_.emplace_back(tx[p]);
-    rx_path_.emplace_back(rx[p]);
+    ports_.push_back(Port{ForwardPath<FrameProtocol>(tx[p]), BackwardPath<FrameProtocol>(rx[p])});
     tx[p].register_nb_transport_bw<&FrameRouter::tx_bw>(this, static_cast<int>(p));
     rx[p].register_nb_transport_fw<&FrameRouter::rx_fw>(this, static_cast<int>(p));
   }
 }
 
-void FrameRouter::set_port_ring(unsigned port, int ring) { port_ring_.at(port) = ring; }
+void FrameRouter::set_port_ring(unsigned port, int ring) { ports_.at(port).ring = ring; }
 
 tlm::tlm_sync_enum FrameRouter::rx_fw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                       sc_core::sc_time& delay) {
@@ -52,15 +50,15 @@ void FrameRouter::forward(Frame* f) {
   const unsigned out = routes_.port(f->dst, f->flow);
   f->head += hop_latency_;
   f->tail += hop_latency_;
-  const int ring_out = port_ring_[out];
-  f->entering_ring = ring_out >= 0 && port_ring_[f->hop_in] != ring_out;
+  const int ring_out = ports_[out].ring;
+  f->entering_ring = ring_out >= 0 && ports_[f->hop_in].ring != ring_out;
   ++frames_forwarded_;
   offer(out, f);
 }
 
 void FrameRouter::send_from_here(unsigned port, Frame* f) {
   f->hop_in = kFromHere;
-  f->entering_ring = port_ring_.at(port) >= 0;
+  f->entering_ring = ports_[port].ring >= 0;
   offer(port, f);
 }
 
@@ -70,7 +68,7 @@ void FrameRouter::offer(unsigned port, Frame* f) {
   const std::uint32_t hop_in = f->hop_in;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = delay_until(std::max(f->head, now_ticks()));
-  if (tx_path_[port](f->payload(), phase, delay) == tlm::TLM_UPDATED) {
+  if (ports_[port].tx(f->payload(), phase, delay) == tlm::TLM_UPDATED) {
     if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": link answered with a phase other than END_REQ");
     left(port, f, hop_in, absolute(delay));
   }
@@ -97,7 +95,7 @@ void FrameRouter::left(unsigned port, Frame* f, std::uint32_t hop_in, Tick when)
 void FrameRouter::end_request(Frame* f, std::uint32_t port, Tick when) {
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_core::sc_time delay = delay_until(when);
-  rx_path_[port](f->payload(), phase, delay);
+  ports_[port].rx(f->payload(), phase, delay);
 }
 
 void FrameRouter::on_calendar(std::uint32_t kind, void* arg) {

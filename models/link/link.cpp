@@ -96,11 +96,11 @@ void Link::send_waiting() {
   // flow control a frame entering a ring needs more room than one passing
   // along it, and the one passing along must not wait behind it. Frames of
   // one input keep their order, so no flow is reordered.
-  blocked_inputs_.clear();
+  if (params_.bubble_bytes > 0) blocked_inputs_.clear();
   std::size_t i = 0;
   while (i < waiting_.size()) {
     Frame* f = waiting_[i];
-    if (!blocked_inputs_.empty() &&
+    if (params_.bubble_bytes > 0 && !blocked_inputs_.empty() &&
         std::find(blocked_inputs_.begin(), blocked_inputs_.end(), f->hop_in) != blocked_inputs_.end()) {
       ++i;
       continue;

@@ -93,7 +93,7 @@ class Link : public sc_core::sc_module {
   // Everything a frame touches, together (after the sockets, which are only
   // read at elaboration): with a thousand links each one is cold when its
   // next frame comes, and every cache line here is a miss.
-  alignas(64) Tick busy_until_ = 0;
+  Tick busy_until_ = 0;
   Tick request_busy_until_ = 0;        // the read-request virtual channel
   std::uint64_t in_flight_bytes_ = 0;  // credits held: unreturned_ and returning_
   Frame* answering_ = nullptr;         // frame whose BEGIN_REQ is being answered in the return path

@@ -33,6 +33,11 @@ Nic::Nic(const sc_core::sc_module_name& name, const Params& params)
   out.register_nb_transport_bw<&Nic::out_bw>(this, 0);
 }
 
+void Nic::end_of_elaboration() {
+  FrameRouter::end_of_elaboration();
+  dma_bound_ = dma.bound();
+}
+
 std::uint64_t Nic::wire_bytes(std::uint64_t bytes) const {
   const std::uint64_t packets = std::max<std::uint64_t>(1, (bytes + params_.mtu_bytes - 1) / params_.mtu_bytes);
   return bytes + packets * params_.header_bytes;
@@ -86,7 +91,7 @@ Frame* Nic::next_frame(unsigned port) {
   TxPort& tp = tx_ports_[port];
   // The classes take turns when both have something to send.
   if (tp.sending[tp.turn].empty()) tp.turn ^= 1;
-  Fifo<Message*>& queue = tp.sending[tp.turn];
+  auto& queue = tp.sending[tp.turn];
   tp.turn ^= 1;
   Message* m = queue.front();
   queue.pop_front();
@@ -132,7 +137,7 @@ void Nic::pump(unsigned port) {
           tp.prefetch_bytes -= f->bytes;
           f->origin = nullptr;
         }
-      } else if (!dma.bound() && !tp.idle()) {  // nothing to read first
+      } else if (!dma_bound_ && !tp.idle()) {  // nothing to read first
         f = next_frame(port);
         if (!f) continue;
       }
@@ -147,7 +152,7 @@ void Nic::pump(unsigned port) {
     }
     // Frames are read from memory ahead of the wire: up to a frame's worth
     // of bytes (so small frames do not wait out a memory latency each).
-    if (dma.bound() && !tp.idle() && tp.prefetch.size() < kMaxPrefetch &&
+    if (dma_bound_ && !tp.idle() && tp.prefetch.size() < kMaxPrefetch &&
         (tp.prefetch.empty() || tp.prefetch_bytes < params_.segment_bytes)) {
       Frame* f = next_frame(port);
       if (!f) continue;
@@ -189,7 +194,7 @@ void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
 
 Tick Nic::receive_local(Frame* f) {
   Message* m = f->msg;
-  if (dma.bound() && f->bytes > 0 && !f->request) {
+  if (dma_bound_ && f->bytes > 0 && !f->request) {
     // Into memory once the tail is in; the buffer frees when it is written.
     dma.stream(true, f->bytes, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(f) | 1u), f->tail - now_ticks());
     return kNever;

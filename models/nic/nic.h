@@ -79,7 +79,7 @@ class Nic : public FrameRouter, private MemoryClient::Listener {
     /// Messages with frames still to offer, round robin within each class:
     /// [0] the NPU's own, [1] its memory system's answers to read requests
     /// (a virtual channel of their own; the port alternates between the two).
-    Fifo<Message*> sending[2];
+    InlineRing<Message*, 4> sending[2];
     unsigned turn = 0;
     bool idle() const { return sending[0].empty() && sending[1].empty(); }
     bool frame_out = false;        // a frame offered and not yet started
@@ -89,12 +89,16 @@ class Nic : public FrameRouter, private MemoryClient::Listener {
     std::uint64_t prefetch_bytes = 0;
   };
 
+  void end_of_elaboration() override;
+
+  // What a message or frame touches, together (see Link).
+  Tick injection_free_ = 0;
+  bool dma_bound_ = false;  // dma.bound(), which reads the socket, kept here
+  Params params_;
   BackwardPath<MessageProtocol> to_sender_{in};    // END_REQ: a message has left
   ForwardPath<MessageProtocol> to_receiver_{out};  // a message has arrived
-  Params params_;
   Stats stats_;
   std::vector<TxPort> tx_ports_;
-  Tick injection_free_ = 0;
 };
 
 }  // namespace fabricsim
