@@ -20,6 +20,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <systemc>
 #include <tlm>
@@ -118,17 +119,32 @@ class TaggedInitiatorSocket : public tlm::tlm_initiator_socket<64, Protocol>,
 };
 
 namespace detail {
-/// A path through a port to the interface bound at its far end (`Interface`
-/// is the forward or backward transport interface).
-template <typename Protocol, typename Interface>
+/// A path through a port to the interface bound at its far end: the forward
+/// transport interface (an initiator socket's) or the backward one (a target
+/// socket's).
+template <typename Protocol, bool kForward>
 class Path {
+  using Interface = std::conditional_t<kForward, tlm::tlm_fw_transport_if<Protocol>, tlm::tlm_bw_transport_if<Protocol>>;
+
  public:
-  using Payload = typename Protocol::tlm_payload_type;
-  using Phase = typename Protocol::tlm_phase_type;
+  tlm::tlm_sync_enum operator()(typename Protocol::tlm_payload_type& p, typename Protocol::tlm_phase_type& ph,
+                                sc_core::sc_time& t) {
+    if (call_.fn) return call_.fn(call_.module, call_.tag, p, ph, t);
+    if (!interface_) {
+      resolve();
+      return (*this)(p, ph, t);
+    }
+    if constexpr (kForward) {
+      return interface_->nb_transport_fw(p, ph, t);
+    } else {
+      return interface_->nb_transport_bw(p, ph, t);
+    }
+  }
 
  protected:
   explicit Path(sc_core::sc_port_b<Interface>& port) : port_(&port) {}
 
+ private:
   /// On first use, after elaboration has bound every port.
   void resolve() {
     Interface* far = port_->operator->();
@@ -148,36 +164,16 @@ class Path {
 
 /// Calls nb_transport_fw on whatever an initiator socket is bound to.
 template <typename Protocol>
-class ForwardPath : public detail::Path<Protocol, tlm::tlm_fw_transport_if<Protocol>> {
-  using Base = detail::Path<Protocol, tlm::tlm_fw_transport_if<Protocol>>;
-
+class ForwardPath : public detail::Path<Protocol, true> {
  public:
-  explicit ForwardPath(tlm::tlm_initiator_socket<64, Protocol>& socket) : Base(socket) {}
-  tlm::tlm_sync_enum operator()(typename Base::Payload& p, typename Base::Phase& ph, sc_core::sc_time& t) {
-    if (this->call_.fn) return this->call_.fn(this->call_.module, this->call_.tag, p, ph, t);
-    if (!this->interface_) {
-      this->resolve();
-      return (*this)(p, ph, t);
-    }
-    return this->interface_->nb_transport_fw(p, ph, t);
-  }
+  explicit ForwardPath(tlm::tlm_initiator_socket<64, Protocol>& socket) : ForwardPath::Path(socket) {}
 };
 
 /// Calls nb_transport_bw on whatever a target socket is bound to.
 template <typename Protocol>
-class BackwardPath : public detail::Path<Protocol, tlm::tlm_bw_transport_if<Protocol>> {
-  using Base = detail::Path<Protocol, tlm::tlm_bw_transport_if<Protocol>>;
-
+class BackwardPath : public detail::Path<Protocol, false> {
  public:
-  explicit BackwardPath(tlm::tlm_target_socket<64, Protocol>& socket) : Base(socket.get_base_port()) {}
-  tlm::tlm_sync_enum operator()(typename Base::Payload& p, typename Base::Phase& ph, sc_core::sc_time& t) {
-    if (this->call_.fn) return this->call_.fn(this->call_.module, this->call_.tag, p, ph, t);
-    if (!this->interface_) {
-      this->resolve();
-      return (*this)(p, ph, t);
-    }
-    return this->interface_->nb_transport_bw(p, ph, t);
-  }
+  explicit BackwardPath(tlm::tlm_target_socket<64, Protocol>& socket) : BackwardPath::Path(socket.get_base_port()) {}
 };
 
 }  // namespace fabricsim
