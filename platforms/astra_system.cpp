@@ -1,11 +1,13 @@
 #include "platforms/astra_system.h"
 
 #include <algorithm>
-#include <fstream>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
 #include "platforms/generators.h"
+#include "platforms/yaml_input.h"
+#include "tlm/input_file.h"
 
 namespace fabricsim {
 
@@ -32,24 +34,34 @@ bool astra_algorithm(const std::string& name, AlgorithmKind& out, bool& flat) {
   return true;
 }
 
-}  // namespace
-
-void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open system file");
+/// A JSON file whose top level is an object, read through the input checks.
+nlohmann::json read_json_object(const std::string& path, const std::string& what) {
   nlohmann::json j;
   try {
-    in >> j;
-  } catch (const nlohmann::json::parse_error& e) {
+    j = nlohmann::json::parse(read_input_file(path, what));
+  } catch (const nlohmann::json::exception& e) {  // also a number overflow (1e999)
     throw InputError(path + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) throw InputError(path + ": expected a JSON object of settings");
+  return j;
+}
+
+}  // namespace
+
+void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes) {
+  const nlohmann::json j = read_json_object(path, "ASTRA-sim system file");
   auto fail = [&](const std::string& key, const std::string& what) { throw InputError(path + ": \"" + key + "\": " + what); };
-  auto number = [&](const std::string& key) {
+  // A finite number in [0, max]: JSON has no NaN, but 1e999 parses as infinity.
+  auto number = [&](const std::string& key, double max = 1e15) {
     const auto& v = j[key];
-    if (!v.is_number()) fail(key, "must be a number");
+    if (!v.is_number()) fail(key, "must be a number, not " + v.dump());
     const double d = v.get<double>();
-    if (d < 0) fail(key, "must be >= 0");
+    if (!std::isfinite(d) || d < 0 || d > max) fail(key, "is " + v.dump() + ": it must be from 0 to " + std::to_string(static_cast<long long>(max)));
+    return d;
+  };
+  auto whole = [&](const std::string& key, double max) {
+    const double d = number(key, max);
+    if (d != std::floor(d)) fail(key, "must be a whole number, not " + j[key].dump());
     return d;
   };
 
@@ -62,21 +74,21 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       else fail(key, "must be \"LIFO\" or \"FIFO\"");
     } else if (key == "endpoint-delay") {
       // Per message, at the sending end (ns).
-      const Tick t = ns_to_ticks(number(key));
+      const Tick t = ns_to_ticks(number(key, limits::kMaxLatencyNs));
       for (auto& f : spec.fabrics) f.nic.message_overhead = t;
     } else if (key == "active-chunks-per-dimension") {
-      spec.collectives.active_chunks = static_cast<std::uint32_t>(number(key));
+      spec.collectives.active_chunks = static_cast<std::uint32_t>(whole(key, limits::kMaxChunks));
     } else if (key == "preferred-dataset-splits") {
-      const double s = number(key);
+      const double s = whole(key, limits::kMaxChunks);
       if (s < 1) fail(key, "must be >= 1");
       spec.collectives.chunks = static_cast<std::uint32_t>(s);
     } else if (key == "local-mem-bw") {
-      const double gbps = number(key);
-      if (gbps <= 0) fail(key, "must be > 0");
+      const double gbps = number(key, limits::kMaxGBps);
+      if (gbps < limits::kMinGBps) fail(key, "must be > 0");
       spec.npu.memory_bandwidth = Bandwidth::GBps(gbps);
       spec.collectives.local_reduce = Bandwidth::GBps(gbps);
     } else if (key == "peak-perf") {
-      const double tflops = number(key);
+      const double tflops = number(key, 1e6);
       if (tflops <= 0) fail(key, "must be > 0");
       spec.npu.peak_flops = tflops * 1e12;
     } else if (key == "roofline-enabled") {
@@ -123,20 +135,15 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
 }
 
 void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open remote-memory file");
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
-  if (!j.is_object()) throw InputError(path + ": expected a JSON object");
+  const nlohmann::json j = read_json_object(path, "ASTRA-sim remote-memory file");
   auto fail = [&](const std::string& key, const std::string& what) { throw InputError(path + ": \"" + key + "\": " + what); };
-  auto number = [&](const std::string& key, double fallback) {
+  auto number = [&](const std::string& key, double fallback, double max) {
     if (!j.contains(key)) return fallback;
-    if (!j[key].is_number() || j[key].get<double>() < 0) fail(key, "must be a number >= 0");
-    return j[key].get<double>();
+    const auto& v = j[key];
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > max) {
+      fail(key, "is " + v.dump() + ": it must be a number from 0 to " + std::to_string(static_cast<long long>(max)));
+    }
+    return v.get<double>();
   };
   for (auto it = j.begin(); it != j.end(); ++it) {
     static const char* known[] = {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes", "num-npus-per-node"};
@@ -144,23 +151,23 @@ void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std:
       notes.push_back(path + ": \"" + it.key() + "\" is not modeled; ignored");
     }
   }
-  const std::string type = j.contains("memory-type") && j["memory-type"].is_string() ? j["memory-type"].get<std::string>()
-                                                                                     : "NO_MEMORY_EXPANSION";
+  if (j.contains("memory-type") && !j["memory-type"].is_string()) fail("memory-type", "must be a name");
+  const std::string type = j.contains("memory-type") ? j["memory-type"].get<std::string>() : "NO_MEMORY_EXPANSION";
   if (type == "NO_MEMORY_EXPANSION") {
     spec.npu.no_remote_memory = true;
     return;
   }
-  const double latency = number("remote-mem-latency", 0);
-  const double bw = number("remote-mem-bw", 0);
-  if (bw <= 0) fail("remote-mem-bw", "must be > 0 for " + type);
+  const double latency = number("remote-mem-latency", 0, limits::kMaxLatencyNs);
+  const double bw = number("remote-mem-bw", 0, limits::kMaxGBps);
+  if (bw < limits::kMinGBps) fail("remote-mem-bw", "must be > 0 for " + type);
   std::vector<std::vector<int>> served;  // per memory
   if (type == "PER_NPU_MEMORY_EXPANSION") {
     for (int r = 0; r < spec.npus; ++r) served.push_back({r});
   } else if (type == "PER_NODE_MEMORY_EXPANSION") {
-    const int per_node = static_cast<int>(number("num-npus-per-node", 0));
+    const int per_node = static_cast<int>(number("num-npus-per-node", 0, limits::kMaxNpus));
     if (per_node < 1) fail("num-npus-per-node", "must be >= 1 for PER_NODE_MEMORY_EXPANSION");
-    const int nodes = static_cast<int>(number("num-nodes", spec.npus / per_node));
-    if (nodes * per_node != spec.npus) {
+    const int nodes = static_cast<int>(number("num-nodes", spec.npus / per_node, limits::kMaxNpus));
+    if (static_cast<std::int64_t>(nodes) * per_node != spec.npus) {
       fail("num-nodes", std::to_string(nodes) + " nodes of " + std::to_string(per_node) + " NPUs do not make the platform's " +
                             std::to_string(spec.npus));
     }

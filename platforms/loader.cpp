@@ -21,9 +21,9 @@ std::string stem(const std::string& path) {
 Link::Params read_link(const YamlInput& in, const YAML::Node& node, const std::string& what) {
   in.only_keys(node, {"bandwidth_GBps", "latency_ns", "buffer_bytes"}, what);
   Link::Params p;
-  p.bandwidth = Bandwidth::GBps(in.number(node, "bandwidth_GBps", 50, true));
-  p.latency = ns_to_ticks(in.number(node, "latency_ns", 500));
-  p.buffer_bytes = in.count(node, "buffer_bytes", 4u << 20);
+  p.bandwidth = in.bandwidth_GBps(node, "bandwidth_GBps", p.bandwidth);
+  p.latency = in.latency_ns(node, "latency_ns", p.latency);
+  p.buffer_bytes = in.bytes(node, "buffer_bytes", p.buffer_bytes, 1);
   return p;
 }
 
@@ -33,22 +33,19 @@ void read_nic(const YamlInput& in, const YAML::Node& node, Nic::Params& p, const
                 "forward_latency_ns", "stripe"},
                what);
   p.stripe = in.flag(node, "stripe", p.stripe);
-  p.mtu_bytes = in.count(node, "mtu_bytes", p.mtu_bytes);
-  if (p.mtu_bytes == 0) in.fail(node["mtu_bytes"], "\"mtu_bytes\" must be > 0");
-  p.header_bytes = in.count(node, "header_bytes", p.header_bytes);
-  p.segment_bytes = in.count(node, "segment_bytes", p.segment_bytes);
-  if (p.segment_bytes == 0) in.fail(node["segment_bytes"], "\"segment_bytes\" must be > 0");
-  p.message_overhead = ns_to_ticks(in.number(node, "message_overhead_ns", ticks_to_ns(p.message_overhead)));
-  const double inj = in.number(node, "injection_bandwidth_GBps", p.injection.GBps_value());
-  p.injection = inj > 0 ? Bandwidth::GBps(inj) : Bandwidth::unlimited();
-  p.forward_latency = ns_to_ticks(in.number(node, "forward_latency_ns", ticks_to_ns(p.forward_latency)));
+  p.mtu_bytes = in.bytes(node, "mtu_bytes", p.mtu_bytes, 1);
+  p.header_bytes = in.bytes(node, "header_bytes", p.header_bytes);
+  p.segment_bytes = in.bytes(node, "segment_bytes", p.segment_bytes, 1);
+  p.message_overhead = in.latency_ns(node, "message_overhead_ns", p.message_overhead);
+  p.injection = in.bandwidth_GBps(node, "injection_bandwidth_GBps", p.injection, true);
+  p.forward_latency = in.latency_ns(node, "forward_latency_ns", p.forward_latency);
 }
 
 /// A memory: a preset name (hbm3_stack, h100) or its parameters.
 Memory::Params read_memory(const YamlInput& in, const YAML::Node& node, const std::string& what) {
   Memory::Params p;
   if (node.IsScalar()) {
-    const std::string preset = node.as<std::string>();
+    const std::string preset = node.Scalar();
     if (preset == "hbm3_stack") {  // one HBM3 stack: 16 channels, 819 GB/s
       p.size_bytes = 16ull << 30;
       p.channels = 16;
@@ -63,13 +60,13 @@ Memory::Params read_memory(const YamlInput& in, const YAML::Node& node, const st
     return p;
   }
   if (what != "a memory") in.only_keys(node, {"size_GiB", "channels", "bandwidth_GBps", "latency_ns", "interleave_bytes"}, what);
-  p.size_bytes = static_cast<std::uint64_t>(in.number(node, "size_GiB", 16, true) * (1ull << 30));
-  p.channels = static_cast<unsigned>(in.count(node, "channels", 16));
-  if (p.channels == 0) in.fail(node["channels"], "\"channels\" must be >= 1");
-  p.channel_bandwidth = Bandwidth::GBps(in.number(node, "bandwidth_GBps", 819, true) / p.channels);
-  p.latency = ns_to_ticks(in.number(node, "latency_ns", 100));
-  p.interleave_bytes = in.count(node, "interleave_bytes", 256);
-  if (p.interleave_bytes == 0) in.fail(node["interleave_bytes"], "\"interleave_bytes\" must be > 0");
+  // Size in GiB, up to 1 PiB; at least one byte.
+  const double gib = in.number(node, "size_GiB", 16, 0, 1 << 20, true);
+  p.size_bytes = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(gib * (1ull << 30)));
+  p.channels = static_cast<unsigned>(in.count(node, "channels", 16, 1, 1 << 16));
+  p.channel_bandwidth = Bandwidth::GBps(in.bandwidth_GBps(node, "bandwidth_GBps", Bandwidth::GBps(819)).GBps_value() / p.channels);
+  p.latency = in.latency_ns(node, "latency_ns", ns_to_ticks(100));
+  p.interleave_bytes = in.bytes(node, "interleave_bytes", 256, 1);
   return p;
 }
 
@@ -82,19 +79,15 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
                "a switch's reduction unit");
   ReductionSpec r;
   ReductionUnit::Params& p = r.unit;
-  p.throughput = Bandwidth::GBps(in.number(node, "throughput_GBps", p.throughput.GBps_value(), true));
-  p.streams = static_cast<unsigned>(in.count(node, "streams", p.streams));
-  if (p.streams == 0) in.fail(node["streams"], "\"streams\" must be >= 1");
-  p.latency = ns_to_ticks(in.number(node, "latency_ns", ticks_to_ns(p.latency)));
-  p.slots = static_cast<unsigned>(in.count(node, "slots", p.slots));
-  if (p.slots == 0) in.fail(node["slots"], "\"slots\" must be >= 1");
-  p.buffer_bytes = in.count(node, "buffer_bytes", p.buffer_bytes);
-  if (p.buffer_bytes == 0) in.fail(node["buffer_bytes"], "\"buffer_bytes\" must be > 0");
-  p.multicast_buffer_bytes = in.count(node, "multicast_buffer_bytes", p.buffer_bytes);
-  if (p.multicast_buffer_bytes == 0) in.fail(node["multicast_buffer_bytes"], "\"multicast_buffer_bytes\" must be > 0");
+  p.throughput = in.bandwidth_GBps(node, "throughput_GBps", p.throughput);
+  p.streams = static_cast<unsigned>(in.count(node, "streams", p.streams, 1, 1 << 16));
+  p.latency = in.latency_ns(node, "latency_ns", p.latency);
+  p.slots = static_cast<unsigned>(in.count(node, "slots", p.slots, 1, 1 << 20));
+  p.buffer_bytes = in.bytes(node, "buffer_bytes", p.buffer_bytes, 1);
+  p.multicast_buffer_bytes = in.bytes(node, "multicast_buffer_bytes", p.buffer_bytes, 1);
   if (const YAML::Node ops = node["ops"]) {
     if (ops.IsScalar()) {
-      const std::string preset = ops.as<std::string>();
+      const std::string preset = ops.Scalar();
       if (preset == "all") {
         p.supported = kAllReductions;
       } else if (preset == "nvls") {
@@ -107,12 +100,13 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
       p.supported = 0;
       for (const auto& kv : ops) {
         ReduceOp op;
-        const std::string op_name = kv.first.as<std::string>();
+        const std::string op_name = kv.first.Scalar();
         if (!parse_reduce_op(op_name, op)) in.fail(kv.first, "unknown reduction \"" + op_name + "\" (known: sum, min, max)");
         if (!kv.second.IsSequence()) in.fail(kv.second, "the types of \"" + op_name + "\" must be a list (fp32, fp16, bf16, int32)");
         for (const auto& t : kv.second) {
           DataType type;
-          const std::string type_name = t.as<std::string>();
+          if (!t.IsScalar()) in.fail(t, "a data type must be a name (fp32, fp16, bf16, int32)");
+          const std::string type_name = t.Scalar();
           if (!parse_data_type(type_name, type)) {
             in.fail(t, "unknown data type \"" + type_name + "\" (known: fp32, fp16, bf16, int32)");
           }
@@ -126,14 +120,12 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
     in.fail(node["protocol"], "\"protocol\" must be push (SHARP-style) or pull (NVLS-style), not \"" + protocol + "\"");
   }
   r.pull = protocol == "pull";
-  r.pipeline_bytes = in.count(node, "pipeline_bytes", r.pipeline_bytes);
-  if (r.pipeline_bytes == 0) in.fail(node["pipeline_bytes"], "\"pipeline_bytes\" must be > 0");
-  r.pipeline_depth = static_cast<std::uint32_t>(in.count(node, "pipeline_depth", r.pipeline_depth));
-  if (r.pipeline_depth == 0) in.fail(node["pipeline_depth"], "\"pipeline_depth\" must be >= 1");
+  r.pipeline_bytes = in.bytes(node, "pipeline_bytes", r.pipeline_bytes, 1);
+  r.pipeline_depth = static_cast<std::uint32_t>(in.count(node, "pipeline_depth", r.pipeline_depth, 1, 1 << 16));
   const std::string model = in.text(node, "model", "tlm");
   if (model != "tlm" && model != "rtl") in.fail(node["model"], "\"model\" must be tlm or rtl, not \"" + model + "\"");
   r.rtl = model == "rtl";
-  r.clock_MHz = in.number(node, "clock_MHz", r.clock_MHz, true);
+  r.clock_MHz = in.number(node, "clock_MHz", r.clock_MHz, 0.001, 1e5);  // 1 kHz to 100 GHz
   if (r.rtl) {
     // The RTL unit (rtl/reduction_pkg.sv) has no fp16 datapath.
     const std::uint32_t fp16 = reduction_bit(ReduceOp::kSum, DataType::kFp16) |
@@ -154,20 +146,20 @@ void read_npu(const YamlInput& in, const YAML::Node& node, PlatformSpec& spec) {
                "npu");
   if (const YAML::Node h = node["hbm"]) spec.hbm = read_memory(in, h, "npu hbm");
   Npu::Params& p = spec.npu;
-  p.peak_flops = in.number(node, "peak_tflops", p.peak_flops / 1e12, true) * 1e12;
-  p.memory_bandwidth = Bandwidth::GBps(in.number(node, "memory_bandwidth_GBps", p.memory_bandwidth.GBps_value(), true));
-  p.cpu_flops = in.number(node, "cpu_gflops", p.cpu_flops / 1e9, true) * 1e9;
-  p.remote_memory_latency = ns_to_ticks(in.number(node, "remote_memory_latency_ns", ticks_to_ns(p.remote_memory_latency)));
-  p.remote_memory_bandwidth =
-      Bandwidth::GBps(in.number(node, "remote_memory_bandwidth_GBps", p.remote_memory_bandwidth.GBps_value(), true));
-  spec.max_collectives_in_flight = static_cast<unsigned>(in.count(node, "max_collectives_in_flight", spec.max_collectives_in_flight));
+  // TFLOP/s and GFLOP/s: above zero, up to 10^6 of the unit.
+  p.peak_flops = in.number(node, "peak_tflops", p.peak_flops / 1e12, 0, 1e6, true) * 1e12;
+  p.memory_bandwidth = in.bandwidth_GBps(node, "memory_bandwidth_GBps", p.memory_bandwidth);
+  p.cpu_flops = in.number(node, "cpu_gflops", p.cpu_flops / 1e9, 0, 1e6, true) * 1e9;
+  p.remote_memory_latency = in.latency_ns(node, "remote_memory_latency_ns", p.remote_memory_latency);
+  p.remote_memory_bandwidth = in.bandwidth_GBps(node, "remote_memory_bandwidth_GBps", p.remote_memory_bandwidth);
+  spec.max_collectives_in_flight =
+      static_cast<unsigned>(in.count(node, "max_collectives_in_flight", spec.max_collectives_in_flight, 0, 1 << 20));
 }
 
 void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveConfig& c) {
   in.only_keys(node, {"chunks", "active_chunks", "scheduling", "algorithms"}, "collectives");
-  c.chunks = static_cast<std::uint32_t>(in.count(node, "chunks", c.chunks));
-  if (c.chunks == 0) in.fail(node["chunks"], "\"chunks\" must be >= 1");
-  c.active_chunks = static_cast<std::uint32_t>(in.count(node, "active_chunks", c.active_chunks));
+  c.chunks = static_cast<std::uint32_t>(in.count(node, "chunks", c.chunks, 1, limits::kMaxChunks));
+  c.active_chunks = static_cast<std::uint32_t>(in.count(node, "active_chunks", c.active_chunks, 0, limits::kMaxChunks));
   const std::string policy = in.text(node, "scheduling", "fifo");
   if (policy == "fifo") {
     c.policy = SchedulingPolicy::kFifo;
@@ -181,10 +173,11 @@ void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveCon
   if (const YAML::Node algos = node["algorithms"]) {
     in.require_map(algos, "collectives.algorithms");
     for (const auto& kv : algos) {
-      const std::string type_name = kv.first.as<std::string>();
+      const std::string type_name = kv.first.Scalar();
       const auto type = collective_from_name(type_name);
       if (!type) in.fail(kv.first, "unknown collective type \"" + type_name + "\"");
-      const std::string algo_name = kv.second.as<std::string>();
+      if (!kv.second.IsScalar()) in.fail(kv.second, "an algorithm must be a name");
+      const std::string algo_name = kv.second.Scalar();
       const auto algo = algorithm_from_name(algo_name);
       if (!algo) {
         in.fail(kv.second, "unknown algorithm \"" + algo_name +
@@ -199,11 +192,7 @@ std::vector<int> int_list(const YamlInput& in, const YAML::Node& node, const cha
   if (!node.IsSequence()) in.fail(node, std::string("\"") + what + "\" must be a list");
   std::vector<int> out;
   for (const auto& v : node) {
-    try {
-      out.push_back(v.as<int>());
-    } catch (const YAML::Exception&) {
-      in.fail(v, std::string("\"") + what + "\" must hold whole numbers");
-    }
+    out.push_back(static_cast<int>(in.count_at(v, std::string("an entry of \"") + what + "\"", 0, limits::kMaxNpus)));
   }
   return out;
 }
@@ -224,7 +213,7 @@ std::vector<MemorySpec> read_memories(const YamlInput& in, const YAML::Node& lis
     if (spec.name.empty()) in.fail(m, "a memory needs a \"name\"");
     spec.memory = read_memory(in, m, "a memory");  // keys checked above
     const YAML::Node serves = m["serves"];
-    if (!serves || (serves.IsScalar() && serves.as<std::string>() == "all")) {
+    if (!serves || (serves.IsScalar() && serves.Scalar() == "all")) {
       spec.serves = ranks;
     } else {
       for (int r : int_list(in, serves, "serves")) {
@@ -260,7 +249,7 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
       FabricNode n;
       n.kind = FabricNode::Kind::kSwitch;
       n.name = name;
-      n.hop_latency = ns_to_ticks(in.number(sw, "latency_ns", ticks_to_ns(default_latency)));
+      n.hop_latency = in.latency_ns(sw, "latency_ns", default_latency);
       n.reduction = sw["reduction"] ? read_reduction(in, sw["reduction"]) : default_reduction;
       index[name] = static_cast<int>(f.nodes.size());
       f.nodes.push_back(n);
@@ -296,9 +285,9 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
     e.a = index[from];
     e.b = index[to];
     e.link = default_link;
-    e.link.bandwidth = Bandwidth::GBps(in.number(l, "bandwidth_GBps", default_link.bandwidth.GBps_value(), true));
-    e.link.latency = ns_to_ticks(in.number(l, "latency_ns", ticks_to_ns(default_link.latency)));
-    e.link.buffer_bytes = in.count(l, "buffer_bytes", default_link.buffer_bytes);
+    e.link.bandwidth = in.bandwidth_GBps(l, "bandwidth_GBps", default_link.bandwidth);
+    e.link.latency = in.latency_ns(l, "latency_ns", default_link.latency);
+    e.link.buffer_bytes = in.bytes(l, "buffer_bytes", default_link.buffer_bytes, 1);
     f.edges.push_back(e);
   }
   return f;
@@ -322,11 +311,11 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   std::optional<ReductionSpec> reduction;
   if (const YAML::Node sw = node["switch"]) {
     in.only_keys(sw, {"latency_ns", "reduction"}, "fabric switch");
-    switch_latency = ns_to_ticks(in.number(sw, "latency_ns", 0));
+    switch_latency = in.latency_ns(sw, "latency_ns", 0);
     if (sw["reduction"]) reduction = read_reduction(in, sw["reduction"]);
   }
-  const int size = static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus)));
-  const int stride = static_cast<int>(in.count(node, "group_stride", 1));
+  const int size = static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
+  const int stride = static_cast<int>(in.count(node, "group_stride", 1, 1, limits::kMaxNpus));
   std::vector<std::vector<int>> groups;
   try {
     groups = rank_groups(spec.npus, size, stride);
@@ -356,12 +345,13 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
         f = make_torus(ranks, dims, topology == "torus", link);
       } else if (topology == "fat_tree") {
         FatTreeShape shape;
-        shape.levels = static_cast<int>(in.count(node, "levels", 2));
-        shape.leaf_down = static_cast<int>(in.count(node, "leaf_down", 16));
-        shape.leaf_up = static_cast<int>(in.count(node, "leaf_up", static_cast<std::uint64_t>(shape.leaf_down)));
-        shape.pod_leaves = static_cast<int>(in.count(node, "pod_leaves", 16));
-        shape.agg_up = static_cast<int>(in.count(node, "agg_up", static_cast<std::uint64_t>(shape.pod_leaves)));
-        shape.rails = static_cast<int>(in.count(node, "rails", 1));
+        constexpr std::uint64_t kPorts = 1 << 16;  // ports (or rails) per switch, generously
+        shape.levels = static_cast<int>(in.count(node, "levels", 2, 1, 3));
+        shape.leaf_down = static_cast<int>(in.count(node, "leaf_down", 16, 1, kPorts));
+        shape.leaf_up = static_cast<int>(in.count(node, "leaf_up", static_cast<std::uint64_t>(shape.leaf_down), 1, kPorts));
+        shape.pod_leaves = static_cast<int>(in.count(node, "pod_leaves", 16, 1, kPorts));
+        shape.agg_up = static_cast<int>(in.count(node, "agg_up", static_cast<std::uint64_t>(shape.pod_leaves), 1, kPorts));
+        shape.rails = static_cast<int>(in.count(node, "rails", 1, 1, kPorts));
         f = make_fat_tree(ranks, shape, link, uplink, switch_latency);
       } else if (topology == "netlist") {
         f = read_netlist(in, node, ranks, link, switch_latency, reduction);
@@ -402,7 +392,24 @@ bool is_astra_network(const YAML::Node& root) {
 
 }  // namespace
 
-PlatformSpec load_platform(const std::string& path) {
+namespace {
+
+PlatformSpec read_astra_network(const std::string& path);
+
+/// yaml-cpp's own conversion errors, should one slip past our checks, still
+/// name the file and place.
+template <class F>
+PlatformSpec naming_yaml_errors(const std::string& path, F&& read) {
+  try {
+    return read();
+  } catch (const YAML::Exception& e) {
+    std::string where = path;
+    if (e.mark.line >= 0) where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+    throw InputError(where + ": " + e.msg);
+  }
+}
+
+PlatformSpec read_platform(const std::string& path) {
   const YAML::Node root = load_yaml_file(path);
   if (is_astra_network(root)) return load_astra_network(path);
   const YamlInput in(path);
@@ -410,8 +417,8 @@ PlatformSpec load_platform(const std::string& path) {
   PlatformSpec spec;
   spec.file = path;
   spec.name = in.text(root, "name", stem(path));
-  spec.npus = static_cast<int>(in.count(root, "npus", 0));
-  if (spec.npus < 1) in.fail(root["npus"] ? root["npus"] : root, "\"npus\" must be given and >= 1");
+  if (!root["npus"]) in.fail(root, "missing \"npus\" in the platform");
+  spec.npus = static_cast<int>(in.count(root, "npus", 0, 1, limits::kMaxNpus));
   if (root["npu"]) read_npu(in, root["npu"], spec);
   Nic::Params nic_defaults;
   if (root["nic"]) read_nic(in, root["nic"], nic_defaults, "nic");
@@ -424,8 +431,9 @@ PlatformSpec load_platform(const std::string& path) {
   std::vector<std::string> shapes;
   int covered = 1;
   for (std::size_t i = 0; i < fabrics.size(); ++i) {
-    const int size = static_cast<int>(in.count(fabrics[i], "group_size", static_cast<std::uint64_t>(spec.npus)));
-    const int stride = static_cast<int>(in.count(fabrics[i], "group_stride", 1));
+    in.require_map(fabrics[i], "a fabric");
+    const int size = static_cast<int>(in.count(fabrics[i], "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
+    const int stride = static_cast<int>(in.count(fabrics[i], "group_stride", 1, 1, limits::kMaxNpus));
     const std::string topology = in.text(fabrics[i], "topology", "");
     Dimension dim;
     if (size == spec.npus && covered > 1) {
@@ -444,7 +452,7 @@ PlatformSpec load_platform(const std::string& path) {
       int axis_stride = dim.stride;
       for (const auto& d : fabrics[i]["dims"]) {
         Dimension axis;
-        axis.size = d.as<int>(1);
+        axis.size = static_cast<int>(in.count_at(d, "an entry of \"dims\"", 1, limits::kMaxNpus));
         axis.stride = axis_stride;
         axis_stride *= axis.size;
         if (axis.size > 1) spec.collectives.dims.push_back(axis);
@@ -484,7 +492,19 @@ PlatformSpec load_platform(const std::string& path) {
   return spec;
 }
 
+}  // namespace
+
+PlatformSpec load_platform(const std::string& path) {
+  return naming_yaml_errors(path, [&] { return read_platform(path); });
+}
+
 PlatformSpec load_astra_network(const std::string& path) {
+  return naming_yaml_errors(path, [&] { return read_astra_network(path); });
+}
+
+namespace {
+
+PlatformSpec read_astra_network(const std::string& path) {
   const YAML::Node root = load_yaml_file(path);
   const YamlInput in(path);
   in.only_keys(root, {"topology", "npus_count", "bandwidth", "latency"}, "the ASTRA-sim network file");
@@ -513,13 +533,10 @@ PlatformSpec load_astra_network(const std::string& path) {
   int npus = 1;
   std::vector<int> counts_v;
   for (std::size_t d = 0; d < dims; ++d) {
-    int n = 0;
-    try {
-      n = counts[d].as<int>();
-    } catch (const YAML::Exception&) {
-      in.fail(counts[d], "npus_count must be a whole number");
+    const auto n = static_cast<int>(in.count_at(counts[d], "npus_count", 1, limits::kMaxNpus));
+    if (static_cast<std::int64_t>(npus) * n > limits::kMaxNpus) {
+      in.fail(counts[d], "npus_count: the dimensions make more than " + std::to_string(limits::kMaxNpus) + " NPUs");
     }
-    if (n < 1) in.fail(counts[d], "npus_count must be >= 1");
     counts_v.push_back(n);
     npus *= n;
   }
@@ -527,23 +544,14 @@ PlatformSpec load_astra_network(const std::string& path) {
   int stride = 1;
   for (std::size_t d = 0; d < dims; ++d) {
     Link::Params link;
-    double bw = 0, lat = 0;
-    try {
-      bw = bws[d].as<double>();
-    } catch (const YAML::Exception&) {
-      in.fail(bws[d], "bandwidth must be a number");
-    }
-    try {
-      lat = lats[d].as<double>();
-    } catch (const YAML::Exception&) {
-      in.fail(lats[d], "latency must be a number");
-    }
-    if (bw <= 0) in.fail(bws[d], "bandwidth must be > 0");
-    if (lat < 0) in.fail(lats[d], "latency must be >= 0");
+    // ASTRA-sim's GB/s are 2^30 bytes per second; its latencies are ns.
+    const double bw = in.number_at(bws[d], "bandwidth (GB/s)", limits::kMinGBps, limits::kMaxGBps);
+    const double lat = in.number_at(lats[d], "latency (ns)", 0, limits::kMaxLatencyNs);
     link.bandwidth = Bandwidth::GiBps(bw);
     link.latency = ns_to_ticks(lat);
     link.buffer_bytes = 64u << 20;
-    const std::string t = topo[d].as<std::string>();
+    if (!topo[d].IsScalar()) in.fail(topo[d], "a topology must be a name (Ring, Switch, FullyConnected)");
+    const std::string t = topo[d].Scalar();
     if (t != "Ring" && t != "Switch" && t != "FullyConnected") {
       in.fail(topo[d], "unknown ASTRA-sim topology \"" + t + "\" (known: Ring, Switch, FullyConnected)");
     }
@@ -575,5 +583,7 @@ PlatformSpec load_astra_network(const std::string& path) {
   if (spec.collectives.dims.size() > 1) spec.hints.shape = "multi_dimensional";
   return spec;
 }
+
+}  // namespace
 
 }  // namespace fabricsim

@@ -16,15 +16,9 @@
 #include "models/npu/collective_engine.h"
 #include "models/npu/npu.h"
 #include "models/switch/reduction_unit.h"
+#include "tlm/errors.h"
 
 namespace fabricsim {
-
-/// Bad input (platform, trace, flags): the message names the file, the place
-/// and the problem; the command exits with code 2.
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 /// A memory on a fabric (pooled or expansion memory) and the NPUs it serves.
 struct MemorySpec {

@@ -1,5 +1,7 @@
 #include "platforms/simulation.h"
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -62,7 +64,7 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   }
   // A workload with more rank files than NPUs is probably meant for another platform.
   const std::string extra = traces::rank_file(settings.prefix, n);
-  if (std::ifstream(extra).good()) {
+  if (struct stat st {}; ::stat(extra.c_str(), &st) == 0) {  // stat, not open: a FIFO would block
     throw InputError(extra + ": the workload has more ranks than the platform's " + std::to_string(n) + " NPUs");
   }
 }
@@ -376,24 +378,6 @@ void Simulation::enable_progress() {
     std::cerr << buf << std::flush;
     progress_shown_ = true;
   });
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write");
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw InputError(path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw InputError(path + ": cannot replace the file");
-  }
 }
 
 }  // namespace fabricsim

@@ -66,7 +66,5 @@ class Simulation {
   bool progress_shown_ = false;
 };
 
-/// Writes `text` to `path` whole or not at all (temporary file, then rename).
-void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace fabricsim

@@ -136,24 +136,17 @@ std::pair<Tick, Tick> Timeline::parse_window(const std::string& text, const std:
   return {from, to};
 }
 
-Timeline::Timeline(const Options& options, const Platform& platform) : options_(options), platform_(platform) {
+Timeline::Timeline(const Options& options, const Platform& platform)
+    : options_(options), platform_(platform), file_(options_.path, "timeline"), out_(file_.stream()) {
   recorded_.assign(static_cast<std::size_t>(platform.npus()), options_.npus.empty());
   for (int r : options_.npus) recorded_.at(static_cast<std::size_t>(r)) = true;
   tracks_.resize(static_cast<std::size_t>(platform.npus()));
   links_.resize(platform.links().size());
   units_.resize(platform.units().size());
-  tmp_path_ = options_.path + ".tmp";
-  out_.open(tmp_path_, std::ios::binary | std::ios::trunc);
-  if (!out_) throw InputError(options_.path + ": cannot write the timeline");
   out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
 }
 
-Timeline::~Timeline() {
-  if (!finished_) {
-    out_.close();
-    std::remove(tmp_path_.c_str());
-  }
-}
+Timeline::~Timeline() = default;  // an unfinished timeline's temporary goes with file_
 
 bool Timeline::records(int npu) const {
   return npu >= 0 && static_cast<std::size_t>(npu) < recorded_.size() && recorded_[static_cast<std::size_t>(npu)];
@@ -408,12 +401,7 @@ void Timeline::finish() {
     meta(kLinksPid, -1, "process_sort_index", "sort_index", std::to_string(kLinksPid));
   }
   out_ << "\n]}\n";
-  out_.close();
-  if (!out_) throw InputError(options_.path + ": writing the timeline failed");
-  if (std::rename(tmp_path_.c_str(), options_.path.c_str()) != 0) {
-    std::remove(tmp_path_.c_str());
-    throw InputError(options_.path + ": cannot put the timeline in place");
-  }
+  file_.commit();
   finished_ = true;
 }
 

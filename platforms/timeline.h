@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "platforms/builder.h"
+#include "tlm/output_file.h"
 #include "tlm/timeline.h"
 
 namespace fabricsim {
@@ -87,8 +88,8 @@ class Timeline : public TimelineSink {
   std::vector<LinkBuckets> links_;
   std::vector<UnitBuckets> units_;
   Tick bucket_ = 100000;  // link bucket width, doubled as the run grows (at most kBuckets)
-  std::ofstream out_;
-  std::string tmp_path_;
+  OutputFile file_;
+  std::ostream& out_;
   bool first_ = true;
   bool finished_ = false;
   std::uint64_t events_ = 0;

@@ -1,9 +1,64 @@
 #include "platforms/yaml_input.h"
 
-#include <fstream>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
 #include <sstream>
 
+#include "tlm/input_file.h"
+
 namespace fabricsim {
+
+namespace {
+
+std::string show(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", d);
+  return buf;
+}
+
+std::string quoted(const std::string& key) { return "\"" + key + "\""; }
+
+/// The scalar as written, for messages (never throws).
+std::string written(const YAML::Node& v) { return v.IsScalar() ? v.Scalar() : std::string(v.IsSequence() ? "a list" : "a mapping"); }
+
+bool valid_utf8(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t extra = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      extra = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + extra >= s.size()) return false;
+    for (std::size_t k = 1; k <= extra; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    static constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
+}  // namespace
 
 void YamlInput::fail(const YAML::Node& at, const std::string& what) const {
   const YAML::Mark m = at.Mark();
@@ -23,7 +78,7 @@ void YamlInput::require_map(const YAML::Node& node, const std::string& what) con
 void YamlInput::only_keys(const YAML::Node& map, std::initializer_list<const char*> known, const std::string& what) const {
   require_map(map, what);
   for (const auto& kv : map) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = kv.first.Scalar();  // load_yaml_file made keys scalars
     bool ok = false;
     for (const char* k : known) ok |= key == k;
     if (!ok) {
@@ -34,47 +89,88 @@ void YamlInput::only_keys(const YAML::Node& map, std::initializer_list<const cha
   }
 }
 
-double YamlInput::number(const YAML::Node& map, const char* key, double fallback, bool positive) const {
-  const YAML::Node v = map[key];
-  if (!v) return fallback;
-  double d = 0;
-  try {
-    d = v.as<double>();
-  } catch (const YAML::Exception&) {
-    fail(v, std::string("\"") + key + "\" must be a number, not \"" + v.as<std::string>("?") + "\"");
+double YamlInput::number_at(const YAML::Node& v, const std::string& what, double min, double max,
+                            bool min_exclusive) const {
+  if (!v.IsScalar()) fail(v, what + " must be a number, not " + written(v));
+  // yaml-cpp reads .nan and .inf as numbers; so does strtod "nan" and "inf".
+  const std::string& s = v.Scalar();
+  char* end = nullptr;
+  errno = 0;
+  const double d = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !std::isfinite(d) || errno == ERANGE) {
+    fail(v, what + " must be a finite number, not \"" + s + "\"");
   }
-  if (d < 0 || (positive && d == 0)) fail(v, std::string("\"") + key + "\" must be " + (positive ? "> 0" : ">= 0"));
+  if (d > max || d < min || (min_exclusive && d == min)) {
+    fail(v, what + " is " + show(d) + ": it must be " + (min_exclusive ? "> " : ">= ") + show(min) + " and <= " +
+                show(max));
+  }
   return d;
 }
 
-std::uint64_t YamlInput::count(const YAML::Node& map, const char* key, std::uint64_t fallback) const {
+std::uint64_t YamlInput::count_at(const YAML::Node& v, const std::string& what, std::uint64_t min,
+                                  std::uint64_t max) const {
+  if (!v.IsScalar()) fail(v, what + " must be a whole number, not " + written(v));
+  const std::string& s = v.Scalar();
+  bool digits = !s.empty();
+  for (char c : s) digits &= c >= '0' && c <= '9';
+  errno = 0;
+  const unsigned long long x = digits ? std::strtoull(s.c_str(), nullptr, 10) : 0;
+  if (!digits || errno == ERANGE) {
+    fail(v, what + " must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", not \"" +
+                s + "\"");
+  }
+  if (x < min || x > max) {
+    fail(v, what + " is " + s + ": it must be from " + std::to_string(min) + " to " + std::to_string(max));
+  }
+  return x;
+}
+
+double YamlInput::number(const YAML::Node& map, const char* key, double fallback, double min, double max,
+                         bool min_exclusive) const {
   const YAML::Node v = map[key];
   if (!v) return fallback;
-  long long x = 0;
-  try {
-    x = v.as<long long>();
-  } catch (const YAML::Exception&) {
-    fail(v, std::string("\"") + key + "\" must be a whole number, not \"" + v.as<std::string>("?") + "\"");
+  return number_at(v, quoted(key), min, max, min_exclusive);
+}
+
+std::uint64_t YamlInput::count(const YAML::Node& map, const char* key, std::uint64_t fallback, std::uint64_t min,
+                               std::uint64_t max) const {
+  const YAML::Node v = map[key];
+  if (!v) return fallback;
+  return count_at(v, quoted(key), min, max);
+}
+
+Tick YamlInput::latency_ns(const YAML::Node& map, const char* key, Tick fallback) const {
+  const YAML::Node v = map[key];
+  if (!v) return fallback;
+  return ns_to_ticks(number_at(v, quoted(key) + " (ns)", 0, limits::kMaxLatencyNs));
+}
+
+Bandwidth YamlInput::bandwidth_GBps(const YAML::Node& map, const char* key, Bandwidth fallback,
+                                    bool zero_unlimited) const {
+  const YAML::Node v = map[key];
+  if (!v) return fallback;
+  const double g = number_at(v, quoted(key) + " (GB/s)", 0, limits::kMaxGBps);
+  if (g == 0 && zero_unlimited) return Bandwidth::unlimited();
+  if (g < limits::kMinGBps) {
+    fail(v, quoted(key) + " (GB/s) is " + show(g) + ": it must be >= " + show(limits::kMinGBps) +
+                (zero_unlimited ? " (or 0 for no limit)" : ""));
   }
-  if (x < 0) fail(v, std::string("\"") + key + "\" must be >= 0");
-  return static_cast<std::uint64_t>(x);
+  return Bandwidth::GBps(g);
 }
 
 bool YamlInput::flag(const YAML::Node& map, const char* key, bool fallback) const {
   const YAML::Node v = map[key];
   if (!v) return fallback;
-  try {
-    return v.as<bool>();
-  } catch (const YAML::Exception&) {
-    fail(v, std::string("\"") + key + "\" must be true or false");
-  }
+  bool b = false;
+  if (!v.IsScalar() || !YAML::convert<bool>::decode(v, b)) fail(v, quoted(key) + " must be true or false");
+  return b;
 }
 
 std::string YamlInput::text(const YAML::Node& map, const char* key, const std::string& fallback) const {
   const YAML::Node v = map[key];
   if (!v) return fallback;
-  if (!v.IsScalar()) fail(v, std::string("\"") + key + "\" must be a single value");
-  return v.as<std::string>();
+  if (!v.IsScalar()) fail(v, quoted(key) + " must be a single value");
+  return v.Scalar();
 }
 
 const YAML::Node YamlInput::required(const YAML::Node& map, const char* key, const std::string& what) const {
@@ -83,18 +179,42 @@ const YAML::Node YamlInput::required(const YAML::Node& map, const char* key, con
   return v;
 }
 
+namespace {
+
+void check_document(const YamlInput& in, const YAML::Node& node, int depth) {
+  if (depth > 64) in.fail(node, "nested more than 64 levels deep");
+  if (node.IsScalar()) {
+    if (!valid_utf8(node.Scalar())) in.fail(node, "text that is not UTF-8 (save the file as UTF-8)");
+  } else if (node.IsSequence()) {
+    for (const auto& v : node) check_document(in, v, depth + 1);
+  } else if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) in.fail(kv.first, "a key must be a plain name, not " + written(kv.first));
+      check_document(in, kv.first, depth + 1);
+      if (!seen.insert(kv.first.Scalar()).second) {
+        in.fail(kv.first, "the key \"" + kv.first.Scalar() + "\" appears twice in this mapping");
+      }
+      check_document(in, kv.second, depth + 1);
+    }
+  }
+}
+
+}  // namespace
+
 YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
+  const std::string text = read_input_file(path, "platform file");
+  YAML::Node root;
   try {
-    YAML::Node root = YAML::Load(in);
-    if (!root || root.IsNull()) throw InputError(path + ": the file is empty");
-    return root;
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     std::ostringstream os;
     os << path << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": not valid YAML: " << e.msg;
     throw InputError(os.str());
   }
+  if (!root || root.IsNull()) throw InputError(path + ": the file is empty");
+  check_document(YamlInput(path), root, 0);
+  return root;
 }
 
 }  // namespace fabricsim

@@ -93,7 +93,7 @@ TEST(Cli, MissingRankFileIsNamed) {
   // A 4-rank workload on an 8-NPU platform: rank 4 has no file.
   const auto r = testutil::run_fabricsim("run --platform " + net + " --workload " + astra_all_reduce(4));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("all_reduce.4.et: cannot open trace file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("all_reduce.4.et: cannot open the trace"), std::string::npos) << r.err;
 }
 
 TEST(Cli, UnknownFlagExitsWithTwo) {
@@ -111,7 +111,7 @@ TEST(Cli, GeneratorsMakeTheOutputFolderAndNameAnUnwritableOne) {
   testutil::run_fabricsim("gen collective --npus 2 --bytes 1024 --out " + dir + "/plain");
   const auto bad = testutil::run_fabricsim("gen collective --npus 2 --bytes 1024 --out " + dir + "/plain.0.et/x");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("plain.0.et/x.0.et: cannot write"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("plain.0.et/x.0.et: cannot write the trace"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ TEST(EtReader, AMissingFileAndAnEmptyFileAreNamed) {
     EtReader r("/nonexistent/x.0.et");
     FAIL();
   } catch (const TraceError& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/x.0.et: cannot open trace file"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/x.0.et: cannot open the trace"), std::string::npos);
   }
   const std::string empty = testutil::scratch_dir("empty") + "/e.0.et";
   testutil::write_text(empty, "");

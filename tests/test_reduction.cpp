@@ -332,8 +332,8 @@ TEST(Errors, BadReductionSettingsNameTheFileAndLine) {
     const char* reduction;
     const char* message;
   } cases[] = {
-      {"{slots: 0}", "\"slots\" must be >= 1"},
-      {"{streams: 0}", "\"streams\" must be >= 1"},
+      {"{slots: 0}", "\"slots\" is 0: it must be from 1 to"},
+      {"{streams: 0}", "\"streams\" is 0: it must be from 1 to"},
       {"{protocol: broadcast}", "\"protocol\" must be push (SHARP-style) or pull (NVLS-style)"},
       {"{ops: {sum: [fp64]}}", "unknown data type \"fp64\""},
       {"{ops: {avg: [fp32]}}", "unknown reduction \"avg\""},

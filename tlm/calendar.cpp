@@ -1,5 +1,6 @@
 #include "tlm/calendar.h"
 
+#include "tlm/errors.h"
 #include "tlm/fabric_protocol.h"
 
 #include <algorithm>
@@ -101,7 +102,11 @@ Calendar::Bucket* Calendar::bucket_for(Tick when) {
 
 void Calendar::schedule(Tick when, Client* client, std::uint32_t kind, void* arg) {
   const Tick now = now_ticks();
-  if (when == kNever) throw std::logic_error("calendar: event scheduled at no time (kNever)");
+  if (when > kMaxTime) {
+    if (when == kNever) throw std::logic_error("calendar: event scheduled at no time (kNever)");
+    throw ModelError("the simulation passed " + std::to_string(when / 1000000000000ull) +
+                     " s, the end of its time range (2^62 ps, about 53 days)");
+  }
   if (when < now) {
     throw std::logic_error("calendar: event scheduled in the past (" + std::to_string(when) +
                            " ps < now " + std::to_string(now) + " ps)");

@@ -8,6 +8,13 @@
 
 namespace fabricsim {
 
+/// Bad input (platform, trace, flags): the message names the file, the place
+/// and the problem; the command exits with code 2.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class ModelError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -15,6 +15,15 @@ namespace fabricsim {
 
 using Tick = std::uint64_t;  // picoseconds
 constexpr Tick kNever = std::numeric_limits<Tick>::max();
+/// The latest simulated time: 2^62 ps, about 53 days. Every duration is at
+/// most this too, so a time plus a duration never wraps a Tick (and stays
+/// far below SystemC's own 2^64 ps limit).
+constexpr Tick kMaxTime = Tick{1} << 62;
+
+/// A duration in picoseconds, rounded, checked against kMaxTime: NaN,
+/// negative and too-long durations throw a ModelError (exit 2) naming
+/// `what`, instead of wrapping into a wrong time.
+Tick checked_ticks(double ps, const char* what);
 
 namespace detail {
 // While the fabric calendar drains, it publishes the current time here:
@@ -27,7 +36,11 @@ inline Tick now_ticks() {
   return detail::g_calendar_now_valid ? detail::g_calendar_now : sc_core::sc_time_stamp().value();
 }
 inline sc_core::sc_time to_sc_time(Tick t) { return sc_core::sc_time::from_value(t); }
-inline Tick ns_to_ticks(double ns) { return static_cast<Tick>(std::llround(ns * 1000.0)); }
+inline Tick ns_to_ticks(double ns) {
+  const double ps = ns * 1000.0;
+  if (ps >= 0 && ps <= static_cast<double>(kMaxTime)) return static_cast<Tick>(std::llround(ps));
+  return checked_ticks(ps, "a duration");  // throws
+}
 inline double ticks_to_ns(Tick t) { return static_cast<double>(t) / 1000.0; }
 inline double ticks_to_us(Tick t) { return static_cast<double>(t) / 1e6; }
 
@@ -49,12 +62,17 @@ class Bandwidth {
   double bytes_per_ps() const { return bytes_per_ps_; }
   double GBps_value() const { return bytes_per_ps_ * 1e3; }
   /// Time to move `bytes` at this rate, rounded to the nearest picosecond.
+  /// Past kMaxTime it throws a ModelError rather than wrap.
   Tick time_for(double bytes) const {
-    return is_unlimited() ? 0 : static_cast<Tick>(std::llround(bytes / bytes_per_ps_));
+    if (is_unlimited()) return 0;
+    const double ps = bytes / bytes_per_ps_;
+    if (ps >= 0 && ps <= static_cast<double>(kMaxTime)) return static_cast<Tick>(std::llround(ps));
+    throw_too_long(bytes);
   }
 
  private:
   constexpr explicit Bandwidth(double bytes_per_ps) : bytes_per_ps_(bytes_per_ps) {}
+  [[noreturn]] void throw_too_long(double bytes) const;
   double bytes_per_ps_ = 0.0;
 };
 

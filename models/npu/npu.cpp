@@ -94,8 +94,7 @@ void Npu::end_op(Pending* p) {
 Tick Npu::compute_time(const ComputeOp& op) const {
   if (op.use_recorded) return op.recorded;
   const double peak = op.on_cpu ? params_.cpu_flops : params_.peak_flops;
-  const double compute_s = peak > 0 ? op.flops / peak : 0.0;
-  const Tick compute = static_cast<Tick>(std::llround(compute_s * 1e12));
+  const Tick compute = peak > 0 ? checked_ticks(op.flops / peak * 1e12, "a compute node") : 0;
   const Tick memory = params_.memory_bandwidth.time_for(static_cast<double>(op.tensor_bytes));
   return std::max(compute, memory);  // roofline
 }
@@ -111,7 +110,7 @@ void Npu::start_compute(const ComputeOp& op, NpuClient* client, void* ctx) {
     // The tensor bytes go through the HBM, sharing it with the NICs' DMA:
     // the node takes the longer of its arithmetic and its memory traffic.
     const double peak = params_.peak_flops;
-    job.compute = peak > 0 ? static_cast<Tick>(std::llround(op.flops / peak * 1e12)) : 0;
+    job.compute = peak > 0 ? checked_ticks(op.flops / peak * 1e12, "a compute node") : 0;
     job.hbm_bytes = op.tensor_bytes;
   } else {
     job.compute = compute_time(op);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/npu/algorithm_choice.h"
+#include "tlm/input_file.h"
 #include "traces/reader/et_reader.h"
 
 namespace fabricsim {
@@ -53,12 +55,10 @@ const Group* GroupTable::find(const std::string& name) const {
 }
 
 void GroupTable::load_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open comm-groups file");
   nlohmann::json j;
   try {
-    in >> j;
-  } catch (const nlohmann::json::parse_error& e) {
+    j = nlohmann::json::parse(read_input_file(path, "process-group file"));
+  } catch (const nlohmann::json::exception& e) {  // also a number overflow (1e999)
     throw std::runtime_error(path + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) throw std::runtime_error(path + ": expected an object {\"<pg_name>\": [ranks...]}");
@@ -275,18 +275,31 @@ void TraceWorkload::add(const void* proto) {
   n.name = pn.name();
   n.type = pn.type();
   n.duration_us = pn.duration_micros();
+  if (n.duration_us > kMaxTime / 1000000) {
+    fail(n, "duration_micros " + std::to_string(n.duration_us) +
+                " is past the simulator's time range (at most 2^62 ps, about 53 days)");
+  }
   if (auto v = traces::attr_double(pn, "num_ops")) {
+    if (!std::isfinite(*v) || *v < 0) fail(n, "num_ops " + std::to_string(*v) + " must be a finite number >= 0");
     n.has_num_ops = true;
     n.num_ops = *v;
   }
-  if (auto v = attr_int(pn, "tensor_size")) n.tensor_size = static_cast<std::uint64_t>(*v);
+  // Sizes arrive as int64 (uint64 values past 2^63 too): a negative one is a
+  // corrupt trace, not a huge tensor.
+  auto size_attr = [&](const char* key) -> std::optional<std::uint64_t> {
+    const auto v = attr_int(pn, key);
+    if (!v) return std::nullopt;
+    if (*v < 0) fail(n, std::string(key) + " " + std::to_string(*v) + " must be between 0 and 2^63-1 bytes");
+    return static_cast<std::uint64_t>(*v);
+  };
+  if (auto v = size_attr("tensor_size")) n.tensor_size = *v;
   if (auto v = attr_int(pn, "is_cpu_op")) n.is_cpu = *v != 0;
   if (auto v = attr_int(pn, "comm_type")) {
     n.has_comm_type = true;
     n.comm_type = *v;
   }
-  if (auto v = attr_int(pn, "comm_size")) {
-    n.comm_size = static_cast<std::uint64_t>(*v);
+  if (auto v = size_attr("comm_size")) {
+    n.comm_size = *v;
   } else if (n.tensor_size) {
     n.comm_size = n.tensor_size;
   } else if (n.type == ChakraProtoMsg::COMM_COLL_NODE || n.type == ChakraProtoMsg::COMM_SEND_NODE ||

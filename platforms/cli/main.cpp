@@ -22,6 +22,7 @@
 #include "platforms/astra_system.h"
 #include "platforms/collbench.h"
 #include "tlm/errors.h"
+#include "tlm/output_file.h"
 #include "tlm/reduction.h"
 #include "platforms/loader.h"
 #include "platforms/simulation.h"
@@ -32,6 +33,12 @@
 using namespace fabricsim;
 
 namespace {
+
+/// Names and labels come from user files: bytes that are not UTF-8 are
+/// written as U+FFFD rather than stopping the report.
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 struct RunArgs {
   std::string platform;
@@ -139,7 +146,7 @@ int run(const RunArgs& a) {
   }
   for (const auto& w : sim.warnings()) std::cerr << "warning: " << w << "\n";
   if (!a.quiet) sim.print_summary(std::cout);
-  if (!a.report.empty()) write_file_atomically(a.report, sim.report().dump(2) + "\n");
+  if (!a.report.empty()) write_output_file(a.report, json_text(sim.report()), "report");
   if (outcome == Simulation::Outcome::kStuck) {
     std::cerr << "error: the simulation cannot make progress at " << ticks_to_ns(now_ticks())
               << " ns; work remains:\n";
@@ -217,7 +224,7 @@ int collbench(const CollbenchArgs& a) {
   std::vector<std::string> errors;
   const auto rows = run_collbench(platform, o, errors);
   if (!a.quiet) print_collbench(std::cout, platform, o, rows);
-  if (!a.json.empty()) write_file_atomically(a.json, collbench_json(platform, o, rows).dump(2) + "\n");
+  if (!a.json.empty()) write_output_file(a.json, json_text(collbench_json(platform, o, rows)), "collbench JSON");
   if (!errors.empty()) {
     std::cerr << "error: " << errors.size() << " result(s) differ from the reference:\n";
     for (std::size_t i = 0; i < errors.size() && i < 20; ++i) std::cerr << "  " << errors[i] << "\n";

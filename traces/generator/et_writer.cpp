@@ -11,17 +11,18 @@
 
 namespace fabricsim::traces {
 
-EtWriter::EtWriter(const std::string& path, const std::string& version) : path_(path), tmp_(path + ".tmp") {
-  // Written to a temporary name and renamed by close(): a trace is whole or absent.
-  // The prefix's folder is made if missing, as a user writing traces expects.
+namespace {
+/// The prefix's folder is made if missing, as a user writing traces expects.
+const std::string& with_folder(const std::string& path) {
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!folder.empty()) std::filesystem::create_directories(folder, ec);
-  out_.open(tmp_, std::ios::binary | std::ios::trunc);
-  if (!out_) {
-    // A bad --out is the user's to fix: reported as bad input.
-    throw std::invalid_argument(path + ": cannot write (" + (ec ? ec.message() : std::strerror(errno)) + ")");
-  }
+  return path;
+}
+}  // namespace
+
+EtWriter::EtWriter(const std::string& path, const std::string& version)
+    : path_(path), file_(with_folder(path), "trace"), out_(file_.stream()) {
   ChakraProtoMsg::GlobalMetadata meta;
   meta.set_version(version);
   write_record(meta);
@@ -44,25 +45,9 @@ void EtWriter::write(const ChakraProtoMsg::Node& node) {
   ++nodes_;
 }
 
-void EtWriter::close() {
-  out_.close();
-  if (!out_) {
-    std::remove(tmp_.c_str());
-    throw std::runtime_error(path_ + ": write failed");
-  }
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    std::remove(tmp_.c_str());
-    throw std::runtime_error(path_ + ": cannot put the trace in place");
-  }
-  closed_ = true;
-}
+void EtWriter::close() { file_.commit(); }
 
-EtWriter::~EtWriter() {
-  if (!closed_) {
-    out_.close();
-    std::remove(tmp_.c_str());
-  }
-}
+EtWriter::~EtWriter() = default;  // without close(), file_ removes what was written
 
 void add_int(ChakraProtoMsg::Node& n, const std::string& name, std::int64_t v) {
   auto* a = n.add_attr();

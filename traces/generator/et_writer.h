@@ -6,13 +6,14 @@
 #include <fstream>
 #include <string>
 
+#include "tlm/output_file.h"
 #include "traces/et_def.pb.h"
 
 namespace fabricsim::traces {
 
 class EtWriter {
  public:
-  /// Opens `path` and writes the GlobalMetadata; throws std::runtime_error.
+  /// Opens `path` and writes the GlobalMetadata; throws InputError.
   explicit EtWriter(const std::string& path, const std::string& version = "0.0.4");
   /// Without close(), the file is not written at all.
   ~EtWriter();
@@ -26,9 +27,8 @@ class EtWriter {
  private:
   void write_record(const google::protobuf::MessageLite& msg);
   std::string path_;
-  std::string tmp_;
-  std::ofstream out_;
-  bool closed_ = false;
+  OutputFile file_;  // whole or absent; never replaces a device or a symlink
+  std::ostream& out_;
   std::string buffer_;
   std::uint64_t nodes_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "traces/generator/et_writer.h"
@@ -188,7 +189,7 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
   }
   // Process groups, in ASTRA-sim's comm-groups format (whole or absent).
   const std::string json_path = prefix + ".comm_groups.json";
-  std::ofstream json(json_path + ".tmp");
+  std::ostringstream json;
   json << "{";
   bool first = true;
   auto group = [&](const std::string& name, const std::vector<int>& ranks) {
@@ -212,11 +213,7 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
     }
   }
   json << "\n}\n";
-  json.close();
-  if (!json || std::rename((json_path + ".tmp").c_str(), json_path.c_str()) != 0) {
-    std::remove((json_path + ".tmp").c_str());
-    throw std::runtime_error(json_path + ": write failed");
-  }
+  write_output_file(json_path, json.str(), "process groups");
   return files;
 }
 

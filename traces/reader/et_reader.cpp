@@ -1,5 +1,8 @@
 #include "traces/reader/et_reader.h"
 
+#include "tlm/errors.h"
+#include "tlm/input_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,15 +26,11 @@ constexpr int kLastKnownNodeType = ChakraProtoMsg::CHECKPOINT_NODE;
 }  // namespace
 
 EtReader::EtReader(std::string path) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY);
-  if (fd_ < 0) {
-    throw TraceError(path_ + ": cannot open trace file: " + std::strerror(errno));
-  }
-  struct stat st {};
-  if (::fstat(fd_, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd_);
-    fd_ = -1;
-    throw TraceError(path_ + ": is a directory, not a trace file");
+  // A FIFO, device or directory is refused before it can block or never end.
+  try {
+    fd_ = open_input_fd(path_, "trace");
+  } catch (const InputError& e) {
+    throw TraceError(e.what());
   }
   // Small blocks: thousands of ranks each keep a reader open.
   file_ = std::make_unique<pbio::FileInputStream>(fd_, 4096);

@@ -1,0 +1,203 @@
+// Bad input never gives a wrong answer, a crash, a hang or harm to a file:
+// one test per class of bad input, each asserting the exit code and that the
+// message names the file, the place and the value.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support/fabric_harness.h"
+#include "support/test_util.h"
+#include "traces/generator/et_writer.h"
+
+using namespace fabricsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kRing4 = "npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: 50, latency_ns: 500 }\n";
+
+std::string all_reduce_4() {
+  return testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce");
+}
+
+/// Runs `fabricsim run` on the platform text and the 4-NPU all-reduce.
+testutil::CommandResult run_platform(const std::string& dir, const std::string& yaml, const std::string& extra = "") {
+  testutil::write_text(dir + "/p.yaml", yaml);
+  return testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + all_reduce_4() + " " + extra);
+}
+
+void expect_refused(const testutil::CommandResult& r, const std::string& where, const std::string& what) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(where), std::string::npos) << "expected the place " << where << " in: " << r.err;
+  EXPECT_NE(r.err.find(what), std::string::npos) << "expected \"" << what << "\" in: " << r.err;
+}
+
+TEST(BadNumbers, NanInfinityAndOutOfRangeAreRefusedWithFileLineAndValue) {
+  const std::string dir = testutil::scratch_dir("bad-numbers");
+  struct Case {
+    std::string yaml, where, what;
+  };
+  const std::vector<Case> cases = {
+      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: .nan }\n", "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) must be a finite number, not \".nan\""},
+      {"npus: 4\nnpu: { peak_tflops: .inf }\nfabrics: [ { topology: ring } ]\n", "p.yaml:2:", "\"peak_tflops\" must be a finite number, not \".inf\""},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: -5 }\n", "p.yaml:4:", "\"latency_ns\" (ns) is -5: it must be >= 0"},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: 1e300 }\n", "p.yaml:4:", "\"latency_ns\" (ns) is 1e+300"},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: 1e-30 }\n", "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) is 1e-30: it must be >= 1e-06"},
+      {"npus: 4\nnpu: { memory_bandwidth_GBps: abc }\nfabrics: [ { topology: ring } ]\n", "p.yaml:2:", "must be a finite number, not \"abc\""},
+  };
+  for (const auto& c : cases) expect_refused(run_platform(dir, c.yaml), dir + "/" + c.where, c.what);
+}
+
+TEST(BadNumbers, WholeNumbersDoNotWrap) {
+  const std::string dir = testutil::scratch_dir("bad-wrap");
+  // 2^32 + 8 once ran 8 NPUs; 2^64 - 5 once read as a small count.
+  expect_refused(run_platform(dir, "npus: 4294967304\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:1:",
+                 "\"npus\" is 4294967304: it must be from 1 to 131072");
+  expect_refused(run_platform(dir, "npus: -4\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:1:",
+                 "\"npus\" must be a whole number from 1 to 131072, not \"-4\"");
+  expect_refused(run_platform(dir, "npus: 4\ncollectives: { chunks: 4294967297 }\nfabrics: [ { topology: ring } ]\n"),
+                 dir + "/p.yaml:2:", "\"chunks\" is 4294967297: it must be from 1 to 4096");
+  expect_refused(run_platform(dir, "npus: 4.5\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:1:", "not \"4.5\"");
+}
+
+TEST(BadNumbers, AstraNetworkDimensionsThatOverflowAreRefused) {
+  // 65536 x 65536 once overflowed int and divided by zero (SIGFPE).
+  const std::string dir = testutil::scratch_dir("bad-astra-overflow");
+  testutil::write_text(dir + "/net.yml",
+                       "topology: [ Ring, Ring ]\nnpus_count: [ 65536, 65536 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500, 500 ]\n");
+  const auto r = testutil::run_fabricsim("run --platform " + dir + "/net.yml --workload " + all_reduce_4());
+  expect_refused(r, dir + "/net.yml:2:", "the dimensions make more than 131072 NPUs");
+  testutil::write_text(dir + "/nan.yml", "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ .nan ]\nlatency: [ 500 ]\n");
+  expect_refused(testutil::run_fabricsim("run --platform " + dir + "/nan.yml --workload " + all_reduce_4()),
+                 dir + "/nan.yml:3:", "bandwidth (GB/s) must be a finite number");
+}
+
+TEST(BadNumbers, AstraSystemJsonInfinityIsRefused) {
+  const std::string dir = testutil::scratch_dir("bad-astra-json");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  testutil::write_text(dir + "/sys.json", "{\"peak-perf\": 1e999}\n");
+  const auto r = testutil::run_fabricsim("run --platform " + dir + "/p.yaml --system " + dir + "/sys.json --workload " +
+                                         all_reduce_4());
+  expect_refused(r, dir + "/sys.json", "number overflow parsing '1e999'");
+}
+
+TEST(BadYaml, DuplicateKeysNonScalarKeysAndNonUtf8AreRefused) {
+  const std::string dir = testutil::scratch_dir("bad-yaml");
+  expect_refused(run_platform(dir, "npus: 4\nnpus: 8\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:2:",
+                 "the key \"npus\" appears twice");
+  expect_refused(run_platform(dir, "npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: 1, latency_ns: 2 }\n"),
+                 dir + "/p.yaml:4:", "the key \"latency_ns\" appears twice");
+  expect_refused(run_platform(dir, "npus: 4\n? [a, b]\n: 1\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:2:",
+                 "a key must be a plain name, not a list");
+  expect_refused(run_platform(dir, "name: caf\xe9\nnpus: 4\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:1:",
+                 "text that is not UTF-8");
+  expect_refused(run_platform(dir, "npus: 4\ncollectives: { algorithms: { all_reduce: [ring] } }\nfabrics: [ { topology: ring } ]\n"),
+                 dir + "/p.yaml:2:", "an algorithm must be a name");
+}
+
+TEST(BadPaths, DirectoriesFifosAndDevicesAreRefusedAsInputsWithoutBlocking) {
+  const std::string dir = testutil::scratch_dir("bad-paths");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  ASSERT_EQ(::mkfifo((dir + "/fifo.yaml").c_str(), 0600), 0);
+  struct Case {
+    std::string args, what;
+  };
+  const std::vector<Case> cases = {
+      {"--platform " + dir + " --workload " + all_reduce_4(), dir + ": the platform file is a directory"},
+      {"--platform " + dir + "/fifo.yaml --workload " + all_reduce_4(),
+       dir + "/fifo.yaml: the platform file is a FIFO (named pipe)"},
+      {"--platform /dev/zero --workload " + all_reduce_4(), "/dev/zero: the platform file is a character device"},
+      {"--platform " + dir + "/p.yaml --system /dev/zero --workload " + all_reduce_4(),
+       "/dev/zero: the ASTRA-sim system file is a character device"},
+      {"--platform " + dir + "/p.yaml --comm-groups " + dir + "/fifo.yaml --workload " + all_reduce_4(),
+       dir + "/fifo.yaml: the process-group file is a FIFO"},
+  };
+  for (const auto& c : cases) {
+    const auto r = testutil::run_fabricsim("run --quiet " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.what), std::string::npos) << c.args << ": " << r.err;
+  }
+}
+
+TEST(BadPaths, OutputsNeverReplaceDevicesOrSymlinksAndNeverLeavePartialFiles) {
+  const std::string dir = testutil::scratch_dir("out-paths");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  const std::string run = "run --quiet --platform " + dir + "/p.yaml --workload " + all_reduce_4();
+  // A device is written in place: /dev/null stays a character device.
+  for (const char* option : {"--report", "--timeline"}) {
+    const auto r = testutil::run_fabricsim(run + " " + option + " /dev/null");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    struct stat st {};
+    ASSERT_EQ(::stat("/dev/null", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode)) << option;
+  }
+  // A symlink stays a symlink; its target gets the report.
+  testutil::write_text(dir + "/target.json", "old");
+  fs::create_symlink("target.json", dir + "/link.json");
+  auto r = testutil::run_fabricsim(run + " --report " + dir + "/link.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(dir + "/link.json"));
+  EXPECT_NE(testutil::read_text(dir + "/target.json").find("\"npus\""), std::string::npos);
+  // A directory is refused, and a failed write leaves nothing behind.
+  r = testutil::run_fabricsim(run + " --report " + dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir + ": is a directory"), std::string::npos) << r.err;
+  r = testutil::run_fabricsim(run + " --report " + dir + "/missing/r.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir + "/missing/r.json: cannot write the report"), std::string::npos) << r.err;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name == "p.yaml" || name == "target.json" || name == "link.json") << "left behind: " << name;
+  }
+}
+
+/// Writes a one-node trace per rank.
+void write_one_node(const std::string& prefix, int ranks, const std::function<void(ChakraProtoMsg::Node&)>& fill) {
+  for (int r = 0; r < ranks; ++r) {
+    traces::EtWriter w(prefix + "." + std::to_string(r) + ".et");
+    ChakraProtoMsg::Node n;
+    n.set_id(0);
+    n.set_name("node");
+    fill(n);
+    w.write(n);
+    w.close();
+  }
+}
+
+TEST(BadTimes, ADurationPastTheTimeRangeIsRefusedNotWrapped) {
+  // 2^62 bytes at 50 GB/s take 9.2e7 s, past 2^62 ps: it once reported
+  // 9.22e15 ns. A 2^63 us compute node once counted as 0.
+  const std::string dir = testutil::scratch_dir("bad-times");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  write_one_node(dir + "/load", 4, [](ChakraProtoMsg::Node& n) {
+    n.set_type(ChakraProtoMsg::MEM_LOAD_NODE);
+    traces::add_uint(n, "tensor_size", std::uint64_t{1} << 62);
+  });
+  auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/load");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("outside the simulator's time range"), std::string::npos) << r.err;
+  write_one_node(dir + "/long", 4, [](ChakraProtoMsg::Node& n) {
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(std::uint64_t{1} << 63);
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/long");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/long.0.et: node 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("duration_micros 9223372036854775808 is past the simulator's time range"), std::string::npos)
+      << r.err;
+  write_one_node(dir + "/nanops", 4, [](ChakraProtoMsg::Node& n) {
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    auto* a = n.add_attr();
+    a->set_name("num_ops");
+    a->set_double_val(std::numeric_limits<double>::quiet_NaN());
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/nanops");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("num_ops nan must be a finite number >= 0"), std::string::npos) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,97 @@
+#include "tlm/output_file.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tlm/errors.h"
+
+namespace fabricsim {
+
+namespace {
+std::string error_text(int err) { return std::strerror(err); }
+}  // namespace
+
+OutputFile::OutputFile(const std::string& path, const std::string& what) : path_(path), target_(path), what_(what) {
+  if (path.empty()) throw InputError("an empty path given for the " + what);
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;  // follows symlinks
+  if (exists && S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory; give a file for the " + what);
+  if (exists && !S_ISREG(st.st_mode)) {
+    // A device, FIFO or socket: written in place, never replaced.
+    out_.open(path, std::ios::binary | std::ios::out);
+    if (!out_) fail(error_text(errno));
+    return;
+  }
+  if (exists) {
+    // A symlink (or a chain of them) keeps pointing where it did.
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      target_ = real;
+      std::free(real);
+    }
+  }
+  const std::size_t slash = target_.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : target_.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? target_ : target_.substr(slash + 1);
+  std::string pattern = (slash == std::string::npos ? "" : folder) + "." + base + ".XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) fail("no new file can be made in " + folder + ": " + error_text(errno));
+  // mkstemp makes the file 0600: give it the mode of the file it replaces,
+  // or what a new file gets under the umask.
+  mode_t mode = 0;
+  if (exists) {
+    mode = st.st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  ::fchmod(fd, mode);
+  ::close(fd);
+  temp_ = name.data();
+  out_.open(temp_, std::ios::binary | std::ios::out | std::ios::trunc);
+  if (!out_) fail(error_text(errno));
+}
+
+OutputFile::~OutputFile() {
+  if (!committed_ && !temp_.empty()) {
+    out_.close();
+    std::remove(temp_.c_str());
+  }
+}
+
+void OutputFile::fail(const std::string& what) {
+  if (!temp_.empty()) {
+    out_.close();
+    std::remove(temp_.c_str());
+    temp_.clear();
+  }
+  throw InputError(path_ + ": cannot write the " + what_ + " (" + what + ")");
+}
+
+void OutputFile::commit() {
+  out_.flush();
+  out_.close();
+  if (!out_) fail("the write failed; is the disk full?");
+  if (!temp_.empty() && std::rename(temp_.c_str(), target_.c_str()) != 0) {
+    fail("it cannot be put in place: " + error_text(errno));
+  }
+  committed_ = true;
+}
+
+void write_output_file(const std::string& path, const std::string& text, const std::string& what) {
+  OutputFile out(path, what);
+  out.stream().write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.commit();
+}
+
+}  // namespace fabricsim
