@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "models/npu/algorithm_choice.h"
+#include "platforms/yaml_input.h"
 #include "tlm/calendar.h"
 #include "tlm/errors.h"
 #include "tlm/reduction.h"
@@ -26,6 +27,10 @@ double busbw_factor(CollectiveType type, int n) {
     default: return 1;
   }
 }
+
+namespace {
+constexpr int kMaxCollbenchRows = 1000;  // a sweep from 1 byte to 1 PiB at factor 1.035
+}  // namespace
 
 std::uint64_t parse_size(const std::string& text) {
   std::size_t pos = 0;
@@ -47,6 +52,9 @@ std::uint64_t parse_size(const std::string& text) {
     }
   }
   if (v < 0) throw InputError("\"" + text + "\": a size cannot be negative");
+  if (!std::isfinite(v) || v * mult > static_cast<double>(limits::kMaxBytes)) {
+    throw InputError("\"" + text + "\": a size must be finite and at most 2^50 bytes (1048576G)");
+  }
   return static_cast<std::uint64_t>(std::llround(v * mult));
 }
 
@@ -90,8 +98,16 @@ int collbench_npus(const Platform& platform, const CollbenchOptions& o) {
 }
 
 std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& o, std::vector<std::string>& errors) {
-  if (o.factor <= 1) throw InputError("--factor must be > 1");
+  if (!(o.factor > 1) || !std::isfinite(o.factor)) throw InputError("--factor must be a finite number > 1");
   if (o.min_bytes > o.max_bytes) throw InputError("--min-bytes is larger than --max-bytes");
+  // Rows grow by the factor (and by at least a byte): bounded, so a factor
+  // close to 1 cannot make a sweep without end.
+  const double rows_needed =
+      std::log(static_cast<double>(o.max_bytes) / std::max<double>(1, static_cast<double>(o.min_bytes))) / std::log(o.factor);
+  if (rows_needed > kMaxCollbenchRows) {
+    throw InputError("--factor " + std::to_string(o.factor) + " makes about " + std::to_string(static_cast<long long>(rows_needed)) +
+                     " rows from --min-bytes to --max-bytes; at most " + std::to_string(kMaxCollbenchRows) + " are run");
+  }
   const int n = collbench_npus(platform, o);
   Group world;
   world.id = 0;

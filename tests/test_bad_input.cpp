@@ -201,3 +201,54 @@ TEST(BadTimes, ADurationPastTheTimeRangeIsRefusedNotWrapped) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(BadTraces, NodeIdsAtBothEndsOfTheRangeRunInsteadOfCrashing) {
+  // Ids 0 and 2^64-1 once made a zero-sized id map (SIGSEGV).
+  const std::string dir = testutil::scratch_dir("bad-ids");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  for (int r = 0; r < 4; ++r) {
+    traces::EtWriter w(dir + "/ids." + std::to_string(r) + ".et");
+    for (std::uint64_t id : {std::uint64_t{0}, ~std::uint64_t{0}}) {
+      ChakraProtoMsg::Node n;
+      n.set_id(id);
+      n.set_name("c" + std::to_string(id));
+      n.set_type(ChakraProtoMsg::COMP_NODE);
+      n.set_duration_micros(1);
+      if (id != 0) n.add_data_deps(0);
+      w.write(n);
+    }
+    w.close();
+  }
+  const auto r = testutil::run_fabricsim("run --platform " + dir + "/p.yaml --workload " + dir + "/ids");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("npu 0: finish 2000"), std::string::npos) << r.out;  // two 1 us nodes in a row
+}
+
+TEST(BadFlags, FlagsOutOfRangeAreRefusedNotWrappedOrRunForever) {
+  const std::string dir = testutil::scratch_dir("bad-flags");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  struct Case {
+    std::string args, what;
+  };
+  const std::vector<Case> cases = {
+      {"collbench --platform " + dir + "/p.yaml -e inf", "\"inf\": a size must be finite"},
+      {"collbench --platform " + dir + "/p.yaml -f 1", "--factor must be a finite number > 1"},
+      {"collbench --platform " + dir + "/p.yaml -f nan", "--factor must be a finite number > 1"},
+      {"collbench --platform " + dir + "/p.yaml -f 1.0001", "at most 1000 are run"},
+      {"collbench --platform " + dir + "/p.yaml --chunks 1000000", "--chunks: Value 1000000 not in range 1 to 4096"},
+      {"run --platform " + dir + "/p.yaml --workload " + all_reduce_4() + " --chunks 0", "--chunks: Value 0 not in range"},
+      {"gen long --nodes -5 --out " + dir + "/long", "--nodes: Value -5 not in range"},
+      {"gen collective --npus 4 --bytes -1 --out " + dir + "/c", "--bytes: Value -1 not in range"},
+      {"gen training --dp 1024 --tp 1024 --out " + dir + "/t", "--dp x --tp x --pp is more than 131072 NPUs"},
+  };
+  for (const auto& c : cases) {
+    const auto r = testutil::run_fabricsim(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
+    EXPECT_NE((r.err + r.out).find(c.what), std::string::npos) << c.args << ": " << r.err << r.out;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/long.0.et"));
+}
+
+}  // namespace

@@ -232,8 +232,11 @@ TraceWorkload::TraceWorkload(Npu& npu, std::string path, int npus, const Workloa
   }
   if (!sorted_ids_.empty()) {
     min_id_ = sorted_ids_.front();
-    const std::uint64_t span = sorted_ids_.back() - min_id_ + 1;
-    dense_ = span <= 4 * node_count_ + 1024;  // a bitmap over the range is small
+    // A bitmap over the range when it is small; ids 0 and 2^64-1 make a
+    // range that wraps to zero if counted as max - min + 1.
+    const std::uint64_t span_minus_one = sorted_ids_.back() - min_id_;
+    dense_ = span_minus_one < 4 * node_count_ + 1024;
+    const std::uint64_t span = span_minus_one + 1;
     if (dense_) {
       present_.assign(span, false);
       for (auto v : sorted_ids_) present_[v - min_id_] = true;

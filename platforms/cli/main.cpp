@@ -27,6 +27,7 @@
 #include "platforms/loader.h"
 #include "platforms/simulation.h"
 #include "platforms/timeline.h"
+#include "platforms/yaml_input.h"
 #include "traces/generator/generators.h"
 #include "traces/reader/et_reader.h"
 
@@ -252,7 +253,8 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--remote-memory", run_args.remote_memory, "ASTRA-sim remote-memory configuration (JSON)");
   run_cmd->add_flag("--replay", run_args.replay, "Use recorded durations for compute nodes");
   run_cmd->add_flag("--data", run_args.data, "Carry real bytes and check every collective's result");
-  run_cmd->add_option("--chunks", run_args.chunks, "Split each collective into this many pipelined chunks");
+  run_cmd->add_option("--chunks", run_args.chunks, "Split each collective into this many pipelined chunks")
+      ->check(CLI::Range(std::uint64_t{1}, limits::kMaxChunks));
   run_cmd->add_option("--algorithm", run_args.algorithms,
                       "Collective algorithm, ALGO or TYPE=ALGO (ring, direct, halving_doubling, "
                       "double_binary_tree, hierarchical, in_switch)");
@@ -279,9 +281,10 @@ int sc_main(int argc, char* argv[]) {
   cb_cmd->add_option("--algo", cb.algo, "Algorithm (default: chosen by platform and size)");
   cb_cmd->add_option("-b,--min-bytes", cb.min_bytes, "Smallest size (K, M, G: 1024-based)");
   cb_cmd->add_option("-e,--max-bytes", cb.max_bytes, "Largest size");
-  cb_cmd->add_option("-f,--factor", cb.factor, "Size multiplier between rows");
+  cb_cmd->add_option("-f,--factor", cb.factor, "Size multiplier between rows (> 1)");
   cb_cmd->add_option("--json", cb.json, "Write the rows as JSON");
-  cb_cmd->add_option("--chunks", cb.chunks, "Pipelined chunks per collective");
+  cb_cmd->add_option("--chunks", cb.chunks, "Pipelined chunks per collective")
+      ->check(CLI::Range(std::uint64_t{1}, limits::kMaxChunks));
   cb_cmd->add_option("--root", cb.root, "Root NPU of rooted collectives");
   cb_cmd->add_flag("--data", cb.data, "Carry real bytes and check every result");
   cb_cmd->add_option("--dtype", cb.dtype, "fp32, fp16, bf16, int32");
@@ -295,6 +298,12 @@ int sc_main(int argc, char* argv[]) {
       ->check(CLI::PositiveNumber);
   cb_cmd->add_flag("-q,--quiet", cb.quiet, "Print nothing but errors");
 
+  // Bounds on generator flags: beyond them a trace would not be simulated
+  // on one machine, and a negative number would otherwise wrap to 2^64.
+  const CLI::Range kNpuRange(1, limits::kMaxNpus);
+  const CLI::Range kByteRange(std::uint64_t{0}, limits::kMaxBytes);
+  const CLI::Range kMicrosRange(0.0, 1e9);  // up to 1,000 s
+  constexpr std::uint64_t kMaxGeneratedNodes = 100000000;  // per NPU: about 4 GB of trace each
   CLI::App* gen_cmd = app.add_subcommand("gen", "Write Chakra traces");
   gen_cmd->require_subcommand(1);
   CLI::App* gen_coll = gen_cmd->add_subcommand("collective", "A collective microbenchmark, one trace per NPU");
@@ -303,10 +312,10 @@ int sc_main(int argc, char* argv[]) {
   std::uint64_t gen_bytes = 1 << 20;
   std::string gen_out;
   int gen_iterations = 1;
-  gen_coll->add_option("--npus", gen_npus, "Number of NPUs")->required()->check(CLI::PositiveNumber);
+  gen_coll->add_option("--npus", gen_npus, "Number of NPUs")->required()->check(kNpuRange);
   gen_coll->add_option("--type", gen_type, "Collective type (all_reduce, all_gather, ...)");
-  gen_coll->add_option("--bytes", gen_bytes, "Collective size in bytes")->required();
-  gen_coll->add_option("--iterations", gen_iterations, "Back-to-back repetitions")->check(CLI::PositiveNumber);
+  gen_coll->add_option("--bytes", gen_bytes, "Collective size in bytes")->required()->check(kByteRange);
+  gen_coll->add_option("--iterations", gen_iterations, "Back-to-back repetitions")->check(CLI::Range(1, 1000000));
   gen_coll->add_option("--out", gen_out, "Output prefix: PREFIX.<rank>.et")->required();
 
   CLI::App* gen_pipe = gen_cmd->add_subcommand("pipeline", "A GPipe pipeline: stages pass activations and gradients");
@@ -314,24 +323,24 @@ int sc_main(int argc, char* argv[]) {
   double pipe_us = 100;
   std::uint64_t pipe_bytes = 1 << 20;
   std::string pipe_out;
-  gen_pipe->add_option("--stages", pipe_stages, "Pipeline stages (one NPU each)")->check(CLI::PositiveNumber);
-  gen_pipe->add_option("--microbatches", pipe_mb, "Microbatches per step")->check(CLI::PositiveNumber);
-  gen_pipe->add_option("--compute-us", pipe_us, "Compute per microbatch and stage, each way (us)");
-  gen_pipe->add_option("--bytes", pipe_bytes, "Activation (and gradient) bytes passed between stages");
+  gen_pipe->add_option("--stages", pipe_stages, "Pipeline stages (one NPU each)")->check(kNpuRange);
+  gen_pipe->add_option("--microbatches", pipe_mb, "Microbatches per step")->check(CLI::Range(1, 1000000));
+  gen_pipe->add_option("--compute-us", pipe_us, "Compute per microbatch and stage, each way (us)")->check(kMicrosRange);
+  gen_pipe->add_option("--bytes", pipe_bytes, "Activation (and gradient) bytes passed between stages")->check(kByteRange);
   gen_pipe->add_option("--out", pipe_out, "Output prefix")->required();
 
   CLI::App* gen_train = gen_cmd->add_subcommand("training", "A transformer training step with DP, TP and PP");
   traces::TrainingShape shape;
   std::string train_out;
-  gen_train->add_option("--dp", shape.dp, "Data-parallel degree")->check(CLI::PositiveNumber);
-  gen_train->add_option("--tp", shape.tp, "Tensor-parallel degree")->check(CLI::PositiveNumber);
-  gen_train->add_option("--pp", shape.pp, "Pipeline-parallel degree")->check(CLI::PositiveNumber);
-  gen_train->add_option("--layers", shape.layers, "Transformer layers")->check(CLI::PositiveNumber);
-  gen_train->add_option("--hidden", shape.hidden, "Hidden size")->check(CLI::PositiveNumber);
-  gen_train->add_option("--seq", shape.seq, "Sequence length")->check(CLI::PositiveNumber);
-  gen_train->add_option("--batch", shape.batch, "Micro-batch size (sequences)")->check(CLI::PositiveNumber);
-  gen_train->add_option("--microbatches", shape.microbatches, "Microbatches per step")->check(CLI::PositiveNumber);
-  gen_train->add_option("--iterations", shape.iterations, "Training steps")->check(CLI::PositiveNumber);
+  gen_train->add_option("--dp", shape.dp, "Data-parallel degree")->check(kNpuRange);
+  gen_train->add_option("--tp", shape.tp, "Tensor-parallel degree")->check(kNpuRange);
+  gen_train->add_option("--pp", shape.pp, "Pipeline-parallel degree")->check(kNpuRange);
+  gen_train->add_option("--layers", shape.layers, "Transformer layers")->check(CLI::Range(1, 100000));
+  gen_train->add_option("--hidden", shape.hidden, "Hidden size")->check(CLI::Range(1, 1 << 20));
+  gen_train->add_option("--seq", shape.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
+  gen_train->add_option("--batch", shape.batch, "Micro-batch size (sequences)")->check(CLI::Range(1, 1 << 16));
+  gen_train->add_option("--microbatches", shape.microbatches, "Microbatches per step")->check(CLI::Range(1, 100000));
+  gen_train->add_option("--iterations", shape.iterations, "Training steps")->check(CLI::Range(1, 100000));
   gen_train->add_option("--out", train_out, "Output prefix (also writes PREFIX.comm_groups.json)")->required();
 
   CLI::App* gen_off = gen_cmd->add_subcommand("offload", "Training steps that offload optimizer state to remote memory");
@@ -339,20 +348,22 @@ int sc_main(int argc, char* argv[]) {
   double off_us = 1000;
   std::uint64_t off_grad = 256ull << 20, off_state = 1ull << 30;
   std::string off_out;
-  gen_off->add_option("--npus", off_npus, "Number of NPUs")->check(CLI::PositiveNumber);
-  gen_off->add_option("--steps", off_steps, "Training steps")->check(CLI::PositiveNumber);
-  gen_off->add_option("--compute-us", off_us, "Forward compute per step (us); backward takes twice as long");
-  gen_off->add_option("--gradient-bytes", off_grad, "Bytes of the gradient all-reduce");
-  gen_off->add_option("--state-bytes", off_state, "Optimizer state loaded and stored per step");
+  gen_off->add_option("--npus", off_npus, "Number of NPUs")->check(kNpuRange);
+  gen_off->add_option("--steps", off_steps, "Training steps")->check(CLI::Range(1, 1000000));
+  gen_off->add_option("--compute-us", off_us, "Forward compute per step (us); backward takes twice as long")
+      ->check(kMicrosRange);
+  gen_off->add_option("--gradient-bytes", off_grad, "Bytes of the gradient all-reduce")->check(kByteRange);
+  gen_off->add_option("--state-bytes", off_state, "Optimizer state loaded and stored per step")->check(kByteRange);
   gen_off->add_option("--out", off_out, "Output prefix")->required();
 
   CLI::App* gen_long = gen_cmd->add_subcommand("long", "A long trace for benchmarks");
   int long_npus = 8;
   std::uint64_t long_nodes = 1000, long_every = 100;
   std::string long_out;
-  gen_long->add_option("--npus", long_npus, "Number of NPUs")->check(CLI::PositiveNumber);
-  gen_long->add_option("--nodes", long_nodes, "Nodes per NPU");
-  gen_long->add_option("--collective-every", long_every, "An all-reduce every N nodes (0: none)");
+  gen_long->add_option("--npus", long_npus, "Number of NPUs")->check(kNpuRange);
+  gen_long->add_option("--nodes", long_nodes, "Nodes per NPU")->check(CLI::Range(std::uint64_t{1}, kMaxGeneratedNodes));
+  gen_long->add_option("--collective-every", long_every, "An all-reduce every N nodes (0: none)")
+      ->check(CLI::Range(std::uint64_t{0}, kMaxGeneratedNodes));
   gen_long->add_option("--out", long_out, "Output prefix")->required();
 
   try {
@@ -378,6 +389,9 @@ int sc_main(int argc, char* argv[]) {
       return kExitOk;
     }
     if (gen_train->parsed()) {
+      if (static_cast<std::int64_t>(shape.dp) * shape.tp * shape.pp > limits::kMaxNpus) {
+        throw InputError("--dp x --tp x --pp is more than " + std::to_string(limits::kMaxNpus) + " NPUs");
+      }
       traces::write_training_step(train_out, shape);
       std::cout << "run it with --comm-groups " << train_out << ".comm_groups.json on a platform of "
                 << shape.dp * shape.tp * shape.pp << " NPUs\n";
@@ -388,6 +402,10 @@ int sc_main(int argc, char* argv[]) {
       return kExitOk;
     }
     if (gen_long->parsed()) {
+      if (long_nodes * static_cast<std::uint64_t>(long_npus) > kMaxGeneratedNodes) {
+        throw InputError("--nodes x --npus is more than " + std::to_string(kMaxGeneratedNodes) +
+                         " nodes (about 4 GB of traces)");
+      }
       traces::write_long_trace(long_out, long_npus, long_nodes, long_every);
       return kExitOk;
     }
