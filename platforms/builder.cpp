@@ -11,6 +11,19 @@
 
 namespace fabricsim {
 
+WorkBounds work_bounds(const PlatformSpec& spec, bool force) {
+  WorkBounds b;
+  std::uint64_t smallest = 0;
+  for (const auto& f : spec.fabrics) {
+    if (smallest == 0 || f.nic.segment_bytes < smallest) smallest = f.nic.segment_bytes;
+  }
+  if (smallest > 0) b.frame_bytes = smallest;
+  b.memory_bytes = WorkBounds::physical_memory();
+  b.force = force;
+  return b;
+}
+
+
 Platform::~Platform() = default;
 
 Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
@@ -36,6 +49,7 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   for (int r = 0; r < spec_.npus; ++r) {
     npus_.push_back(std::make_unique<Npu>(("npu" + std::to_string(r)).c_str(), r, nic_count[static_cast<std::size_t>(r)],
                                           spec_.npu, directory_, spec_.collectives));
+    npus_.back()->set_agreement(&agreement_);
   }
   // Local memory: one per NPU, shared by its compute engine and its NICs.
   if (spec_.hbm) {
@@ -171,6 +185,7 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
         // The Verilated unit combines the slots, behind the unit's ALU port.
         RtlReductionAlu::Params rp;
         rp.clock_MHz = n.reduction->clock_MHz;
+        rp.plusargs = spec_.rtl.plusargs;
         if (!spec_.rtl.vcd.empty()) {
           // One waveform per RTL unit: the first takes the name given.
           rp.vcd = spec_.rtl.vcd;

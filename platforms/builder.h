@@ -10,14 +10,20 @@
 #include "models/memory/memory.h"
 #include "models/memory/memory_endpoint.h"
 #include "models/nic/nic.h"
+#include "models/npu/collective_agreement.h"
 #include "models/npu/directory.h"
 #include "models/npu/npu.h"
+#include "models/npu/work_bounds.h"
 #include "models/switch/aggregation.h"
 #include "models/switch/reduction_unit.h"
 #include "models/switch/switch.h"
 #include "platforms/platform_spec.h"
 
 namespace fabricsim {
+
+/// The bounds for work on this platform (models/npu/work_bounds.h): its
+/// smallest frame, this machine's memory.
+WorkBounds work_bounds(const PlatformSpec& spec, bool force);
 
 class Platform {
  public:
@@ -73,11 +79,12 @@ class Platform {
 
   PlatformSpec spec_;
   Directory directory_;
+  CollectiveAgreement agreement_;  // shared by the NPUs' collective engines
   std::vector<std::unique_ptr<Npu>> npus_;
   std::vector<BuiltFabric> fabrics_;
   std::vector<BuiltMemory> memories_;
   std::vector<std::string> notes_;
-  int rtl_units_ = 0;
+  [[maybe_unused]] int rtl_units_ = 0;  // counted only in builds with the RTL
 };
 
 }  // namespace fabricsim

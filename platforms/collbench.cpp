@@ -46,14 +46,16 @@ std::uint64_t parse_size(const std::string& text) {
     if (u == 'K') mult = 1024.0;
     else if (u == 'M') mult = 1024.0 * 1024;
     else if (u == 'G') mult = 1024.0 * 1024 * 1024;
-    else throw InputError("\"" + text + "\": unknown size unit (K, M or G)");
+    else if (u == 'T') mult = 1024.0 * 1024 * 1024 * 1024;
+    else if (u == 'P') mult = 1024.0 * 1024 * 1024 * 1024 * 1024;
+    else throw InputError("\"" + text + "\": unknown size unit (K, M, G, T or P)");
     if (pos + 1 != text.size() && !(pos + 2 == text.size() && std::toupper(static_cast<unsigned char>(text[pos + 1])) == 'B')) {
       throw InputError("\"" + text + "\" is not a size (examples: 8, 64K, 128M, 8G)");
     }
   }
   if (v < 0) throw InputError("\"" + text + "\": a size cannot be negative");
   if (!std::isfinite(v) || v * mult > static_cast<double>(limits::kMaxBytes)) {
-    throw InputError("\"" + text + "\": a size must be finite and at most 2^50 bytes (1048576G)");
+    throw InputError("\"" + text + "\": a size must be finite and at most 2^50 bytes (1P)");
   }
   return static_cast<std::uint64_t>(std::llround(v * mult));
 }
@@ -62,7 +64,7 @@ namespace {
 
 class Bench : public NpuClient, public Calendar::Client {
  public:
-  Bench(Platform& p, const CollbenchOptions& o, const Group& world) : platform_(p), options_(o), world_(world) {}
+  Bench(Platform& p, const Group& world) : platform_(p), world_(world) {}
 
   void start(const CollectiveSpec& spec) {
     spec_ = spec;
@@ -81,7 +83,6 @@ class Bench : public NpuClient, public Calendar::Client {
 
  private:
   Platform& platform_;
-  const CollbenchOptions& options_;
   const Group& world_;
   CollectiveSpec spec_;
   int outstanding_ = 0;
@@ -97,7 +98,7 @@ int collbench_npus(const Platform& platform, const CollbenchOptions& o) {
   return o.npus > 0 ? o.npus : platform.npus();
 }
 
-std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& o, std::vector<std::string>& errors) {
+std::vector<std::uint64_t> collbench_sizes(const CollbenchOptions& o, int n) {
   if (!(o.factor > 1) || !std::isfinite(o.factor)) throw InputError("--factor must be a finite number > 1");
   if (o.min_bytes > o.max_bytes) throw InputError("--min-bytes is larger than --max-bytes");
   // Rows grow by the factor (and by at least a byte): bounded, so a factor
@@ -108,7 +109,40 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     throw InputError("--factor " + std::to_string(o.factor) + " makes about " + std::to_string(static_cast<long long>(rows_needed)) +
                      " rows from --min-bytes to --max-bytes; at most " + std::to_string(kMaxCollbenchRows) + " are run");
   }
+  const unsigned elem = element_bytes(o.dtype);
+  std::vector<std::uint64_t> sizes;
+  for (double size = static_cast<double>(o.min_bytes); size <= static_cast<double>(o.max_bytes) * (1 + 1e-12);
+       size = std::max(size * o.factor, size + 1)) {
+    // Whole elements, and whole blocks for the collectives that split by rank.
+    std::uint64_t bytes = static_cast<std::uint64_t>(std::llround(size)) / elem * elem;
+    const bool blocked = o.type != CollectiveType::kAllReduce && o.type != CollectiveType::kBroadcast &&
+                         o.type != CollectiveType::kReduce && o.type != CollectiveType::kBarrier;
+    if (blocked) bytes = bytes / (static_cast<std::uint64_t>(n) * elem) * (static_cast<std::uint64_t>(n) * elem);
+    if (o.type == CollectiveType::kBarrier) bytes = 0;
+    sizes.push_back(bytes);
+    if (size >= static_cast<double>(o.max_bytes)) break;
+  }
+  return sizes;
+}
+
+std::string check_collbench_work(const Platform& platform, const CollbenchOptions& o) {
   const int n = collbench_npus(platform, o);
+  const WorkBounds bounds = work_bounds(platform.spec(), o.force);
+  WorkBounds::Estimate total;
+  for (const std::uint64_t bytes : collbench_sizes(o, n)) {
+    total += bounds.collective(o.type, bytes, static_cast<std::size_t>(n), o.data);
+  }
+  try {
+    return bounds.check(total, "the sweep (" + std::string(to_string(o.type)) + " up to " +
+                                   std::to_string(o.max_bytes) + " bytes over " + std::to_string(n) + " NPUs)");
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+}
+
+std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& o, std::vector<std::string>& errors) {
+  const int n = collbench_npus(platform, o);
+  const std::vector<std::uint64_t> sizes = collbench_sizes(o, n);
   Group world;
   world.id = 0;
   world.name = "world";
@@ -118,15 +152,8 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
   const unsigned elem = element_bytes(o.dtype);
 
   std::vector<CollbenchRow> rows;
-  Bench bench(platform, o, world);
-  for (double size = static_cast<double>(std::max<std::uint64_t>(o.min_bytes, 0)); size <= static_cast<double>(o.max_bytes) * (1 + 1e-12);
-       size = std::max(size * o.factor, size + 1)) {
-    // Whole elements, and whole blocks for the collectives that split by rank.
-    std::uint64_t bytes = static_cast<std::uint64_t>(std::llround(size)) / elem * elem;
-    const bool blocked = o.type != CollectiveType::kAllReduce && o.type != CollectiveType::kBroadcast &&
-                         o.type != CollectiveType::kReduce && o.type != CollectiveType::kBarrier;
-    if (blocked) bytes = bytes / (static_cast<std::uint64_t>(n) * elem) * (static_cast<std::uint64_t>(n) * elem);
-    if (o.type == CollectiveType::kBarrier) bytes = 0;
+  Bench bench(platform, world);
+  for (const std::uint64_t bytes : sizes) {
     CollectiveSpec spec;
     spec.type = o.type;
     spec.bytes = bytes;
@@ -197,7 +224,6 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     row.algbw_GBps = row.time_us > 0 ? static_cast<double>(moved) / (row.time_us * 1e3) : 0;
     row.busbw_GBps = row.algbw_GBps * busbw_factor(o.type, n);
     rows.push_back(row);
-    if (size >= static_cast<double>(o.max_bytes)) break;
   }
   for (int r = 0; r < n; ++r) {
     for (const auto& err : platform.npu(r).data_errors()) errors.push_back(err);

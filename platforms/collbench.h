@@ -29,7 +29,15 @@ struct CollbenchOptions {
   bool data = false;                         // check every result
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
+  bool force = false;                        // run past the work bounds (models/npu/work_bounds.h)
 };
+
+/// The sizes a sweep runs, in order (whole elements; whole blocks where the
+/// collective splits by rank). Throws InputError for a sweep without end.
+std::vector<std::uint64_t> collbench_sizes(const CollbenchOptions& options, int npus);
+/// "" or a warning with the sweep's estimated cost; throws InputError past
+/// the work bounds unless options.force.
+std::string check_collbench_work(const Platform& platform, const CollbenchOptions& options);
 
 /// The NPUs a sweep runs over.
 int collbench_npus(const Platform& platform, const CollbenchOptions& options);

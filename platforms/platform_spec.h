@@ -78,6 +78,7 @@ struct RtlOptions {
   std::string vcd;  // empty: none
   Tick vcd_from = 0;
   Tick vcd_to = 100'000'000;  // 100 us: a long run must not fill the disk
+  std::vector<std::string> plusargs;  // for the RTL's $value$plusargs
 };
 
 struct PlatformSpec {

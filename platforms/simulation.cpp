@@ -53,6 +53,8 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   options.collectives = &platform_->spec().collectives;
   options.hints = &platform_->spec().hints;
   options.groups = &groups_;
+  bounds_ = work_bounds(platform_->spec(), settings.force);
+  options.bounds = &bounds_;
   const int n = platform_->npus();
   for (int r = 0; r < n; ++r) {
     const std::string path = traces::rank_file(settings.prefix, r);
@@ -92,6 +94,12 @@ Simulation::Outcome Simulation::run() {
     for (auto& w : workloads_) progressed |= w->unstick();
     rethrow();
     if (progressed) continue;
+    // A receive stuck on a send made under another tag is the traces'
+    // fault, not the platform's: bad input.
+    for (int r = 0; r < platform_->npus(); ++r) {
+      const std::string mismatch = platform_->npu(r).describe_tag_mismatch();
+      if (!mismatch.empty()) throw InputError(settings_.prefix + ": " + mismatch);
+    }
     stuck_.clear();
     for (int r = 0; r < platform_->npus(); ++r) {
       const auto& w = *workloads_[static_cast<std::size_t>(r)];
@@ -184,6 +192,7 @@ nlohmann::ordered_json Simulation::report() const {
     if (r < static_cast<int>(workloads_.size())) {
       e["nodes"] = workloads_[static_cast<std::size_t>(r)]->nodes_total();
       e["nodes_done"] = workloads_[static_cast<std::size_t>(r)]->nodes_done();
+      e["peak_nodes_held"] = workloads_[static_cast<std::size_t>(r)]->peak_nodes_held();  // the trace window's use
     }
     ordered_json colls = ordered_json::array();
     for (const auto& c : npu.collectives()) {

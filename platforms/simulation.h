@@ -23,6 +23,7 @@ struct WorkloadSettings {
   std::string prefix;       // PREFIX.<rank>.et
   std::string comm_groups;  // optional process-group JSON
   bool replay = false;
+  bool force = false;       // run work past the bounds (models/npu/work_bounds.h)
 };
 
 class Simulation {
@@ -58,6 +59,7 @@ class Simulation {
   std::unique_ptr<Platform> platform_;
   GroupTable groups_;
   WorkloadSettings settings_;
+  WorkBounds bounds_;
   std::vector<std::unique_ptr<TraceWorkload>> workloads_;
   void clear_progress();
 

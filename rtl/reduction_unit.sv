@@ -104,7 +104,21 @@ module reduction_unit
   end
 
   assign out_valid = valid_q[STAGES-1];
+
+  // Checker self-test, in simulation only: the plusarg +fault_lane=N flips
+  // the lowest bit of 32-bit lane N of every output beat, so that a test can
+  // make the transactor's bit-for-bit check fire on a real wrong result.
+`ifndef SYNTHESIS
+  logic [W-1:0] fault_mask = '0;
+  initial begin
+    int fault_lane;
+    if ($value$plusargs("fault_lane=%d", fault_lane) && fault_lane >= 0 && fault_lane < LANES)
+      fault_mask = {{(W - 1){1'b0}}, 1'b1} << (32 * fault_lane);
+  end
+  assign out_data = acc_q[STAGES-1] ^ fault_mask;
+`else
   assign out_data = acc_q[STAGES-1];
+`endif
 
   // The last stage's copy of the beats is not read again.
   logic unused;

@@ -22,8 +22,13 @@ unsigned RtlDriver::streams() { return FABRICSIM_RTL_K; }
 unsigned RtlDriver::beat_bytes() { return FABRICSIM_RTL_W / 8; }
 unsigned RtlDriver::latency_cycles() { return FABRICSIM_RTL_K + FABRICSIM_RTL_OUT_STAGES; }
 
-RtlDriver::RtlDriver(const std::string& vcd) : model_(std::make_unique<Model>()) {
+RtlDriver::RtlDriver(const std::string& vcd, const std::vector<std::string>& plusargs)
+    : model_(std::make_unique<Model>()) {
   Model& m = *model_;
+  // Before the model exists: its initial blocks read them at the first eval.
+  std::vector<const char*> argv{"fabricsim"};
+  for (const auto& a : plusargs) argv.push_back(a.c_str());
+  m.context.commandArgs(static_cast<int>(argv.size()), argv.data());
   if (!vcd.empty()) m.context.traceEverOn(true);
   m.dut = std::make_unique<Vreduction_unit>(&m.context, "rtl");
   if (!vcd.empty()) {

@@ -7,13 +7,16 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace fabricsim {
 
 class RtlDriver {
  public:
-  /// `vcd`: a waveform file to dump into, or empty.
-  explicit RtlDriver(const std::string& vcd);
+  /// `vcd`: a waveform file to dump into, or empty. `plusargs`: what the
+  /// RTL's $test$plusargs / $value$plusargs see, each "+name" or
+  /// "+name=value" (reduction_unit.sv reads +fault_lane=N).
+  RtlDriver(const std::string& vcd, const std::vector<std::string>& plusargs);
   ~RtlDriver();
   RtlDriver(const RtlDriver&) = delete;
   RtlDriver& operator=(const RtlDriver&) = delete;

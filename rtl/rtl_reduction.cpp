@@ -28,7 +28,7 @@ RtlReductionAlu::RtlReductionAlu(const sc_core::sc_module_name& name, const Para
   if (params_.clock_MHz <= 0) throw std::invalid_argument(std::string(this->name()) + ": clock_MHz must be > 0");
   period_ = static_cast<Tick>(std::llround(1e6 / params_.clock_MHz));
   in.register_b_transport(this, &RtlReductionAlu::b_transport);
-  driver_ = std::make_unique<RtlDriver>(params_.vcd);
+  driver_ = std::make_unique<RtlDriver>(params_.vcd, params_.plusargs);
 }
 
 RtlReductionAlu::~RtlReductionAlu() = default;
@@ -86,7 +86,7 @@ void RtlReductionAlu::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
     for (std::size_t i = 1; i < cmd->count; ++i) reduce_into(reference.data(), cmd->parts[i], cmd->bytes, cmd->dtype, cmd->op);
     const std::string diff = first_rtl_difference(result, reference.data(), cmd->bytes, cmd->dtype, RtlDriver::beat_bytes());
     if (!diff.empty()) {
-      throw ModelError(std::string(name()) + ": the RTL result differs from the reference model for " + cmd->what +
+      throw DataMismatchError(std::string(name()) + ": the RTL result differs from the reference model for " + cmd->what +
                        " (" + to_string(cmd->op) + " on " + to_string(cmd->dtype) + " of " +
                        std::to_string(cmd->count) + " contributions): " + diff);
     }

@@ -38,6 +38,7 @@ class RtlReductionAlu : public sc_core::sc_module {
   struct Params {
     double clock_MHz = 1000;
     std::string vcd;        // empty: no waveform
+    std::vector<std::string> plusargs;  // "+name[=value]", for the RTL's $value$plusargs
     Tick vcd_from = 0;
     Tick vcd_to = kNever;
   };

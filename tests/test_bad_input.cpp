@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "models/npu/work_bounds.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
 #include "traces/generator/et_writer.h"
@@ -155,17 +156,20 @@ TEST(BadPaths, OutputsNeverReplaceDevicesOrSymlinksAndNeverLeavePartialFiles) {
   }
 }
 
-/// Writes a one-node trace per rank.
-void write_one_node(const std::string& prefix, int ranks, const std::function<void(ChakraProtoMsg::Node&)>& fill) {
+/// Writes a one-node trace per rank; `fill` is told the rank.
+void write_one_node(const std::string& prefix, int ranks, const std::function<void(ChakraProtoMsg::Node&, int)>& fill) {
   for (int r = 0; r < ranks; ++r) {
     traces::EtWriter w(prefix + "." + std::to_string(r) + ".et");
     ChakraProtoMsg::Node n;
     n.set_id(0);
     n.set_name("node");
-    fill(n);
+    fill(n, r);
     w.write(n);
     w.close();
   }
+}
+void write_one_node(const std::string& prefix, int ranks, const std::function<void(ChakraProtoMsg::Node&)>& fill) {
+  write_one_node(prefix, ranks, [&fill](ChakraProtoMsg::Node& n, int) { fill(n); });
 }
 
 TEST(BadTimes, ADurationPastTheTimeRangeIsRefusedNotWrapped) {
@@ -251,4 +255,154 @@ TEST(BadFlags, FlagsOutOfRangeAreRefusedNotWrappedOrRunForever) {
   EXPECT_FALSE(fs::exists(dir + "/long.0.et"));
 }
 
+TEST(BadCollectives, MembersThatDisagreeStopWithBothRanksNodesAndValues) {
+  // Different sizes once gave "internal error"; a different root per rank
+  // once ran to exit 0.
+  const std::string dir = testutil::scratch_dir("bad-collectives");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  write_one_node(dir + "/sizes", 4, [](ChakraProtoMsg::Node& n, int rank) {
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    traces::add_int(n, "comm_type", ChakraProtoMsg::ALL_REDUCE);
+    traces::add_uint(n, "comm_size", rank == 2 ? 4096 : 1048576);
+  });
+  auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/sizes --data");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/sizes.2.et: node 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("differs between its members in its size: NPU 2 asks for 4096 bytes (all_reduce \"node\", "
+                       "node 0), NPU 0 for 1048576 bytes"),
+            std::string::npos)
+      << r.err;
+
+  write_one_node(dir + "/roots", 4, [](ChakraProtoMsg::Node& n, int rank) {
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    traces::add_int(n, "comm_type", ChakraProtoMsg::BROADCAST);
+    traces::add_uint(n, "comm_size", 65536);
+    traces::add_int(n, "root", rank == 3 ? 1 : 0);
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/roots --data");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/roots.3.et: node 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("in its root: NPU 3 asks for group member 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NPU 0 for group member 0"), std::string::npos) << r.err;
+
+  write_one_node(dir + "/types", 4, [](ChakraProtoMsg::Node& n, int rank) {
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    traces::add_int(n, "comm_type", rank == 1 ? ChakraProtoMsg::ALL_GATHER : ChakraProtoMsg::ALL_REDUCE);
+    traces::add_uint(n, "comm_size", 65536);
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/types");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("in its type: NPU 1 asks for all_gather"), std::string::npos) << r.err;
+
+  // A root past the group once wrapped (2^32 read as 0).
+  write_one_node(dir + "/wrap", 4, [](ChakraProtoMsg::Node& n) {
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    traces::add_int(n, "comm_type", ChakraProtoMsg::BROADCAST);
+    traces::add_uint(n, "comm_size", 65536);
+    traces::add_int(n, "root", std::int64_t{1} << 32);
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/wrap");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("root 4294967296 is not a member of the 4-member group"), std::string::npos) << r.err;
+}
+
+TEST(BadSends, ASendAndItsReceiveThatDisagreeStopWithBothRanksNodesAndValues) {
+  const std::string dir = testutil::scratch_dir("bad-sends");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  const auto pair = [](std::uint64_t recv_bytes, std::int64_t recv_tag) {
+    return [=](ChakraProtoMsg::Node& n, int rank) {
+      if (rank == 0) {
+        n.set_type(ChakraProtoMsg::COMM_SEND_NODE);
+        traces::add_uint(n, "comm_size", 1048576);
+        traces::add_int(n, "comm_dst", 1);
+        traces::add_int(n, "comm_tag", 5);
+      } else if (rank == 1) {
+        n.set_type(ChakraProtoMsg::COMM_RECV_NODE);
+        n.set_id(7);
+        traces::add_uint(n, "comm_size", recv_bytes);
+        traces::add_int(n, "comm_src", 0);
+        traces::add_int(n, "comm_tag", recv_tag);
+      } else {
+        n.set_type(ChakraProtoMsg::COMP_NODE);
+        n.set_duration_micros(1);
+      }
+    };
+  };
+  write_one_node(dir + "/size", 4, pair(4096, 5));
+  auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/size");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("a send and its receive disagree on the size: NPU 0 (node 0) sends 1048576 bytes to NPU 1 "
+                       "with tag 5, NPU 1 (node 7 \"node\") receives 4096 bytes"),
+            std::string::npos)
+      << r.err;
+
+  write_one_node(dir + "/tag", 4, pair(1048576, 6));
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/tag");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/tag: a send and its receive disagree on the tag: NPU 0 (node 0) sent 1048576 bytes to "
+                       "NPU 1 with tag 5, NPU 1 (node 7) waits to receive 1048576 bytes with tag 6"),
+            std::string::npos)
+      << r.err;
+
+  write_one_node(dir + "/good", 4, pair(1048576, 5));
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/good");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(BadWork, WorkThatWouldNotFinishIsRefusedWithItsEstimateUnlessForced) {
+  // A 1 PiB all-reduce once ran for days; --data at 1 TiB died of bad_alloc.
+  const std::string dgx = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml";
+  auto r = testutil::run_fabricsim("collbench --platform " + dgx + " -b 1P -e 1P");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("the sweep (all_reduce up to 1125899906842624 bytes over 8 NPUs) is about "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("past the limit of 2 hours (give --force to run it anyway)"), std::string::npos) << r.err;
+  r = testutil::run_fabricsim("collbench --platform " + dgx + " --data -b 1T -e 1T");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("would hold about 24576.0 GiB of data buffers (--data), more than this machine's"),
+            std::string::npos)
+      << r.err;
+
+  const std::string dir = testutil::scratch_dir("bad-work");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  write_one_node(dir + "/huge", 4, [](ChakraProtoMsg::Node& n) {
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    traces::add_int(n, "comm_type", ChakraProtoMsg::ALL_REDUCE);
+    traces::add_uint(n, "comm_size", std::uint64_t{1} << 50);
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/huge");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/huge.0.et: node 0 (\"node\", COMM_COLL_NODE): all_reduce of 1125899906842624 bytes "
+                       "over 4 NPUs is about "),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(BadWork, TheEstimateWarnsPastTenMinutesAndRefusesPastTwoHours) {
+  WorkBounds b;
+  b.frame_bytes = 1 << 20;
+  // An all-reduce over 9 NPUs injects 2 x 8 x bytes: 16 frames of 1 MiB per MiB, plus one per member.
+  EXPECT_EQ(b.collective(CollectiveType::kAllReduce, 1 << 20, 9, false).frames, 16 + 9);
+  EXPECT_EQ(b.collective(CollectiveType::kAllGather, 1 << 20, 9, true).data_bytes, 3.0 * (1 << 20) * 9);
+  WorkBounds::Estimate e;
+  e.frames = WorkBounds::kFramesPerSecond * 599;
+  EXPECT_EQ(b.check(e, "x"), "");
+  e.frames = WorkBounds::kFramesPerSecond * 1200;
+  EXPECT_EQ(b.check(e, "x"), "x is about 2.4e+09 frames of 1048576 bytes, roughly 20 minutes of wall time at 2000000 frames/s");
+  e.frames = WorkBounds::kFramesPerSecond * 7199;
+  EXPECT_NE(b.check(e, "x"), "");
+  e.frames = WorkBounds::kFramesPerSecond * 7201;
+  EXPECT_THROW(b.check(e, "x"), std::invalid_argument);
+  b.force = true;
+  EXPECT_NE(b.check(e, "x").find("roughly 2 hours"), std::string::npos);
+  e.frames = 0;
+  e.data_bytes = 2e9;
+  b.force = false;
+  b.memory_bytes = 1000000000;
+  EXPECT_THROW(b.check(e, "x"), std::invalid_argument);
+  b.memory_bytes = 0;  // unknown: not checked
+  EXPECT_EQ(b.check(e, "x"), "");
+}
+
 }  // namespace
+

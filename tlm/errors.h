@@ -20,6 +20,14 @@ class ModelError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A result that differs from the reference arithmetic (data mode, or the
+/// RTL reduction unit's bit-for-bit check): the message names where and
+/// both values. The command exits with code 4.
+class DataMismatchError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// A simulation that can make no progress: the message says what waits for
 /// what. The command exits with code 3.
 class StuckError : public std::runtime_error {

@@ -38,6 +38,7 @@ void Message::reset() {
   final_rank = -1;
   relayed = false;
   context = nullptr;
+  origin_node = -1;
   sender_context = nullptr;
   group = 0;
   reduce_target = -1;

@@ -123,6 +123,7 @@ class Message : public tlm::tlm_generic_payload {
   std::int32_t final_rank = -1;    // relayed by NPUs: the NPU it is really for
   bool relayed = false;            // this leg was sent by a relaying NPU, not the origin
   void* context = nullptr;         // the sender's, e.g. which NIC or operation
+  std::int64_t origin_node = -1;   // point-to-point: the sender's trace node, named if its receive disagrees
   void* sender_context = nullptr;  // the sender's, e.g. its collective run
 
   // --- in-network reduction (kinds other than kUnicast) --------------------

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/npu/collective_agreement.h"
 #include "models/npu/data_check.h"
 #include "tlm/reduction.h"
 
@@ -70,8 +71,11 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   }
   // The group's sequence number is taken only once the collective is
   // accepted, so a refused one does not shift the matching on this NPU.
-  const std::uint64_t seq = group_seq_[spec.group->id]++;
+  std::uint64_t& next_seq = group_seq_[spec.group->id];
+  const std::uint64_t seq = next_seq;
   run->key = (static_cast<std::uint64_t>(spec.group->id) << 40) | seq;
+  if (agreement_) agreement_->check(run->key, seq, spec, host_.rank());  // throws when the members disagree
+  ++next_seq;
   if (spec.data) init_collective_data(*run);
 
   if (timeline_) run->timeline_lane = timeline_->open_collective(host_.rank());

@@ -100,6 +100,8 @@ class CollectiveRun {
   std::unordered_map<std::uint64_t, Message*> early_;  // arrived before their round
 };
 
+class CollectiveAgreement;
+
 class CollectiveEngine : public Calendar::Client {
  public:
   /// What the engine needs from its NPU.
@@ -131,6 +133,9 @@ class CollectiveEngine : public Calendar::Client {
   void on_sent(Message* m, Tick left);
 
   std::size_t in_flight() const { return runs_.size(); }
+  /// Checks every collective against the other members' calls (null: not
+  /// checked; models/npu/collective_agreement.h).
+  void set_agreement(CollectiveAgreement* agreement) { agreement_ = agreement; }
   /// Records collectives and their chunks' phases (null: not recorded).
   void set_timeline(TimelineSink* timeline) { timeline_ = timeline; }
   /// One line per collective that has not finished, for stuck reports.
@@ -162,6 +167,7 @@ class CollectiveEngine : public Calendar::Client {
   Host& host_;
   const CollectiveConfig& config_;
   TimelineSink* timeline_ = nullptr;
+  CollectiveAgreement* agreement_ = nullptr;
   // Few collectives run at once: a flat list beats a hash table here.
   std::vector<std::unique_ptr<CollectiveRun>> runs_;
   std::unordered_map<std::uint64_t, std::vector<Message*>> unexpected_;  // for collectives not started here yet

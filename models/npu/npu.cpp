@@ -348,6 +348,7 @@ void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient*
     m->tag_user = kPointToPointMessage;
     m->tag_src_rank = static_cast<std::uint32_t>(rank_);
     m->tag_collective = static_cast<std::uint64_t>(tag);
+    m->origin_node = label.node;
     message_arrived(m);
     end_op(p);
     return;
@@ -355,6 +356,7 @@ void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient*
   Message* m = new_message(peer, bytes);
   m->tag_user = kPointToPointMessage;
   m->tag_collective = static_cast<std::uint64_t>(tag);
+  m->origin_node = label.node;
   post(m);
   // The send is done when its last byte has left (the NIC's END_REQ, always
   // later than this call): remember whom to tell.
@@ -375,11 +377,42 @@ void Npu::start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient*
     Message* m = it->second.front();
     it->second.pop_front();
     if (it->second.empty()) unexpected_p2p_.erase(it);
-    m->unref();
-    end_op(p);
+    receive_matched(p, m, tag);
     return;
   }
   posted_recvs_[key].emplace_back(bytes, p);
+}
+
+void Npu::receive_matched(Pending* recv, Message* m, std::int64_t tag) {
+  if (m->bytes != recv->bytes) {
+    std::ostringstream os;
+    os << "a send and its receive disagree on the size: NPU " << m->tag_src_rank << " (node " << m->origin_node
+       << ") sends " << m->bytes << " bytes to NPU " << rank_ << " with tag " << tag << ", NPU " << rank_
+       << " (node " << recv->label.node;
+    if (recv->label.name) os << " \"" << *recv->label.name << "\"";
+    os << ") receives " << recv->bytes << " bytes";
+    m->unref();
+    throw InputError(os.str());
+  }
+  m->unref();
+  end_op(recv);
+}
+
+std::string Npu::describe_tag_mismatch() const {
+  for (const auto& [want, q] : posted_recvs_) {
+    if (q.empty()) continue;
+    for (const auto& [have, msgs] : unexpected_p2p_) {
+      if (have.peer != want.peer || msgs.empty()) continue;
+      const Pending& recv = *q.front().second;
+      const Message& m = *msgs.front();
+      std::ostringstream os;
+      os << "a send and its receive disagree on the tag: NPU " << have.peer << " (node " << m.origin_node
+         << ") sent " << m.bytes << " bytes to NPU " << rank_ << " with tag " << have.tag << ", NPU " << rank_
+         << " (node " << recv.label.node << ") waits to receive " << recv.bytes << " bytes with tag " << want.tag;
+      return os.str();
+    }
+  }
+  return "";
 }
 
 std::uint64_t Npu::unmatched_messages() const {
@@ -480,8 +513,7 @@ void Npu::message_arrived(Message* m) {
       Pending* p = it->second.front().second;
       it->second.pop_front();
       if (it->second.empty()) posted_recvs_.erase(it);
-      m->unref();
-      end_op(p);
+      receive_matched(p, m, key.tag);
       break;
     }
     default:

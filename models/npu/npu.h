@@ -102,6 +102,8 @@ class Npu : public sc_core::sc_module,
   /// `what` names the operation (its trace node) in errors.
   void start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, void* ctx,
                     const OpLabel& label = {});
+  /// Checks this NPU's collectives against the other members' calls.
+  void set_agreement(CollectiveAgreement* agreement) { collectives_.set_agreement(agreement); }
   /// Records this NPU's operations on a timeline, if it is in its subset.
   void set_timeline(TimelineSink* timeline);
 
@@ -118,6 +120,9 @@ class Npu : public sc_core::sc_module,
   /// Data-mode mismatches found by this NPU (empty when all collectives checked out).
   const std::vector<std::string>& data_errors() const { return data_errors_; }
   std::uint64_t unmatched_messages() const;
+  /// A receive that waits for a peer which sent this NPU a message under
+  /// another tag (the traces disagree), described; "" when there is none.
+  std::string describe_tag_mismatch() const;
   /// Operations started and not finished, one line each, for stuck reports.
   std::vector<std::string> describe_unfinished() const;
   std::size_t operations_in_flight() const { return in_flight_; }
@@ -156,6 +161,8 @@ class Npu : public sc_core::sc_module,
   /// its resource does not).
   Pending* begin_op(NpuClient* client, void* ctx, OpType type, std::string what, bool active = true);
   void end_op(Pending* p);
+  /// A receive and the message it matched: checks they agree on the size.
+  void receive_matched(Pending* recv, Message* m, std::int64_t tag);
 
   // compute resources: index 0 GPU, 1 CPU; each runs one op at a time, in order
   struct ComputeJob {

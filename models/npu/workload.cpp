@@ -67,7 +67,14 @@ void GroupTable::load_json(const std::string& path) {
     std::vector<int> ranks;
     for (const auto& v : it.value()) {
       if (!v.is_number_integer()) throw std::runtime_error(path + ": group \"" + it.key() + "\": ranks must be integers");
-      ranks.push_back(v.get<int>());
+      // Read wide: rank 2^32 must not wrap to rank 0.
+      const bool past = v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(npus_);
+      const std::int64_t rank = past ? npus_ : v.get<std::int64_t>();
+      if (rank < 0 || rank >= npus_) {
+        throw std::runtime_error(path + ": group \"" + it.key() + "\": rank " + v.dump() +
+                                 " is not an NPU of the platform (0 to " + std::to_string(npus_ - 1) + ")");
+      }
+      ranks.push_back(static_cast<int>(rank));
     }
     try {
       add(it.key(), std::move(ranks));
@@ -144,8 +151,7 @@ void TraceWorkload::define_groups(const void* proto) {
   const auto name = traces::attr_string(pn, "pg_name");
   const auto ranks = traces::attr_int_list(pn, "ranks");
   if (name && ranks) {
-    std::vector<int> r(ranks->begin(), ranks->end());
-    add_group(*name, std::move(r), pn.id());
+    add_group(*name, *ranks, pn.id());
     return;
   }
   std::string json;
@@ -162,8 +168,7 @@ void TraceWorkload::define_groups(const void* proto) {
     for (const auto& g : j) {
       if (!g.is_object() || !g.contains("pg_name") || !g.contains("ranks")) continue;
       const std::string pg = g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : g["pg_name"].dump();
-      std::vector<int> r = g["ranks"].get<std::vector<int>>();
-      add_group(pg, std::move(r), pn.id());
+      add_group(pg, g["ranks"].get<std::vector<std::int64_t>>(), pn.id());
     }
   } catch (const nlohmann::json::exception& e) {
     throw TraceError(path_ + ": node " + std::to_string(pn.id()) + " (\"" + pn.name() +
@@ -171,7 +176,15 @@ void TraceWorkload::define_groups(const void* proto) {
   }
 }
 
-void TraceWorkload::add_group(const std::string& name, std::vector<int> ranks, std::uint64_t node) {
+void TraceWorkload::add_group(const std::string& name, const std::vector<std::int64_t>& wide, std::uint64_t node) {
+  std::vector<int> ranks;
+  for (const std::int64_t r : wide) {  // checked wide: rank 2^32 must not wrap to rank 0
+    if (r < 0 || r >= npus_) {
+      throw TraceError(path_ + ": node " + std::to_string(node) + ": process group \"" + name + "\" names rank " +
+                       std::to_string(r) + ", but the platform has " + std::to_string(npus_) + " NPUs");
+    }
+    ranks.push_back(static_cast<int>(r));
+  }
   if (const Group* g = options_.groups->find(name)) {
     if (g->ranks != ranks) {
       throw TraceError(path_ + ": node " + std::to_string(node) + ": process group \"" + name +
@@ -270,6 +283,15 @@ void TraceWorkload::fail(const Node& n, const std::string& what) const {
                    traces::node_type_name(n.type) + "): " + what);
 }
 
+void TraceWorkload::check_work(const Node& n, const WorkBounds::Estimate& e, const std::string& what) {
+  try {
+    const std::string long_run = options_.bounds->check(e, what);
+    if (!long_run.empty()) warn("long-run", long_run + " (first: node " + std::to_string(n.id) + ")");
+  } catch (const std::invalid_argument& x) {
+    fail(n, x.what());
+  }
+}
+
 void TraceWorkload::add(const void* proto) {
   const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
   auto node = std::make_unique<Node>();
@@ -358,6 +380,7 @@ void TraceWorkload::add(const void* proto) {
   for (auto d : pn.ctrl_deps()) depend(d, true);
 
   const std::uint64_t id = n.id;
+  last_read_id_ = id;
   const bool ready = n.deps_left == 0;
   held_.emplace(id, std::move(node));
   peak_held_ = std::max(peak_held_, held_.size());
@@ -365,8 +388,11 @@ void TraceWorkload::add(const void* proto) {
 }
 
 void TraceWorkload::read_ahead(bool until_ready) {
+  const std::size_t held_before = held_.size();
   while (!eof_) {
-    const bool room = held_.size() < options_.window + running_;
+    // Running nodes count: a million independent nodes would otherwise all
+    // be issued, and held, at once.
+    const bool room = held_.size() < options_.window;
     if (!room && !(until_ready && ready_.empty())) break;
     if (!reader_->et.next(reader_->scratch)) {
       eof_ = true;
@@ -374,6 +400,15 @@ void TraceWorkload::read_ahead(bool until_ready) {
       break;
     }
     add(&reader_->scratch);
+  }
+  if (held_.size() > options_.window && held_.size() > held_before) {
+    // Nothing within the window could run: a dependency reaches further
+    // ahead in the file than the window (the trace truly needs more).
+    ++read_past_window_;
+    warn("window", "nothing within the window of " + std::to_string(options_.window) +
+                       " nodes could run, so more were read (first: " + std::to_string(held_.size()) +
+                       " nodes held, up to node " + std::to_string(last_read_id_) +
+                       "): a dependency reaches that far ahead in the file, and memory grows with it");
   }
 }
 
@@ -484,6 +519,9 @@ void TraceWorkload::issue(Node* n) {
                           "): sent to the next rank, as documented");
       }
       if (peer >= npus_) fail(*n, "comm_dst " + std::to_string(peer) + " is not an NPU of this platform");
+      if (options_.bounds) {
+        check_work(*n, options_.bounds->message(n->comm_size), "a send of " + std::to_string(n->comm_size) + " bytes");
+      }
       npu_.start_send(static_cast<int>(peer), n->comm_size, n->comm_tag, this, n,
                       OpLabel{static_cast<std::int64_t>(n->id), &n->name});
       break;
@@ -530,6 +568,16 @@ void TraceWorkload::start_collective(Node* n) {
       warn("pg:" + n->pg_name, "process group \"" + n->pg_name +
                                    "\" is not defined (give --comm-groups); its collectives run over all NPUs");
     }
+  }
+  if (n->root < 0 || n->root >= static_cast<std::int64_t>(group->ranks.size())) {
+    fail(*n, "root " + std::to_string(n->root) + " is not a member of the " + std::to_string(group->ranks.size()) +
+                 "-member group \"" + group->name + "\" (give 0 to " + std::to_string(group->ranks.size() - 1) + ")");
+  }
+  if (options_.bounds) {
+    const bool data = options_.collectives && options_.collectives->data;
+    check_work(*n, options_.bounds->collective(*type, n->comm_size, group->ranks.size(), data),
+               std::string(to_string(*type)) + " of " + std::to_string(n->comm_size) + " bytes over " +
+                   std::to_string(group->ranks.size()) + " NPUs");
   }
   CollectiveSpec spec;
   spec.type = *type;

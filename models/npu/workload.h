@@ -1,7 +1,8 @@
 // The trace driver: replays one rank's Chakra execution trace on its NPU.
 //
 // Nodes are streamed from the file and issued when their dependencies (data
-// and control) have finished. Only a window of nodes is held in memory; a
+// and control) have finished. Only a window of nodes is held in memory,
+// running or not (the rank's look-ahead, like a GPU's launch queue); a
 // first pass over the file records which node ids exist, so a dependency on
 // a node that is not in the file is recognised (counted, reported once, and
 // ignored, as real PyTorch traces need) while one that points forward waits.
@@ -19,6 +20,7 @@
 #include "models/npu/algorithm_choice.h"
 #include "models/npu/collective_engine.h"
 #include "models/npu/npu.h"
+#include "models/npu/work_bounds.h"
 
 namespace fabricsim {
 
@@ -44,10 +46,11 @@ class GroupTable {
 struct WorkloadOptions {
   bool replay = false;                      // use recorded durations for compute
   unsigned max_collectives_in_flight = 1;   // per NPU; 0 = unlimited
-  std::size_t window = 4096;                // nodes held in memory, beyond those in flight
+  std::size_t window = 4096;                // nodes held in memory, running ones included (docs/workload.md)
   const CollectiveConfig* collectives = nullptr;
   const PlatformHints* hints = nullptr;
   GroupTable* groups = nullptr;
+  const WorkBounds* bounds = nullptr;       // refuses work that would not finish; null: unchecked
 };
 
 /// "c10d::allreduce_", "nccl:all_gather"... -> the collective, for traces
@@ -90,7 +93,9 @@ class TraceWorkload : public NpuClient {
   void complete(Node* n);
   void warn(const std::string& key, const std::string& text);
   void define_groups(const void* proto_node);
-  void add_group(const std::string& name, std::vector<int> ranks, std::uint64_t node);
+  void add_group(const std::string& name, const std::vector<std::int64_t>& ranks, std::uint64_t node);
+  /// Warns about, or refuses (unless forced), a node whose work would not finish.
+  void check_work(const Node& n, const WorkBounds::Estimate& e, const std::string& what);
   [[noreturn]] void fail(const Node& n, const std::string& what) const;
   std::int64_t slot(std::uint64_t id) const;
 
@@ -122,6 +127,8 @@ class TraceWorkload : public NpuClient {
   unsigned collectives_running_ = 0;
   std::size_t running_ = 0;
   std::size_t peak_held_ = 0;
+  std::uint64_t read_past_window_ = 0;  // times nothing could run within the window
+  std::uint64_t last_read_id_ = 0;
   std::uint64_t missing_deps_ = 0;
   std::uint64_t self_deps_ = 0;
   std::uint64_t broken_cycles_ = 0;

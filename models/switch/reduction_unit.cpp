@@ -281,10 +281,17 @@ void ReductionUnit::compute_externally(Slot* slot) {
   gp.set_data_length(static_cast<unsigned>(slot->bytes));
   gp.set_streaming_width(static_cast<unsigned>(slot->bytes));
   gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  // The command lives on this stack: it must leave the payload however the
+  // call ends, or the payload's destructor would free it (a throwing ALU,
+  // such as the RTL's result check, would then corrupt the heap).
+  struct Attached {
+    tlm::tlm_generic_payload& gp;
+    ReductionCommand* cmd;
+    ~Attached() { gp.clear_extension(cmd); }
+  } attached{gp, &cmd};
   gp.set_extension(&cmd);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   alu->b_transport(gp, delay);
-  gp.clear_extension(&cmd);
   if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
     throw ModelError(std::string(name()) + ": its ALU refused " + cmd.what);
   }

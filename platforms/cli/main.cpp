@@ -41,6 +41,14 @@ std::string json_text(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+/// How the switch reduction units run, for run and collbench.
+struct RtlArgs {
+  std::string model;  // --reduction-model: tlm, rtl or empty (as the platform says)
+  std::string vcd;
+  std::string vcd_window;
+  std::vector<std::string> plusargs;
+};
+
 struct RunArgs {
   std::string platform;
   std::string workload;
@@ -49,6 +57,7 @@ struct RunArgs {
   std::string system;
   std::string remote_memory;
   bool replay = false;
+  bool force = false;
   bool quiet = false;
   bool data = false;
   std::optional<std::uint32_t> chunks;
@@ -57,14 +66,15 @@ struct RunArgs {
   std::string timeline_npus;
   std::string timeline_window;
   bool timeline_links = false;
-  std::string reduction_model;
-  std::string vcd;
-  std::string vcd_window;
+  RtlArgs rtl;
 };
 
-/// --reduction-model and --vcd: every switch reduction unit's model, and
-/// where RTL units dump their waveforms.
-void apply_rtl_options(const std::string& model, const std::string& vcd, const std::string& window, PlatformSpec& spec) {
+/// --reduction-model, --vcd and --rtl-plusarg: every switch reduction
+/// unit's model, where RTL units dump their waveforms, what their RTL reads.
+void apply_rtl_options(const RtlArgs& a, PlatformSpec& spec) {
+  const std::string& model = a.model;
+  const std::string& vcd = a.vcd;
+  const std::string& window = a.vcd_window;
   if (!model.empty()) {
     if (model != "tlm" && model != "rtl") throw InputError("--reduction-model " + model + ": use tlm or rtl");
     bool any = false;
@@ -87,6 +97,27 @@ void apply_rtl_options(const std::string& model, const std::string& vcd, const s
     if (vcd.empty()) throw InputError("--vcd-window needs --vcd FILE");
     std::tie(spec.rtl.vcd_from, spec.rtl.vcd_to) = Timeline::parse_window(window, "--vcd-window");
   }
+  for (const auto& p : a.plusargs) {
+    if (p.size() < 2 || p[0] != '+') throw InputError("--rtl-plusarg " + p + ": give +NAME or +NAME=VALUE");
+  }
+  if (!a.plusargs.empty()) {
+    bool rtl = false;
+    for (const auto& f : spec.fabrics) {
+      for (const auto& n : f.nodes) rtl |= n.reduction && n.reduction->rtl;
+    }
+    if (!rtl) throw InputError("--rtl-plusarg: no reduction unit runs the RTL (use --reduction-model rtl)");
+  }
+  spec.rtl.plusargs = a.plusargs;
+}
+
+void add_rtl_options(CLI::App* cmd, RtlArgs& a) {
+  cmd->add_option("--reduction-model", a.model,
+                  "Every switch reduction unit as the TLM model (tlm) or the Verilated RTL (rtl)");
+  cmd->add_option("--vcd", a.vcd, "RTL reduction units: dump a waveform (one file per unit)");
+  cmd->add_option("--vcd-window", a.vcd_window, "The waveform's time window, START:END (default 0:100us)");
+  cmd->add_option("--rtl-plusarg", a.plusargs,
+                  "RTL reduction units: a plusarg for the RTL's $value$plusargs, +NAME or +NAME=VALUE (repeatable; "
+                  "+fault_lane=N flips a bit of lane N, to see the result check fire)");
 }
 
 void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
@@ -115,7 +146,7 @@ int run(const RunArgs& a) {
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
   if (!a.remote_memory.empty()) apply_astra_remote_memory(a.remote_memory, spec, notes);
   apply_overrides(a, spec);
-  apply_rtl_options(a.reduction_model, a.vcd, a.vcd_window, spec);
+  apply_rtl_options(a.rtl, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   // Never destroyed: the process ends right after, and SystemC unregisters
   // ports one by one in quadratic time (seconds at 100,000 sockets).
@@ -124,6 +155,7 @@ int run(const RunArgs& a) {
   ws.prefix = a.workload;
   ws.comm_groups = a.comm_groups;
   ws.replay = a.replay;
+  ws.force = a.force;
   sim.load_workload(ws);
   std::unique_ptr<Timeline> timeline;
   if (!a.timeline.empty()) {
@@ -175,20 +207,19 @@ struct CollbenchArgs {
   std::optional<std::uint32_t> chunks;
   int root = 0;
   bool data = false;
+  bool force = false;
   std::string dtype = "fp32";
   std::string redop = "sum";
   int npus = 0;
   bool quiet = false;
-  std::string reduction_model;
-  std::string vcd;
-  std::string vcd_window;
+  RtlArgs rtl;
 };
 
 int collbench(const CollbenchArgs& a) {
   PlatformSpec spec = load_platform(a.platform);
   std::vector<std::string> notes;
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
-  apply_rtl_options(a.reduction_model, a.vcd, a.vcd_window, spec);
+  apply_rtl_options(a.rtl, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   CollbenchOptions o;
   const std::string op = a.op;
@@ -218,11 +249,14 @@ int collbench(const CollbenchArgs& a) {
   o.root = a.root;
   o.npus = a.npus;
   o.data = a.data;
+  o.force = a.force;
   if (!parse_data_type(a.dtype, o.dtype)) throw InputError("--dtype " + a.dtype + ": use fp32, fp16, bf16 or int32");
   if (!parse_reduce_op(a.redop, o.op)) throw InputError("--redop " + a.redop + ": use sum, min or max");
   Platform& platform = *new Platform(std::move(spec));  // never destroyed: see run()
   for (const auto& note : platform.notes()) std::cerr << "note: " << note << "\n";
   std::vector<std::string> errors;
+  const std::string long_run = check_collbench_work(platform, o);
+  if (!long_run.empty()) std::cerr << "warning: " << long_run << "\n";
   const auto rows = run_collbench(platform, o, errors);
   if (!a.quiet) print_collbench(std::cout, platform, o, rows);
   if (!a.json.empty()) write_output_file(a.json, json_text(collbench_json(platform, o, rows)), "collbench JSON");
@@ -252,6 +286,8 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--system", run_args.system, "ASTRA-sim system configuration (JSON)");
   run_cmd->add_option("--remote-memory", run_args.remote_memory, "ASTRA-sim remote-memory configuration (JSON)");
   run_cmd->add_flag("--replay", run_args.replay, "Use recorded durations for compute nodes");
+  const char* force_help = "Run work estimated past 2 hours of wall time, or --data past this machine's memory";
+  run_cmd->add_flag("--force", run_args.force, force_help);
   run_cmd->add_flag("--data", run_args.data, "Carry real bytes and check every collective's result");
   run_cmd->add_option("--chunks", run_args.chunks, "Split each collective into this many pipelined chunks")
       ->check(CLI::Range(std::uint64_t{1}, limits::kMaxChunks));
@@ -266,10 +302,7 @@ int sc_main(int argc, char* argv[]) {
                       "Record only what overlaps START:END (units ns, us, ms, s; either end may be left out)");
   run_cmd->add_flag("--timeline-links", run_args.timeline_links,
                     "Add link utilization and buffer counters (links of the recorded NPUs, or all)");
-  run_cmd->add_option("--reduction-model", run_args.reduction_model,
-                      "Every switch reduction unit as the TLM model (tlm) or the Verilated RTL (rtl)");
-  run_cmd->add_option("--vcd", run_args.vcd, "RTL reduction units: dump a waveform (one file per unit)");
-  run_cmd->add_option("--vcd-window", run_args.vcd_window, "The waveform's time window, START:END (default 0:100us)");
+  add_rtl_options(run_cmd, run_args.rtl);
 
   CollbenchArgs cb;
   CLI::App* cb_cmd = app.add_subcommand("collbench", "Sweep one collective over sizes, as nccl-tests does");
@@ -279,7 +312,7 @@ int sc_main(int argc, char* argv[]) {
                      "all_reduce, reduce_scatter, all_gather, all_to_all, all_to_all_v, broadcast, reduce, "
                      "gather, scatter, barrier");
   cb_cmd->add_option("--algo", cb.algo, "Algorithm (default: chosen by platform and size)");
-  cb_cmd->add_option("-b,--min-bytes", cb.min_bytes, "Smallest size (K, M, G: 1024-based)");
+  cb_cmd->add_option("-b,--min-bytes", cb.min_bytes, "Smallest size (K, M, G, T, P: 1024-based)");
   cb_cmd->add_option("-e,--max-bytes", cb.max_bytes, "Largest size");
   cb_cmd->add_option("-f,--factor", cb.factor, "Size multiplier between rows (> 1)");
   cb_cmd->add_option("--json", cb.json, "Write the rows as JSON");
@@ -287,12 +320,10 @@ int sc_main(int argc, char* argv[]) {
       ->check(CLI::Range(std::uint64_t{1}, limits::kMaxChunks));
   cb_cmd->add_option("--root", cb.root, "Root NPU of rooted collectives");
   cb_cmd->add_flag("--data", cb.data, "Carry real bytes and check every result");
+  cb_cmd->add_flag("--force", cb.force, force_help);
   cb_cmd->add_option("--dtype", cb.dtype, "fp32, fp16, bf16, int32");
   cb_cmd->add_option("--redop", cb.redop, "sum, min, max");
-  cb_cmd->add_option("--reduction-model", cb.reduction_model,
-                     "Every switch reduction unit as the TLM model (tlm) or the Verilated RTL (rtl)");
-  cb_cmd->add_option("--vcd", cb.vcd, "RTL reduction units: dump a waveform (one file per unit)");
-  cb_cmd->add_option("--vcd-window", cb.vcd_window, "The waveform's time window, START:END (default 0:100us)");
+  add_rtl_options(cb_cmd, cb.rtl);
   cb_cmd->add_option("--npus", cb.npus,
                      "Run over the first N NPUs only, the others idle (as CUDA_VISIBLE_DEVICES does)")
       ->check(CLI::PositiveNumber);
@@ -364,6 +395,8 @@ int sc_main(int argc, char* argv[]) {
   gen_long->add_option("--nodes", long_nodes, "Nodes per NPU")->check(CLI::Range(std::uint64_t{1}, kMaxGeneratedNodes));
   gen_long->add_option("--collective-every", long_every, "An all-reduce every N nodes (0: none)")
       ->check(CLI::Range(std::uint64_t{0}, kMaxGeneratedNodes));
+  bool long_independent = false;
+  gen_long->add_flag("--independent", long_independent, "No dependencies between nodes (the trace window's worst case)");
   gen_long->add_option("--out", long_out, "Output prefix")->required();
 
   try {
@@ -406,7 +439,7 @@ int sc_main(int argc, char* argv[]) {
         throw InputError("--nodes x --npus is more than " + std::to_string(kMaxGeneratedNodes) +
                          " nodes (about 4 GB of traces)");
       }
-      traces::write_long_trace(long_out, long_npus, long_nodes, long_every);
+      traces::write_long_trace(long_out, long_npus, long_nodes, long_every, long_independent);
       return kExitOk;
     }
   } catch (const InputError& e) {
@@ -421,6 +454,9 @@ int sc_main(int argc, char* argv[]) {
   } catch (const ModelError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const DataMismatchError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitDataMismatch;
   } catch (const StuckError& e) {
     std::cerr << "stuck: " << e.what() << "\n";
     return kExitStuck;

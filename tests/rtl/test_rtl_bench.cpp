@@ -19,6 +19,15 @@ using namespace fabricsim;
 
 namespace {
 
+// The RTL reads its plusargs (+fault_lane) in an initial block; Verilator
+// wants the command line given before that runs. None here: the real unit.
+struct BenchContext : VerilatedContext {
+  BenchContext() {
+    const char* argv[] = {"test_rtl_bench"};
+    commandArgs(1, argv);
+  }
+};
+
 constexpr unsigned K = FABRICSIM_RTL_K;
 constexpr unsigned kBeat = FABRICSIM_RTL_W / 8;
 constexpr unsigned kLatency = FABRICSIM_RTL_K + FABRICSIM_RTL_OUT_STAGES;
@@ -82,7 +91,7 @@ class Bench : public ::testing::TestWithParam<Case> {};
 TEST_P(Bench, RandomOperandsUnderRandomBackpressureMatchTheReference) {
   const Case c = GetParam();
   std::mt19937 g(12345 + 7 * type_code(c.type) + op_code(c.op));
-  VerilatedContext context;
+  BenchContext context;
   Vreduction_unit dut(&context);
   reset(dut);
 
@@ -180,7 +189,7 @@ INSTANTIATE_TEST_SUITE_P(Ops, Bench, ::testing::ValuesIn(every_case()), [](const
 });
 
 TEST(Pipeline, ABeatComesOutKPlusOutputStagesCyclesAfterItWentInThenOneEachCycle) {
-  VerilatedContext context;
+  BenchContext context;
   Vreduction_unit dut(&context);
   reset(dut);
   dut.op = 0;

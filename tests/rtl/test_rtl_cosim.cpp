@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -149,4 +150,32 @@ TEST(Cosim, WhatTheRtlCannotDoIsRefused) {
   EXPECT_NE(none.err.find("the platform's switches have no reduction units"), std::string::npos) << none.err;
 }
 
+TEST(Cosim, AWrongRtlResultStopsWithExit4NamingBeatLaneAndBothValues) {
+  // +fault_lane=3 makes the RTL flip the lowest bit of lane 3 of every
+  // output beat (reduction_unit.sv): the transactor's check must catch it,
+  // name the first wrong element, and not corrupt memory on the way out
+  // (it once aborted with "double free or corruption").
+  const auto r = testutil::run_fabricsim("collbench --quiet --data --reduction-model rtl --algo in_switch --platform " +
+                                         kDgx + " --op all_reduce --dtype int32 -b 4096 -e 4096 "
+                                                "--rtl-plusarg +fault_lane=3");
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("the RTL result differs from the reference model for "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(sum on int32 of 8 contributions)"), std::string::npos) << r.err;
+  const std::string head = "beat 0, lane 3 (element 3): RTL ";
+  const auto at = r.err.find(head);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  long long rtl = 0, reference = 0;
+  ASSERT_EQ(std::sscanf(r.err.c_str() + at + head.size(), "%lld, reference %lld", &rtl, &reference), 2) << r.err;
+  EXPECT_EQ(rtl, reference ^ 1) << r.err;  // exactly the flipped bit
+
+  const auto tlm = testutil::run_fabricsim("collbench --platform " + kDgx + " --rtl-plusarg +fault_lane=3");
+  EXPECT_EQ(tlm.exit_code, 2);
+  EXPECT_NE(tlm.err.find("--rtl-plusarg: no reduction unit runs the RTL"), std::string::npos) << tlm.err;
+  const auto bare = testutil::run_fabricsim("collbench --platform " + kDgx +
+                                            " --reduction-model rtl --rtl-plusarg fault_lane=3");
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.err.find("--rtl-plusarg fault_lane=3: give +NAME or +NAME=VALUE"), std::string::npos) << bare.err;
+}
+
 }  // namespace
+
