@@ -11,6 +11,7 @@ packages=(
   libgtest-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   verilator
+  clang libclang-rt-14-dev  # the sanitizer build and libFuzzer (scripts/sanitize-and-fuzz.sh)
   python3 python3-matplotlib
   time
 )

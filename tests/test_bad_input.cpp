@@ -230,6 +230,24 @@ TEST(BadTraces, NodeIdsAtBothEndsOfTheRangeRunInsteadOfCrashing) {
   EXPECT_NE(r.out.find("npu 0: finish 2000"), std::string::npos) << r.out;  // two 1 us nodes in a row
 }
 
+TEST(BadTraces, AStringThatIsNotUtf8IsOneMessageNamingTheFileWithoutProtobufNoise) {
+  const std::string dir = testutil::scratch_dir("bad-utf8");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  write_one_node(dir + "/latin", 4, [](ChakraProtoMsg::Node& n) {
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    n.set_name("caf\xe9");  // Latin-1
+    n.set_duration_micros(1);
+  });
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/latin");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/latin.0.et"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("node record 1: truncated or malformed record (10 bytes expected): String field "
+                       "'ChakraProtoMsg.Node.name' contains invalid UTF-8 data\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("[libprotobuf"), std::string::npos) << r.err;  // protobuf's own log line, once printed too
+}
+
 TEST(BadFlags, FlagsOutOfRangeAreRefusedNotWrappedOrRunForever) {
   const std::string dir = testutil::scratch_dir("bad-flags");
   testutil::write_text(dir + "/p.yaml", kRing4);

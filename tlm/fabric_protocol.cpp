@@ -6,10 +6,12 @@ namespace fabricsim {
 
 namespace {
 // Free lists. The simulation is single-threaded; objects are made in blocks
-// and never returned to the heap, so the hot path never allocates.
-std::vector<Message*> g_free_messages;
-std::vector<Frame*> g_free_frames;
-std::vector<Frame*> g_retired_frames;
+// and never returned to the heap, so the hot path never allocates. The lists
+// themselves are never destroyed either, so the pooled objects stay
+// reachable to the end (a leak checker runs after static destructors).
+std::vector<Message*>& g_free_messages = *new std::vector<Message*>();
+std::vector<Frame*>& g_free_frames = *new std::vector<Frame*>();
+std::vector<Frame*>& g_retired_frames = *new std::vector<Frame*>();
 std::uint64_t g_next_message_id = 1;
 }  // namespace
 

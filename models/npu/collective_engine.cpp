@@ -199,7 +199,7 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       m->group = t.group;
       if (t.kind == MessageKind::kPullRequest) {
         m->data_offset = t.offset;  // a request carries no data, only where the unit should read
-      } else if (run.spec.data) {
+      } else if (run.spec.data && t.bytes() > 0) {
         m->data.resize(t.bytes());
         for (std::uint32_t p = 0; p < t.count; ++p) {
           std::memcpy(m->data.data() + p * t.length, run.data.data() + t.offset + p * t.stride, t.length);
@@ -249,7 +249,7 @@ void CollectiveEngine::consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, 
     reducer_free_ = std::max(reducer_free_, now_ticks()) + config_.local_reduce.time_for(static_cast<double>(t.bytes()));
     chunk.reduced_at = std::max(chunk.reduced_at, reducer_free_);
   }
-  if (run.spec.data) {
+  if (run.spec.data && t.length > 0) {
     for (std::uint32_t p = 0; p < t.count; ++p) {
       std::uint8_t* dst = run.data.data() + t.offset + p * t.stride;
       const std::uint8_t* src = m->data.data() + p * t.length;

@@ -153,7 +153,7 @@ void init_collective_data(CollectiveRun& run) {
     // An NPU's block for itself does not cross the fabric: a local copy
     // (taking no simulated time).
     const std::uint64_t own = s.sizes ? (*s.sizes)[me][me] : block;
-    std::memcpy(run.data.data() + s.bytes + me * block, run.data.data() + me * block, own);
+    if (own > 0) std::memcpy(run.data.data() + s.bytes + me * block, run.data.data() + me * block, own);
   }
 }
 

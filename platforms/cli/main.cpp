@@ -149,8 +149,11 @@ int run(const RunArgs& a) {
   apply_rtl_options(a.rtl, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   // Never destroyed: the process ends right after, and SystemC unregisters
-  // ports one by one in quadratic time (seconds at 100,000 sockets).
-  Simulation& sim = *new Simulation(std::move(spec));
+  // ports one by one in quadratic time (seconds at 100,000 sockets). Kept
+  // in a static, so a leak checker sees it as still in use.
+  static Simulation* kept_until_exit = nullptr;
+  kept_until_exit = new Simulation(std::move(spec));
+  Simulation& sim = *kept_until_exit;
   WorkloadSettings ws;
   ws.prefix = a.workload;
   ws.comm_groups = a.comm_groups;
@@ -252,7 +255,9 @@ int collbench(const CollbenchArgs& a) {
   o.force = a.force;
   if (!parse_data_type(a.dtype, o.dtype)) throw InputError("--dtype " + a.dtype + ": use fp32, fp16, bf16 or int32");
   if (!parse_reduce_op(a.redop, o.op)) throw InputError("--redop " + a.redop + ": use sum, min or max");
-  Platform& platform = *new Platform(std::move(spec));  // never destroyed: see run()
+  static Platform* kept_until_exit = nullptr;  // never destroyed: see run()
+  kept_until_exit = new Platform(std::move(spec));
+  Platform& platform = *kept_until_exit;
   for (const auto& note : platform.notes()) std::cerr << "note: " << note << "\n";
   std::vector<std::string> errors;
   const std::string long_run = check_collbench_work(platform, o);

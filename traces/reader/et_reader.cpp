@@ -13,6 +13,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/stubs/logging.h>
 
 namespace fabricsim::traces {
 
@@ -21,11 +22,22 @@ using ChakraProtoMsg::AttributeProto;
 using ChakraProtoMsg::Node;
 
 namespace {
+// Protobuf logs why a record does not parse (a string field that is not
+// UTF-8...) to stderr on its own: kept instead, for our one message.
+std::string& protobuf_complaint() {
+  static std::string* text = new std::string();
+  return *text;
+}
+void keep_protobuf_complaint(google::protobuf::LogLevel level, const char*, int, const std::string& message) {
+  if (level >= google::protobuf::LOGLEVEL_WARNING) protobuf_complaint() = message;
+}
 constexpr std::uint32_t kMaxRecordBytes = 1u << 30;
 constexpr int kLastKnownNodeType = ChakraProtoMsg::CHECKPOINT_NODE;
 }  // namespace
 
 EtReader::EtReader(std::string path) : path_(std::move(path)) {
+  static const bool quiet = (google::protobuf::SetLogHandler(&keep_protobuf_complaint), true);
+  (void)quiet;
   // A FIFO, device or directory is refused before it can block or never end.
   try {
     fd_ = open_input_fd(path_, "trace");
@@ -104,8 +116,13 @@ EtReader::Read EtReader::read_record(google::protobuf::MessageLite* msg, std::ui
     }
     if (cis.BytesUntilLimit() != 0) fail("truncated or malformed node record");
   } else {
+    protobuf_complaint().clear();
     if (!msg->ParseFromCodedStream(&cis) || !cis.ConsumedEntireMessage() || cis.BytesUntilLimit() != 0) {
-      fail("truncated or malformed record (" + std::to_string(length) + " bytes expected)");
+      std::string why = protobuf_complaint();
+      const auto advice = why.find(" when parsing a protocol buffer");  // then advice for the writer's author
+      if (advice != std::string::npos) why.erase(advice);
+      fail("truncated or malformed record (" + std::to_string(length) + " bytes expected)" +
+           (why.empty() ? std::string() : ": " + why));
     }
   }
   cis.PopLimit(limit);

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Breaks the model on purpose, one mutation at a time, and checks that the
+# tests meant to guard each behaviour fail: a test a broken model passes is
+# not a test. Each mutation is applied to the source, built (incrementally,
+# in build/), its tests run, and the source restored, whatever happens.
+# Usage: scripts/mutation-check.sh [build-dir]      (about a minute a mutation)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+
+# name | file | text to replace | replacement | tests (ctest -R) that must fail
+mutations=(
+  "no collective agreement|models/npu/collective_engine.cpp|if (agreement_) agreement_->check|if (false) agreement_->check|BadCollectives"
+  "no send/receive size check|models/npu/npu.cpp|if (m->bytes != recv->bytes) {|if (false) {|BadSends"
+  "window ignores running nodes|models/npu/workload.cpp|held_.size() < options_.window;|held_.size() < options_.window + running_;|Window.Independent"
+  "no work bound|models/npu/work_bounds.cpp|if (seconds > kMaxSeconds) {|if (false) {|BadWork.TheEstimate"
+  "transfer time overflow unchecked|tlm/time.h|    if (ps >= 0 && ps <= static_cast<double>(kMaxTime)) return static_cast<Tick>(std::llround(ps));\n    throw_too_long(bytes);|    return static_cast<Tick>(ps);|BadTimes"
+  "RTL command left on the payload|models/switch/reduction_unit.cpp|~Attached() { gp.clear_extension(cmd); }|~Attached() {}|rtl.Cosim.AWrongRtlResult"
+  "RTL mismatch as bad input|rtl/rtl_reduction.cpp|throw DataMismatchError(|throw ModelError(|rtl.Cosim.AWrongRtlResult"
+  "output replaces a symlink|tlm/output_file.cpp|if (char* real = ::realpath(path.c_str(), nullptr)) {|if (char* real = nullptr) {|BadPaths.Outputs"
+)
+
+restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }
+trap restore EXIT
+survivors=0
+for m in "${mutations[@]}"; do
+  IFS='|' read -r name file old new tests <<<"$m"
+  old=${old//\\|/|}; new=${new//\\|/|}
+  saved=$(mktemp)
+  cp "$file" "$saved"
+  if ! python3 - "$file" "$old" "$new" <<'PY'
+import sys
+path, old, new = sys.argv[1:4]
+old, new = old.replace("\\n", "\n"), new.replace("\\n", "\n")
+text = open(path).read()
+if text.count(old) != 1:
+    sys.exit(f"{path}: the text to mutate appears {text.count(old)} times: {old}")
+open(path, "w").write(text.replace(old, new))
+PY
+  then
+    restore
+    echo "SKIPPED  $name (the source changed: update the mutation)"
+    survivors=$((survivors + 1))
+    continue
+  fi
+  cmake --build "$build" -j2 >/dev/null
+  if ctest --test-dir "$build" -R "$tests" >/dev/null 2>&1; then
+    echo "SURVIVED $name: $tests still pass"
+    survivors=$((survivors + 1))
+  else
+    echo "killed   $name ($tests fail)"
+  fi
+  restore
+done
+cmake --build "$build" -j2 >/dev/null  # back to the real model
+exit $((survivors > 0))

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The hardening suite (CI runs it after the tests, see .ci/run):
+#  1. every test under AddressSanitizer + UndefinedBehaviorSanitizer, leak
+#     detection on (a clang build in build-asan, without the RTL: Verilated
+#     code under ASan takes long to build and is covered by the normal suite);
+#  2. the inputs that once crashed a reader (tests/fuzz/regressions/<target>);
+#  3. each libFuzzer target for FUZZ_SECONDS (default 60) on a copy of its seed
+#     corpus (tests/fuzz/corpus/<target>), so the committed corpus never changes.
+# A finding stops the script with its input saved as build-asan/fuzz-crash-*:
+# fix the reader, then commit that file to tests/fuzz/regressions/<target>/.
+#
+# Budget on the 2-core CI machine: build about 8 min, tests about 4 min,
+# fuzzing 4 x FUZZ_SECONDS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${SANITIZE_BUILD_DIR:-build-asan}
+fuzz_seconds=${FUZZ_SECONDS:-60}
+targets=(fuzz_et_reader fuzz_platform fuzz_astra_json fuzz_comm_groups)
+
+CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DFABRICSIM_SANITIZE=ON -DFABRICSIM_FUZZ=ON -DFABRICSIM_RTL=OFF
+cmake --build "$build" -j2
+
+# Any report fails the process: UBSan halts, ASan and LSan exit non-zero.
+# (No detect_stack_use_after_return: its fake stacks break on SystemC's
+# coroutine stack switches.)
+export ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=print_suppressions=0
+
+echo "== the test suite under ASan + UBSan"
+ctest --test-dir "$build" --output-on-failure -j2
+
+for t in "${targets[@]}"; do
+  fuzzer="$build/tests/fuzz/$t"
+  regressions=(tests/fuzz/regressions/$t/*)
+  if [ -e "${regressions[0]}" ]; then
+    echo "== $t: ${#regressions[@]} regression input(s)"
+    "$fuzzer" "${regressions[@]}"
+  fi
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  echo "== $t: fuzzing for ${fuzz_seconds} s"
+  # -timeout: one input taking 10 s is a hang; -rss_limit_mb: one using 2 GB
+  # is a run without bound. Both count as findings.
+  log="$build/$t.log"
+  if ! "$fuzzer" "$work" "tests/fuzz/corpus/$t" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/fuzz-crash-$t-" > "$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "$t found a failing input (saved as $build/fuzz-crash-$t-*): fix it, then add it to tests/fuzz/regressions/$t/" >&2
+    exit 1
+  fi
+  grep -E "^stat::(number_of_executed_units|new_units_added|peak_rss_mb)" "$log" || true
+  rm -rf "$work"
+  trap - EXIT
+done
+echo "sanitizers and fuzzers: clean"
