@@ -98,7 +98,7 @@ Simulation::Outcome Simulation::run() {
     // fault, not the platform's: bad input.
     for (int r = 0; r < platform_->npus(); ++r) {
       const std::string mismatch = platform_->npu(r).describe_tag_mismatch();
-      if (!mismatch.empty()) throw InputError(settings_.prefix + ": " + mismatch);
+      if (!mismatch.empty()) throw InputError(mismatch);
     }
     stuck_.clear();
     for (int r = 0; r < platform_->npus(); ++r) {

@@ -349,7 +349,8 @@ TEST(BadSends, ASendAndItsReceiveThatDisagreeStopWithBothRanksNodesAndValues) {
   write_one_node(dir + "/size", 4, pair(4096, 5));
   auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/size");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("a send and its receive disagree on the size: NPU 0 (node 0) sends 1048576 bytes to NPU 1 "
+  EXPECT_NE(r.err.find(dir + "/size.1.et: node 7 (\"node\", COMM_RECV_NODE): a send and its receive disagree on the "
+                       "size: NPU 0 (node 0) sends 1048576 bytes to NPU 1 "
                        "with tag 5, NPU 1 (node 7 \"node\") receives 4096 bytes"),
             std::string::npos)
       << r.err;
@@ -357,7 +358,7 @@ TEST(BadSends, ASendAndItsReceiveThatDisagreeStopWithBothRanksNodesAndValues) {
   write_one_node(dir + "/tag", 4, pair(1048576, 6));
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/tag");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find(dir + "/tag: a send and its receive disagree on the tag: NPU 0 (node 0) sent 1048576 bytes to "
+  EXPECT_NE(r.err.find(dir + "/tag.1.et: node 7 (\"node\", COMM_RECV_NODE): a send and its receive disagree on the tag: NPU 0 (node 0) sent 1048576 bytes to "
                        "NPU 1 with tag 5, NPU 1 (node 7) waits to receive 1048576 bytes with tag 6"),
             std::string::npos)
       << r.err;

@@ -386,6 +386,8 @@ void Npu::start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient*
 void Npu::receive_matched(Pending* recv, Message* m, std::int64_t tag) {
   if (m->bytes != recv->bytes) {
     std::ostringstream os;
+    const std::string where = recv->client ? recv->client->where(recv->ctx) : "";
+    if (!where.empty()) os << where << ": ";
     os << "a send and its receive disagree on the size: NPU " << m->tag_src_rank << " (node " << m->origin_node
        << ") sends " << m->bytes << " bytes to NPU " << rank_ << " with tag " << tag << ", NPU " << rank_
        << " (node " << recv->label.node;
@@ -406,6 +408,8 @@ std::string Npu::describe_tag_mismatch() const {
       const Pending& recv = *q.front().second;
       const Message& m = *msgs.front();
       std::ostringstream os;
+      const std::string where = recv.client ? recv.client->where(recv.ctx) : "";
+      if (!where.empty()) os << where << ": ";
       os << "a send and its receive disagree on the tag: NPU " << have.peer << " (node " << m.origin_node
          << ") sent " << m.bytes << " bytes to NPU " << rank_ << " with tag " << have.tag << ", NPU " << rank_
          << " (node " << recv.label.node << ") waits to receive " << recv.bytes << " bytes with tag " << want.tag;

@@ -32,6 +32,9 @@ namespace fabricsim {
 class NpuClient {
  public:
   virtual void operation_done(void* ctx) = 0;
+  /// Where operation `ctx` comes from, for error messages ("file: node 7
+  /// (...)"), or "" when the client cannot say.
+  virtual std::string where(void* /*ctx*/) const { return ""; }
 
  protected:
   ~NpuClient() = default;

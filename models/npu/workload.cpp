@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -278,10 +279,13 @@ void TraceWorkload::warn(const std::string& key, const std::string& text) {
   if (warned_[key]++ == 0) warnings_.emplace_back(key, path_ + ": " + text);
 }
 
-void TraceWorkload::fail(const Node& n, const std::string& what) const {
-  throw TraceError(path_ + ": node " + std::to_string(n.id) + " (\"" + n.name + "\", " +
-                   traces::node_type_name(n.type) + "): " + what);
+std::string TraceWorkload::describe(const Node& n) const {
+  return path_ + ": node " + std::to_string(n.id) + " (\"" + n.name + "\", " + traces::node_type_name(n.type) + ")";
 }
+
+std::string TraceWorkload::where(void* ctx) const { return describe(*static_cast<const Node*>(ctx)); }
+
+void TraceWorkload::fail(const Node& n, const std::string& what) const { throw TraceError(describe(n) + ": " + what); }
 
 void TraceWorkload::check_work(const Node& n, const WorkBounds::Estimate& e, const std::string& what) {
   try {
@@ -568,6 +572,9 @@ void TraceWorkload::start_collective(Node* n) {
       warn("pg:" + n->pg_name, "process group \"" + n->pg_name +
                                    "\" is not defined (give --comm-groups); its collectives run over all NPUs");
     }
+  }
+  if (n->priority < std::numeric_limits<int>::min() || n->priority > std::numeric_limits<int>::max()) {
+    fail(*n, "comm_priority " + std::to_string(n->priority) + " is outside -2^31 to 2^31-1");  // would wrap
   }
   if (n->root < 0 || n->root >= static_cast<std::int64_t>(group->ranks.size())) {
     fail(*n, "root " + std::to_string(n->root) + " is not a member of the " + std::to_string(group->ranks.size()) +

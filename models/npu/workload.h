@@ -84,6 +84,7 @@ class TraceWorkload : public NpuClient {
  private:
   struct Node;
   void operation_done(void* ctx) override;
+  std::string where(void* ctx) const override;
   void read_ahead(bool until_ready);
   void add(const void* proto_node);
   void issue_ready();
@@ -93,6 +94,8 @@ class TraceWorkload : public NpuClient {
   void complete(Node* n);
   void warn(const std::string& key, const std::string& text);
   void define_groups(const void* proto_node);
+  /// "file: node N ("name", TYPE)", the place errors name.
+  std::string describe(const Node& n) const;
   void add_group(const std::string& name, const std::vector<std::int64_t>& ranks, std::uint64_t node);
   /// Warns about, or refuses (unless forced), a node whose work would not finish.
   void check_work(const Node& n, const WorkBounds::Estimate& e, const std::string& what);
