@@ -7,7 +7,7 @@
 
 #include "platforms/generators.h"
 #include "platforms/yaml_input.h"
-#include "tlm/input_file.h"
+#include "tlm/json_input.h"
 
 namespace fabricsim {
 
@@ -36,12 +36,7 @@ bool astra_algorithm(const std::string& name, AlgorithmKind& out, bool& flat) {
 
 /// A JSON file whose top level is an object, read through the input checks.
 nlohmann::json read_json_object(const std::string& path, const std::string& what) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_input_file(path, what));
-  } catch (const nlohmann::json::exception& e) {  // also a number overflow (1e999)
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
+  nlohmann::json j = read_json_file(path, what);
   if (!j.is_object()) throw InputError(path + ": expected a JSON object of settings");
   return j;
 }
@@ -145,6 +140,11 @@ void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std:
     }
     return v.get<double>();
   };
+  auto whole = [&](const std::string& key, double max, double fallback) {  // 4.9 NPUs must not be read as 4
+    const double d = number(key, fallback, max);
+    if (d != std::floor(d)) fail(key, "must be a whole number, not " + j[key].dump());
+    return d;
+  };
   for (auto it = j.begin(); it != j.end(); ++it) {
     static const char* known[] = {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes", "num-npus-per-node"};
     if (std::find(std::begin(known), std::end(known), it.key()) == std::end(known)) {
@@ -164,9 +164,9 @@ void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std:
   if (type == "PER_NPU_MEMORY_EXPANSION") {
     for (int r = 0; r < spec.npus; ++r) served.push_back({r});
   } else if (type == "PER_NODE_MEMORY_EXPANSION") {
-    const int per_node = static_cast<int>(number("num-npus-per-node", 0, limits::kMaxNpus));
+    const int per_node = static_cast<int>(whole("num-npus-per-node", limits::kMaxNpus, 0));
     if (per_node < 1) fail("num-npus-per-node", "must be >= 1 for PER_NODE_MEMORY_EXPANSION");
-    const int nodes = static_cast<int>(number("num-nodes", spec.npus / per_node, limits::kMaxNpus));
+    const int nodes = static_cast<int>(whole("num-nodes", limits::kMaxNpus, spec.npus / per_node));
     if (static_cast<std::int64_t>(nodes) * per_node != spec.npus) {
       fail("num-nodes", std::to_string(nodes) + " nodes of " + std::to_string(per_node) + " NPUs do not make the platform's " +
                             std::to_string(spec.npus));

@@ -409,6 +409,15 @@ PlatformSpec naming_yaml_errors(const std::string& path, F&& read) {
   }
 }
 
+namespace {
+/// a * b for NPU counts, held past the largest platform instead of
+/// overflowing: group sizes of 65,536 twice are 2^32.
+int capped_product(int a, int b) {
+  const std::int64_t p = static_cast<std::int64_t>(a) * b;
+  return static_cast<int>(std::min<std::int64_t>(p, 2 * static_cast<std::int64_t>(limits::kMaxNpus)));
+}
+}  // namespace
+
 PlatformSpec read_platform(const std::string& path) {
   const YAML::Node root = load_yaml_file(path);
   if (is_astra_network(root)) return load_astra_network(path);
@@ -454,13 +463,13 @@ PlatformSpec read_platform(const std::string& path) {
         Dimension axis;
         axis.size = static_cast<int>(in.count_at(d, "an entry of \"dims\"", 1, limits::kMaxNpus));
         axis.stride = axis_stride;
-        axis_stride *= axis.size;
+        axis_stride = capped_product(axis_stride, axis.size);
         if (axis.size > 1) spec.collectives.dims.push_back(axis);
       }
     } else {
       spec.collectives.dims.push_back(dim);
     }
-    covered *= dim.size;
+    covered = capped_product(covered, dim.size);
   }
   if (shapes.size() > 1) {
     spec.hints.shape = "multi_dimensional";

@@ -98,7 +98,8 @@ double YamlInput::number_at(const YAML::Node& v, const std::string& what, double
   errno = 0;
   const double d = s.empty() ? NAN : std::strtod(s.c_str(), &end);
   if (s.empty() || *end != '\0' || !std::isfinite(d) || errno == ERANGE) {
-    fail(v, what + " must be a finite number, not \"" + s + "\"");
+    fail(v, what + " must be a finite number " + (min_exclusive ? "> " : ">= ") + show(min) + " and <= " + show(max) +
+                ", not \"" + s + "\"");
   }
   if (d > max || d < min || (min_exclusive && d == min)) {
     fail(v, what + " is " + show(d) + ": it must be " + (min_exclusive ? "> " : ">= ") + show(min) + " and <= " +
@@ -181,21 +182,30 @@ const YAML::Node YamlInput::required(const YAML::Node& map, const char* key, con
 
 namespace {
 
-void check_document(const YamlInput& in, const YAML::Node& node, int depth) {
+/// Nodes a document may have once its aliases are expanded: nested aliases
+/// ("billion laughs") would otherwise take for ever to walk here and in the
+/// loader. The largest shipped netlist has a few thousand.
+constexpr std::uint64_t kMaxExpandedNodes = 4000000;
+
+void check_document(const YamlInput& in, const YAML::Node& node, int depth, std::uint64_t& visited) {
   if (depth > 64) in.fail(node, "nested more than 64 levels deep");
+  if (++visited > kMaxExpandedNodes) {
+    in.fail(node, "the document has more than " + std::to_string(kMaxExpandedNodes) +
+                      " values once its aliases (*name) are expanded");
+  }
   if (node.IsScalar()) {
     if (!valid_utf8(node.Scalar())) in.fail(node, "text that is not UTF-8 (save the file as UTF-8)");
   } else if (node.IsSequence()) {
-    for (const auto& v : node) check_document(in, v, depth + 1);
+    for (const auto& v : node) check_document(in, v, depth + 1, visited);
   } else if (node.IsMap()) {
     std::set<std::string> seen;
     for (const auto& kv : node) {
       if (!kv.first.IsScalar()) in.fail(kv.first, "a key must be a plain name, not " + written(kv.first));
-      check_document(in, kv.first, depth + 1);
+      check_document(in, kv.first, depth + 1, visited);
       if (!seen.insert(kv.first.Scalar()).second) {
         in.fail(kv.first, "the key \"" + kv.first.Scalar() + "\" appears twice in this mapping");
       }
-      check_document(in, kv.second, depth + 1);
+      check_document(in, kv.second, depth + 1, visited);
     }
   }
 }
@@ -213,7 +223,8 @@ YAML::Node load_yaml_file(const std::string& path) {
     throw InputError(os.str());
   }
   if (!root || root.IsNull()) throw InputError(path + ": the file is empty");
-  check_document(YamlInput(path), root, 0);
+  std::uint64_t visited = 0;
+  check_document(YamlInput(path), root, 0, visited);
   return root;
 }
 

@@ -43,12 +43,12 @@ TEST(BadNumbers, NanInfinityAndOutOfRangeAreRefusedWithFileLineAndValue) {
     std::string yaml, where, what;
   };
   const std::vector<Case> cases = {
-      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: .nan }\n", "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) must be a finite number, not \".nan\""},
-      {"npus: 4\nnpu: { peak_tflops: .inf }\nfabrics: [ { topology: ring } ]\n", "p.yaml:2:", "\"peak_tflops\" must be a finite number, not \".inf\""},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: .nan }\n", "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) must be a finite number >= 0 and <= 1e+06, not \".nan\""},
+      {"npus: 4\nnpu: { peak_tflops: .inf }\nfabrics: [ { topology: ring } ]\n", "p.yaml:2:", "\"peak_tflops\" must be a finite number > 0 and <= 1e+06, not \".inf\""},
       {"npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: -5 }\n", "p.yaml:4:", "\"latency_ns\" (ns) is -5: it must be >= 0"},
       {"npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: 1e300 }\n", "p.yaml:4:", "\"latency_ns\" (ns) is 1e+300"},
       {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: 1e-30 }\n", "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) is 1e-30: it must be >= 1e-06"},
-      {"npus: 4\nnpu: { memory_bandwidth_GBps: abc }\nfabrics: [ { topology: ring } ]\n", "p.yaml:2:", "must be a finite number, not \"abc\""},
+      {"npus: 4\nnpu: { memory_bandwidth_GBps: abc }\nfabrics: [ { topology: ring } ]\n", "p.yaml:2:", "must be a finite number >= 0 and <= 1e+06, not \"abc\""},
   };
   for (const auto& c : cases) expect_refused(run_platform(dir, c.yaml), dir + "/" + c.where, c.what);
 }
@@ -83,7 +83,52 @@ TEST(BadNumbers, AstraSystemJsonInfinityIsRefused) {
   testutil::write_text(dir + "/sys.json", "{\"peak-perf\": 1e999}\n");
   const auto r = testutil::run_fabricsim("run --platform " + dir + "/p.yaml --system " + dir + "/sys.json --workload " +
                                          all_reduce_4());
-  expect_refused(r, dir + "/sys.json", "number overflow parsing '1e999'");
+  expect_refused(r, dir + "/sys.json: not valid JSON", "number overflow parsing '1e999'");
+  EXPECT_NE(r.err.find("at line 1, column 15"), std::string::npos) << r.err;
+}
+
+TEST(BadNumbers, AstraRemoteMemoryCountsMustBeWhole) {
+  // 4.9 NPUs per node was read as 4.
+  const std::string dir = testutil::scratch_dir("bad-astra-memory");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  testutil::write_text(dir + "/mem.json",
+                       "{\"memory-type\": \"PER_NODE_MEMORY_EXPANSION\", \"remote-mem-latency\": 100,\n"
+                       " \"remote-mem-bw\": 50, \"num-npus-per-node\": 4.9}\n");
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --remote-memory " + dir +
+                                         "/mem.json --workload " + all_reduce_4());
+  expect_refused(r, dir + "/mem.json: \"num-npus-per-node\"", "must be a whole number, not 4.9");
+}
+
+TEST(BadJson, AKeyGivenTwiceIsRefusedInEveryJsonInput) {
+  // nlohmann's parser keeps the last value of a repeated key: one setting
+  // silently lost. Our YAML refuses repeats; the JSON inputs now do too.
+  const std::string dir = testutil::scratch_dir("bad-json-keys");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  testutil::write_text(dir + "/sys.json", "{\"preferred-dataset-splits\": 4,\n \"preferred-dataset-splits\": 8}\n");
+  testutil::write_text(dir + "/mem.json",
+                       "{\"memory-type\": \"NO_MEMORY_EXPANSION\", \"x\": {\"a\": 1, \"a\": 2}}\n");
+  testutil::write_text(dir + "/groups.json", "{\"tp\": [0, 1], \"dp\": [2, 3], \"tp\": [0, 2]}\n");
+  const std::string run = "run --quiet --platform " + dir + "/p.yaml --workload " + all_reduce_4();
+  expect_refused(testutil::run_fabricsim(run + " --system " + dir + "/sys.json"), dir + "/sys.json",
+                 "key \"preferred-dataset-splits\" appears twice in the top-level object");
+  expect_refused(testutil::run_fabricsim(run + " --remote-memory " + dir + "/mem.json"), dir + "/mem.json",
+                 "key \"a\" appears twice in the object at [\"x\"]");
+  expect_refused(testutil::run_fabricsim(run + " --comm-groups " + dir + "/groups.json"), dir + "/groups.json",
+                 "key \"tp\" appears twice in the top-level object");
+}
+
+TEST(BadYaml, AliasesThatExpandWithoutBoundAreRefused) {
+  // Nine levels of ten aliases each are 10^9 values: walking them once took
+  // for ever.
+  std::string yaml = "npus: 4\nfabrics: [ { topology: ring } ]\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 9; ++i) {
+    const std::string prev = "*l" + std::to_string(i - 1);
+    yaml += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [" + prev;
+    for (int k = 1; k < 10; ++k) yaml += ", " + prev;
+    yaml += "]\n";
+  }
+  const std::string dir = testutil::scratch_dir("bad-yaml-aliases");
+  expect_refused(run_platform(dir, yaml), dir + "/p.yaml:", "the document has more than 4000000 values once its aliases");
 }
 
 TEST(BadYaml, DuplicateKeysNonScalarKeysAndNonUtf8AreRefused) {
@@ -124,6 +169,28 @@ TEST(BadPaths, DirectoriesFifosAndDevicesAreRefusedAsInputsWithoutBlocking) {
   }
 }
 
+TEST(BadPaths, TraceFilesThatAreDirectoriesFifosOrDevicesAreRefusedWithoutBlocking) {
+  const std::string dir = testutil::scratch_dir("bad-trace-paths");
+  testutil::write_text(dir + "/p.yaml", "npus: 2\nfabrics: [ { topology: ring } ]\n");
+  ASSERT_EQ(::mkfifo((dir + "/fifo.0.et").c_str(), 0600), 0);
+  fs::create_directory(dir + "/folder.0.et");
+  fs::create_symlink("/dev/zero", dir + "/zero.0.et");
+  for (const char* prefix : {"fifo", "folder", "zero"}) {
+    const std::string other = dir + "/" + prefix + ".1.et";
+    fs::copy_file(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.1.et"), other);
+  }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"fifo", "fifo.0.et: the trace is a FIFO (named pipe)"},
+      {"folder", "folder.0.et: the trace is a directory"},
+      {"zero", "zero.0.et: the trace is a character device"},
+  };
+  for (const auto& [prefix, what] : cases) {
+    const auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/" + prefix);
+    EXPECT_EQ(r.exit_code, 2) << prefix << ": " << r.err;
+    EXPECT_NE(r.err.find(dir + "/" + what), std::string::npos) << prefix << ": " << r.err;
+  }
+}
+
 TEST(BadPaths, OutputsNeverReplaceDevicesOrSymlinksAndNeverLeavePartialFiles) {
   const std::string dir = testutil::scratch_dir("out-paths");
   testutil::write_text(dir + "/p.yaml", kRing4);
@@ -150,9 +217,28 @@ TEST(BadPaths, OutputsNeverReplaceDevicesOrSymlinksAndNeverLeavePartialFiles) {
   r = testutil::run_fabricsim(run + " --report " + dir + "/missing/r.json");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir + "/missing/r.json: cannot write the report"), std::string::npos) << r.err;
+  // A symlink to nothing would be replaced by the rename: refused, kept.
+  fs::create_symlink("nowhere.json", dir + "/dangling.json");
+  for (const std::string& args : {run + " --timeline " + dir + "/dangling.json",
+                                  "collbench --platform " + dir + "/p.yaml -b 1K -e 1K --json " + dir + "/dangling.json"}) {
+    r = testutil::run_fabricsim(args);
+    expect_refused(r, dir + "/dangling.json", "is a symlink to a file that does not exist");
+    EXPECT_TRUE(fs::is_symlink(dir + "/dangling.json"));
+  }
+  // A FIFO nobody reads once blocked for ever: refused at once.
+  ASSERT_EQ(::mkfifo((dir + "/pipe.json").c_str(), 0600), 0);
+  r = testutil::run_fabricsim(run + " --report " + dir + "/pipe.json");
+  expect_refused(r, dir + "/pipe.json", "is a FIFO that nothing reads");
+  // collbench's table through a symlink lands in its target, the link kept.
+  r = testutil::run_fabricsim("collbench --platform " + dir + "/p.yaml -b 1K -e 1K --json " + dir + "/link.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(dir + "/link.json"));
+  EXPECT_NE(testutil::read_text(dir + "/target.json").find("\"rows\""), std::string::npos);
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    EXPECT_TRUE(name == "p.yaml" || name == "target.json" || name == "link.json") << "left behind: " << name;
+    EXPECT_TRUE(name == "p.yaml" || name == "target.json" || name == "link.json" || name == "dangling.json" ||
+                name == "pipe.json")
+        << "left behind: " << name;
   }
 }
 
@@ -183,6 +269,9 @@ TEST(BadTimes, ADurationPastTheTimeRangeIsRefusedNotWrapped) {
   });
   auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/load");
   EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/load.0.et: node 0 (\"node\", MEM_LOAD_NODE): moving 4.61169e+18 bytes at "),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("outside the simulator's time range"), std::string::npos) << r.err;
   write_one_node(dir + "/long", 4, [](ChakraProtoMsg::Node& n) {
     n.set_type(ChakraProtoMsg::COMP_NODE);
@@ -201,7 +290,9 @@ TEST(BadTimes, ADurationPastTheTimeRangeIsRefusedNotWrapped) {
   });
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/nanops");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("num_ops nan must be a finite number >= 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(dir + "/nanops.0.et: node 0 (\"node\", COMP_NODE): num_ops nan must be a finite number >= 0"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace
@@ -310,6 +401,7 @@ TEST(BadCollectives, MembersThatDisagreeStopWithBothRanksNodesAndValues) {
   });
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/types");
   EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/types.1.et: node 0"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("in its type: NPU 1 asks for all_gather"), std::string::npos) << r.err;
 
   // A root past the group once wrapped (2^32 read as 0).
@@ -321,7 +413,28 @@ TEST(BadCollectives, MembersThatDisagreeStopWithBothRanksNodesAndValues) {
   });
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/wrap");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("root 4294967296 is not a member of the 4-member group"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(dir + "/wrap.0.et: node 0 (\"node\", COMM_COLL_NODE): root 4294967296 is not a member of the "
+                       "4-member group"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(BadGroups, RanksThatAreNotWholeOrAreGivenTwiceAreRefused) {
+  // A rank of 1.5 in a trace's process-group configuration was read as 1; a
+  // rank listed twice made the group's collectives wait on themselves.
+  const std::string dir = testutil::scratch_dir("bad-groups");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  write_one_node(dir + "/half", 4, [](ChakraProtoMsg::Node& n) {
+    n.set_type(ChakraProtoMsg::METADATA_NODE);
+    n.set_name("## process_group:init ##");
+    n.mutable_inputs()->set_values(R"([[{"pg_name": "7", "ranks": [0, 1.5]}]])");
+  });
+  auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/half");
+  expect_refused(r, dir + "/half.0.et: node 0", "process group \"7\": rank 1.5 is not a whole number from 0 to 3");
+  testutil::write_text(dir + "/twice.json", "{\"pairs\": [0, 1, 1]}\n");
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + all_reduce_4() +
+                              " --comm-groups " + dir + "/twice.json");
+  expect_refused(r, dir + "/twice.json", "process group \"pairs\" names rank 1 twice");
 }
 
 TEST(BadSends, ASendAndItsReceiveThatDisagreeStopWithBothRanksNodesAndValues) {
@@ -362,6 +475,26 @@ TEST(BadSends, ASendAndItsReceiveThatDisagreeStopWithBothRanksNodesAndValues) {
                        "NPU 1 with tag 5, NPU 1 (node 7) waits to receive 1048576 bytes with tag 6"),
             std::string::npos)
       << r.err;
+
+  // A peer out of range once read as absent: the message went to the next
+  // rank, with a warning that the trace had given none.
+  write_one_node(dir + "/negative", 4, [](ChakraProtoMsg::Node& n, int rank) {
+    n.set_type(rank == 0 ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(1);
+    traces::add_uint(n, "comm_size", 4096);
+    traces::add_int(n, "comm_dst", -1);
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/negative");
+  expect_refused(r, dir + "/negative.0.et: node 0 (\"node\", COMM_SEND_NODE)",
+                 "comm_dst -1 is not an NPU of this platform (0 to 3)");
+  write_one_node(dir + "/huge", 4, [](ChakraProtoMsg::Node& n, int rank) {
+    n.set_type(rank == 1 ? ChakraProtoMsg::COMM_RECV_NODE : ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(1);
+    traces::add_uint(n, "comm_size", 4096);
+    traces::add_uint(n, "comm_src", ~std::uint64_t{0});
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/huge");
+  expect_refused(r, dir + "/huge.1.et: node 0 (\"node\", COMM_RECV_NODE)", "comm_src -1 is not an NPU");
 
   write_one_node(dir + "/good", 4, pair(1048576, 5));
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/good");

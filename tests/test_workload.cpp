@@ -349,6 +349,73 @@ TEST(Window, IndependentNodesAreHeldAtMostAWindowAtATimeAndKeepTheirOrder) {
   }
 }
 
+TEST(Window, AWindowFullOfRunningNodesDelaysTheNextOperationAndSaysSo) {
+  // 4,096 independent 10 us compute nodes fill the window while they queue
+  // for the compute engine; the send after them is read, and starts, only
+  // when the first has finished (10 us), not at 0.
+  const std::string dir = testutil::scratch_dir("window-full");
+  write_trace(dir + "/full", 2, [](int r, traces::EtWriter& w) {
+    ChakraProtoMsg::Node n;
+    if (r == 0) {
+      for (std::uint64_t i = 0; i < 4096; ++i) {
+        n.Clear();
+        n.set_id(i);
+        n.set_name("c");
+        n.set_type(ChakraProtoMsg::COMP_NODE);
+        n.set_duration_micros(10);
+        w.write(n);
+      }
+    }
+    n.Clear();
+    n.set_id(4096);
+    n.set_name(r == 0 ? "send" : "recv");
+    n.set_type(r == 0 ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+    traces::add_uint(n, "comm_size", 1);
+    traces::add_int(n, r == 0 ? "comm_dst" : "comm_src", 1 - r);
+    w.write(n);
+  });
+  std::string err;
+  const auto j = run_report(dir + "/full", 2, "--replay", 0, &err);
+  ASSERT_EQ(j["npus"].size(), 2u);
+  const double arrival = j["npus"][1]["finish_ns"].get<double>();
+  EXPECT_GT(arrival, 10e3);           // sent after the first compute node
+  EXPECT_LT(arrival, 10e3 + 2 * kLatency + 100);  // and at once then
+  EXPECT_NE(err.find("full.0.et: node 4096 (COMM_SEND_NODE) was read only when one of 4096 running operations "
+                     "finished"),
+            std::string::npos)
+      << err;
+}
+
+TEST(Window, AMillionNodesThatFinishAtOnceDoNotNestCalls) {
+  // Metadata nodes finish as they are issued; each made the next ready
+  // inside its own completion, one stack frame deeper per node, until the
+  // stack ran out.
+  const std::string dir = testutil::scratch_dir("window-chain");
+  write_trace(dir + "/chain", 2, [](int, traces::EtWriter& w) {
+    ChakraProtoMsg::Node n;
+    for (std::uint64_t i = 0; i < 1000000; ++i) {
+      n.Clear();
+      n.set_id(i);
+      n.set_type(ChakraProtoMsg::METADATA_NODE);
+      if (i > 0) n.add_ctrl_deps(i - 1);
+      w.write(n);
+    }
+    n.Clear();
+    n.set_id(1000000);
+    n.set_name("last");
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(3);
+    n.add_data_deps(999999);
+    w.write(n);
+  });
+  const auto j = run_report(dir + "/chain", 2, "--replay");
+  ASSERT_EQ(j["npus"].size(), 2u);
+  for (const auto& npu : j["npus"]) {
+    EXPECT_EQ(npu["nodes_done"].get<std::uint64_t>(), 1000001u);
+    EXPECT_EQ(npu["finish_ns"].get<double>(), 3e3);
+  }
+}
+
 TEST(Window, ADependencyPastTheWindowIsReadAndReported) {
   // 5,000 nodes that all wait for the last one: nothing within the window
   // can run, so the rank must read on, and say so.

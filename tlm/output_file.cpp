@@ -23,9 +23,30 @@ OutputFile::OutputFile(const std::string& path, const std::string& what) : path_
   if (path.empty()) throw InputError("an empty path given for the " + what);
   struct stat st {};
   const bool exists = ::stat(path.c_str(), &st) == 0;  // follows symlinks
+  struct stat link {};
+  if (!exists && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    // Renaming onto it would replace the link itself.
+    throw InputError(path + ": is a symlink to a file that does not exist; give a path that exists, or a new one, "
+                            "for the " + what);
+  }
   if (exists && S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory; give a file for the " + what);
+  if (exists && S_ISFIFO(st.st_mode)) {
+    // Opening a FIFO nobody reads would wait for ever: ask without waiting,
+    // and hold that end open until the stream has its own.
+    const int probe = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (probe < 0 && errno == ENXIO) {
+      throw InputError(path + ": is a FIFO that nothing reads; start its reader first, or give a file for the " +
+                       what);
+    }
+    if (probe < 0) fail(error_text(errno));
+    out_.open(path, std::ios::binary | std::ios::out);
+    const int err = errno;
+    ::close(probe);
+    if (!out_) fail(error_text(err));
+    return;
+  }
   if (exists && !S_ISREG(st.st_mode)) {
-    // A device, FIFO or socket: written in place, never replaced.
+    // A device or socket: written in place, never replaced.
     out_.open(path, std::ios::binary | std::ios::out);
     if (!out_) fail(error_text(errno));
     return;

@@ -7,8 +7,9 @@
 //   other's temporaries, and nothing partial is left behind.
 // - A symlink is followed: its target is replaced that way; the link stays.
 // - A device, FIFO or socket (/dev/null, /dev/stdout, a pipe) is written in
-//   place: it is never replaced by a regular file.
-// - A directory is refused.
+//   place: it is never replaced by a regular file. A FIFO nobody reads is
+//   refused rather than waited on.
+// - A directory, and a symlink whose target does not exist, are refused.
 // Failures throw InputError naming the path (exit 2).
 #pragma once
 

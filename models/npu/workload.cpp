@@ -12,7 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/npu/algorithm_choice.h"
-#include "tlm/input_file.h"
+#include "tlm/errors.h"
+#include "tlm/json_input.h"
 #include "traces/reader/et_reader.h"
 
 namespace fabricsim {
@@ -35,11 +36,18 @@ GroupTable::GroupTable(int npus) : npus_(npus) {
 const Group& GroupTable::add(const std::string& name, std::vector<int> ranks) {
   if (by_name_.count(name)) throw std::runtime_error("process group \"" + name + "\" defined twice");
   if (ranks.empty()) throw std::runtime_error("process group \"" + name + "\" has no members");
+  std::vector<bool> seen(static_cast<std::size_t>(npus_), false);
   for (int r : ranks) {
     if (r < 0 || r >= npus_) {
       throw std::runtime_error("process group \"" + name + "\" names rank " + std::to_string(r) +
                                ", but the platform has " + std::to_string(npus_) + " NPUs");
     }
+    // A member twice would wait for itself in every collective of the group.
+    if (seen[static_cast<std::size_t>(r)]) {
+      throw std::runtime_error("process group \"" + name + "\" names rank " + std::to_string(r) +
+                               " twice (each rank is a member once)");
+    }
+    seen[static_cast<std::size_t>(r)] = true;
   }
   Group g;
   g.id = static_cast<std::uint32_t>(groups_.size());
@@ -56,12 +64,7 @@ const Group* GroupTable::find(const std::string& name) const {
 }
 
 void GroupTable::load_json(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_input_file(path, "process-group file"));
-  } catch (const nlohmann::json::exception& e) {  // also a number overflow (1e999)
-    throw std::runtime_error(path + ": not valid JSON: " + e.what());
-  }
+  const nlohmann::json j = read_json_file(path, "process-group file");
   if (!j.is_object()) throw std::runtime_error(path + ": expected an object {\"<pg_name>\": [ranks...]}");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!it.value().is_array()) throw std::runtime_error(path + ": group \"" + it.key() + "\": expected a list of ranks");
@@ -90,8 +93,9 @@ void GroupTable::load_json(const std::string& path) {
 namespace {
 
 /// Sum of num_elem * elem_bytes over tensors written PyTorch-style as
-/// [tensor_id, storage_id, offset, num_elem, elem_bytes, 'device'].
-std::uint64_t tensor_bytes(const std::string& values) {
+/// [tensor_id, storage_id, offset, num_elem, elem_bytes, 'device'];
+/// nullopt when the sum does not fit in 64 bits (a corrupt trace).
+std::optional<std::uint64_t> tensor_bytes(const std::string& values) {
   std::uint64_t total = 0;
   std::size_t i = 0;
   while ((i = values.find('[', i)) != std::string::npos) {
@@ -115,7 +119,11 @@ std::uint64_t tensor_bytes(const std::string& values) {
     }
     while (j < values.size() && values[j] == ' ') ++j;
     if (ok && j < values.size() && (values[j] == '\'' || values[j] == '"') && f[3] >= 0 && f[4] > 0) {
-      total += static_cast<std::uint64_t>(f[3]) * static_cast<std::uint64_t>(f[4]);
+      std::uint64_t bytes = 0;
+      if (__builtin_mul_overflow(static_cast<std::uint64_t>(f[3]), static_cast<std::uint64_t>(f[4]), &bytes) ||
+          __builtin_add_overflow(total, bytes, &total)) {
+        return std::nullopt;
+      }
     }
   }
   return total;
@@ -164,12 +172,23 @@ void TraceWorkload::define_groups(const void* proto) {
   }
   if (json.empty()) return;
   try {
-    const auto j = nlohmann::json::parse(json);
+    const auto j = parse_json_strictly(json, path_ + ": node " + std::to_string(pn.id()) + " (\"" + pn.name() +
+                                                 "\"): process-group configuration");
     if (!j.is_array()) return;
     for (const auto& g : j) {
       if (!g.is_object() || !g.contains("pg_name") || !g.contains("ranks")) continue;
       const std::string pg = g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : g["pg_name"].dump();
-      add_group(pg, g["ranks"].get<std::vector<std::int64_t>>(), pn.id());
+      if (!g["ranks"].is_array()) throw TraceError(path_ + ": node " + std::to_string(pn.id()) + ": process group \"" + pg + "\": ranks must be a list");
+      std::vector<std::int64_t> wide;
+      for (const auto& v : g["ranks"]) {
+        // 1.5 must not be read as rank 1, nor 2^64-1 as rank -1.
+        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7fffffffffffffffull)) {
+          throw TraceError(path_ + ": node " + std::to_string(pn.id()) + ": process group \"" + pg + "\": rank " +
+                           v.dump() + " is not a whole number from 0 to " + std::to_string(npus_ - 1));
+        }
+        wide.push_back(v.get<std::int64_t>());
+      }
+      add_group(pg, wide, pn.id());
     }
   } catch (const nlohmann::json::exception& e) {
     throw TraceError(path_ + ": node " + std::to_string(pn.id()) + " (\"" + pn.name() +
@@ -219,8 +238,8 @@ struct TraceWorkload::Node {
   bool has_comm_type = false;
   std::int64_t comm_type = 0;
   std::uint64_t comm_size = 0;
-  std::int64_t comm_src = -1;
-  std::int64_t comm_dst = -1;
+  std::optional<std::int64_t> comm_src;  // absent: the previous rank
+  std::optional<std::int64_t> comm_dst;  // absent: the next rank
   std::int64_t comm_tag = 0;
   std::int64_t priority = 0;
   std::int64_t root = 0;
@@ -334,7 +353,9 @@ void TraceWorkload::add(const void* proto) {
   } else if (n.type == ChakraProtoMsg::COMM_COLL_NODE || n.type == ChakraProtoMsg::COMM_SEND_NODE ||
              n.type == ChakraProtoMsg::COMM_RECV_NODE) {
     // Older PyTorch converters give neither: the input tensors tell.
-    n.comm_size = tensor_bytes(pn.inputs().values());
+    const auto from_tensors = tensor_bytes(pn.inputs().values());
+    if (!from_tensors) fail(n, "its input tensors add up to more than 2^64 bytes (num_elem x elem_bytes)");
+    n.comm_size = *from_tensors;
     warn("size:" + std::to_string(n.type), std::string(traces::node_type_name(n.type)) +
                                                " without comm_size (first: node " + std::to_string(n.id) +
                                                "): sized from its input tensors (" + std::to_string(n.comm_size) +
@@ -383,6 +404,15 @@ void TraceWorkload::add(const void* proto) {
   for (auto d : pn.data_deps()) depend(d, false);
   for (auto d : pn.ctrl_deps()) depend(d, true);
 
+  if (window_full_of_running_ && n.type != ChakraProtoMsg::COMP_NODE && n.type != ChakraProtoMsg::METADATA_NODE) {
+    // A compute node would queue behind the running ones anyway; this one
+    // might have started earlier had the window been larger.
+    warn("window-full", "node " + std::to_string(n.id) + " (" + traces::node_type_name(n.type) +
+                            ") was read only when one of " + std::to_string(options_.window) +
+                            " running operations finished: more than the window were in flight at once, which may "
+                            "delay it and nodes like it");
+  }
+  window_full_of_running_ = false;
   const std::uint64_t id = n.id;
   last_read_id_ = id;
   const bool ready = n.deps_left == 0;
@@ -484,14 +514,37 @@ bool TraceWorkload::break_a_cycle() {
 }
 
 void TraceWorkload::issue_ready() {
+  // A node that finishes as it is issued (metadata, a zero-byte operation)
+  // completes inside issue() and lands here again: the outer loop takes
+  // what it made ready, in the same order, so a run of a million such nodes
+  // does not nest a million calls deep.
+  if (issuing_) return;
+  issuing_ = true;
+  struct Reset {
+    bool& flag;
+    ~Reset() { flag = false; }
+  } reset{issuing_};
   while (!ready_.empty()) {
     Node* n = ready_.front();
     ready_.pop_front();
     issue(n);
   }
+  // Every held node runs: the next one is read only when one finishes, as
+  // behind a launch queue that deep (add() says so if that delays it).
+  window_full_of_running_ = !eof_ && running_ >= options_.window;
 }
 
 void TraceWorkload::issue(Node* n) {
+  try {
+    launch(n);
+  } catch (const ModelError& e) {
+    // The model refuses what the node asks (a time past the simulator's
+    // range, a memory access it cannot make): name the node.
+    fail(*n, e.what());
+  }
+}
+
+void TraceWorkload::launch(Node* n) {
   n->issued = true;
   ++running_;
   switch (n->type) {
@@ -516,13 +569,16 @@ void TraceWorkload::issue(Node* n) {
       }
       break;
     case ChakraProtoMsg::COMM_SEND_NODE: {
-      std::int64_t peer = n->comm_dst;
-      if (peer < 0) {
+      std::int64_t peer = n->comm_dst.value_or(-1);
+      if (!n->comm_dst) {
         peer = (npu_.rank() + 1) % npus_;
         warn("nodst", "COMM_SEND_NODE without comm_dst (first: node " + std::to_string(n->id) +
                           "): sent to the next rank, as documented");
       }
-      if (peer >= npus_) fail(*n, "comm_dst " + std::to_string(peer) + " is not an NPU of this platform");
+      if (peer < 0 || peer >= npus_) {
+        fail(*n, "comm_dst " + std::to_string(peer) + " is not an NPU of this platform (0 to " +
+                     std::to_string(npus_ - 1) + ")");
+      }
       if (options_.bounds) {
         check_work(*n, options_.bounds->message(n->comm_size), "a send of " + std::to_string(n->comm_size) + " bytes");
       }
@@ -531,13 +587,16 @@ void TraceWorkload::issue(Node* n) {
       break;
     }
     case ChakraProtoMsg::COMM_RECV_NODE: {
-      std::int64_t peer = n->comm_src;
-      if (peer < 0) {
+      std::int64_t peer = n->comm_src.value_or(-1);
+      if (!n->comm_src) {
         peer = (npu_.rank() + npus_ - 1) % npus_;
         warn("nosrc", "COMM_RECV_NODE without comm_src (first: node " + std::to_string(n->id) +
                           "): received from the previous rank, as documented");
       }
-      if (peer >= npus_) fail(*n, "comm_src " + std::to_string(peer) + " is not an NPU of this platform");
+      if (peer < 0 || peer >= npus_) {
+        fail(*n, "comm_src " + std::to_string(peer) + " is not an NPU of this platform (0 to " +
+                     std::to_string(npus_ - 1) + ")");
+      }
       npu_.start_recv(static_cast<int>(peer), n->comm_size, n->comm_tag, this, n,
                       OpLabel{static_cast<std::int64_t>(n->id), &n->name});
       break;

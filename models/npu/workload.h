@@ -89,7 +89,9 @@ class TraceWorkload : public NpuClient {
   void add(const void* proto_node);
   void issue_ready();
   bool break_a_cycle();
+  /// Starts a ready node; a ModelError comes back naming the node.
   void issue(Node* n);
+  void launch(Node* n);
   void start_collective(Node* n);
   void complete(Node* n);
   void warn(const std::string& key, const std::string& text);
@@ -129,6 +131,8 @@ class TraceWorkload : public NpuClient {
   std::deque<Node*> collective_queue_;
   unsigned collectives_running_ = 0;
   std::size_t running_ = 0;
+  bool issuing_ = false;  // inside issue_ready(): nested calls return at once
+  bool window_full_of_running_ = false;  // the last read_ahead stopped at a window of running nodes
   std::size_t peak_held_ = 0;
   std::uint64_t read_past_window_ = 0;  // times nothing could run within the window
   std::uint64_t last_read_id_ = 0;
