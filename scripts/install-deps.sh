@@ -13,7 +13,7 @@ packages=(
   verilator
   clang libclang-rt-14-dev  # the sanitizer build and libFuzzer (scripts/sanitize-and-fuzz.sh)
   python3 python3-matplotlib
-  time
+  time valgrind  # valgrind: the RTL paths under memcheck (scripts/sanitize-and-fuzz.sh)
 )
 
 missing=()

@@ -1,22 +1,43 @@
 #!/usr/bin/env bash
 # The hardening suite (CI runs it after the tests, see .ci/run):
+#  0. the RTL reduction unit's paths under valgrind's memcheck, with the
+#     release build the README's test command made (RTL_BUILD_DIR, default
+#     build): a checked run and one whose RTL result is wrong on purpose, which
+#     must end with exit 4 and no memory error (it once aborted with "double
+#     free"); about 15 s;
 #  1. every test under AddressSanitizer + UndefinedBehaviorSanitizer, leak
 #     detection on (a clang build in build-asan, without the RTL: Verilated
-#     code under ASan takes long to build and is covered by the normal suite);
+#     code under ASan takes long to build, hence step 0);
 #  2. the inputs that once crashed a reader (tests/fuzz/regressions/<target>);
 #  3. each libFuzzer target for FUZZ_SECONDS (default 60) on a copy of its seed
 #     corpus (tests/fuzz/corpus/<target>), so the committed corpus never changes.
 # A finding stops the script with its input saved as build-asan/fuzz-crash-*:
 # fix the reader, then commit that file to tests/fuzz/regressions/<target>/.
 #
-# Budget on the 2-core CI machine: build about 8 min, tests about 4 min,
-# fuzzing 4 x FUZZ_SECONDS.
+# Budget on the 2-core CI machine: valgrind 15 s, build about 8 min, tests
+# about 4 min, fuzzing 4 x FUZZ_SECONDS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=${SANITIZE_BUILD_DIR:-build-asan}
 fuzz_seconds=${FUZZ_SECONDS:-60}
 targets=(fuzz_et_reader fuzz_platform fuzz_astra_json fuzz_comm_groups)
+
+rtl_bin=${RTL_BUILD_DIR:-build}/platforms/fabricsim
+if [ -x "$rtl_bin" ] && "$rtl_bin" collbench --help | grep -q -- --reduction-model; then
+  echo "== the RTL reduction unit under valgrind memcheck"
+  rtl_run=(collbench --quiet --data --reduction-model rtl --algo in_switch --platform platforms/dgx_h100.yaml --op all_reduce)
+  valgrind -q --error-exitcode=99 "$rtl_bin" "${rtl_run[@]}" --dtype bf16 -b 4K -e 1M > /dev/null
+  status=0
+  valgrind -q --error-exitcode=99 "$rtl_bin" "${rtl_run[@]}" --dtype int32 -b 4K -e 4K --rtl-plusarg +fault_lane=3 \
+    > /dev/null 2>&1 || status=$?
+  if [ "$status" -ne 4 ]; then
+    echo "a wrong RTL result must stop with exit 4 and no memory error; got exit $status" >&2
+    exit 1
+  fi
+else
+  echo "no RTL build at $rtl_bin: the valgrind step is skipped" >&2
+fi
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DFABRICSIM_SANITIZE=ON -DFABRICSIM_FUZZ=ON -DFABRICSIM_RTL=OFF
