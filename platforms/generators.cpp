@@ -108,12 +108,12 @@ FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<i
 
 FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap, const Link::Params& link) {
   require(!dims.empty(), "a torus or mesh needs dimensions");
-  int total = 1;
+  std::int64_t total = 1;  // wide: 65536 x 65536 overflows int
   for (int d : dims) {
     require(d >= 1, "torus and mesh dimensions must be >= 1");
-    total *= d;
+    total = std::min<std::int64_t>(total * d, std::int64_t{1} << 40);
   }
-  require(total == static_cast<int>(ranks.size()),
+  require(total == static_cast<std::int64_t>(ranks.size()),
           "the dimensions multiply to " + std::to_string(total) + ", not the " + std::to_string(ranks.size()) + " NPUs");
   FabricSpec f;
   f.topology = std::string(wrap ? "torus" : "mesh") + std::to_string(dims.size()) + "d";
@@ -121,7 +121,7 @@ FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dim
   f.routing = Routing::kDimensionOrder;
   f.dims = dims;
   f.wrap.assign(dims.size(), wrap);
-  for (int i = 0; i < total; ++i) {
+  for (int i = 0; i < static_cast<int>(total); ++i) {
     auto& c = f.nodes[static_cast<std::size_t>(i)].coords;
     int v = i;
     for (int d : dims) {
@@ -129,7 +129,7 @@ FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dim
       v /= d;
     }
   }
-  for (int i = 0; i < total; ++i) {
+  for (int i = 0; i < static_cast<int>(total); ++i) {
     const auto& c = f.nodes[static_cast<std::size_t>(i)].coords;
     int stride = 1;
     for (std::size_t d = 0; d < dims.size(); ++d) {
@@ -232,11 +232,12 @@ void attach_memories(FabricSpec& f, std::vector<MemorySpec> memories, const Link
 
 std::vector<std::vector<int>> rank_groups(int npus, int size, int stride) {
   require(size >= 1 && stride >= 1, "group size and stride must be >= 1");
-  require(npus % (size * stride) == 0,
+  const std::int64_t span = static_cast<std::int64_t>(size) * stride;  // 65536 x 65536 overflows int
+  require(span <= npus && npus % span == 0,
           std::to_string(npus) + " NPUs do not divide into groups of " + std::to_string(size) + " with stride " +
               std::to_string(stride));
   std::vector<std::vector<int>> groups;
-  for (int hi = 0; hi < npus / (size * stride); ++hi) {
+  for (int hi = 0; hi < npus / static_cast<int>(span); ++hi) {
     for (int lo = 0; lo < stride; ++lo) {
       std::vector<int> g;
       for (int i = 0; i < size; ++i) g.push_back(lo + stride * (i + size * hi));
