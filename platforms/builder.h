@@ -10,7 +10,7 @@
 #include "models/memory/memory.h"
 #include "models/memory/memory_endpoint.h"
 #include "models/nic/nic.h"
-#include "models/npu/collective_agreement.h"
+#include "models/collectives/collective_agreement.h"
 #include "models/npu/directory.h"
 #include "models/npu/npu.h"
 #include "models/npu/work_bounds.h"

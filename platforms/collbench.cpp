@@ -6,7 +6,7 @@
 #include <memory>
 #include <sstream>
 
-#include "models/npu/algorithm_choice.h"
+#include "models/collectives/algorithm_choice.h"
 #include "platforms/yaml_input.h"
 #include "tlm/calendar.h"
 #include "tlm/errors.h"

@@ -10,7 +10,7 @@ build=${1:-build}
 
 # name | file | text to replace | replacement | tests (ctest -R) that must fail
 mutations=(
-  "no collective agreement|models/npu/collective_engine.cpp|if (agreement_) agreement_->check|if (false) agreement_->check|BadCollectives"
+  "no collective agreement|models/collectives/collective_engine.cpp|if (agreement_) agreement_->check|if (false) agreement_->check|BadCollectives"
   "no send/receive size check|models/npu/npu.cpp|if (m->bytes != recv->bytes) {|if (false) {|BadSends"
   "window ignores running nodes|models/npu/workload.cpp|held_.size() < options_.window;|held_.size() < options_.window + running_;|Window.Independent"
   "no work bound|models/npu/work_bounds.cpp|if (seconds > kMaxSeconds) {|if (false) {|BadWork.TheEstimate"
@@ -18,6 +18,17 @@ mutations=(
   "RTL command left on the payload|models/switch/reduction_unit.cpp|~Attached() { gp.clear_extension(cmd); }|~Attached() {}|rtl.Cosim.AWrongRtlResult"
   "RTL mismatch as bad input|rtl/rtl_reduction.cpp|throw DataMismatchError(|throw ModelError(|rtl.Cosim.AWrongRtlResult"
   "output replaces a symlink|tlm/output_file.cpp|if (char* real = ::realpath(path.c_str(), nullptr)) {|if (char* real = nullptr) {|BadPaths.Outputs"
+  "output replaces a dangling symlink|tlm/output_file.cpp|if (!exists && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {|if (false) {|BadPaths.Outputs"
+  "issue_ready nests calls|models/npu/workload.cpp|  if (issuing_) return;|  if (false) return;|Window.AMillion"
+  "window delay not reported|models/npu/workload.cpp|window_full_of_running_ = !eof_ && running_ >= options_.window;|window_full_of_running_ = false;|Window.AWindowFull"
+  "peer -1 read as absent|models/npu/workload.cpp|      if (!n->comm_dst) {|      if (peer < 0) {|BadSends"
+  "repeated JSON key kept|tlm/json_input.cpp|if (!l.keys.insert(l.key).second) {|if (false) {|BadJson"
+  "a rank twice in a group|models/npu/workload.cpp|    if (seen[static_cast<std::size_t>(r)]) {|    if (false) {|BadGroups"
+  "ring reduce-scatter copies|models/collectives/algorithms/ring.cpp|out.recvs.push_back(piece(me_ - 1, recv_seg, recv_seg + 1, reduce));|out.recvs.push_back(piece(me_ - 1, recv_seg, recv_seg + 1, false));|CollectivePrograms"
+  "double binary trees split unevenly|models/collectives/algorithms/double_binary_tree.cpp|const int half = n_ / 2;|const int half = (n_ + 1) / 2 - 1;|CollectivePrograms.TheDoubleBinaryTrees"
+  "stray bytes on the first chunk|models/collectives/collective.cpp|if (i == parts - 1) l += len % elem;|if (i == 0) l += len % elem;|CollectivePrograms.Every"
+  "hierarchical keeps the wrong part|models/collectives/algorithms/hierarchical.cpp|      keep = coord;|      keep = 0;|CollectivePrograms.Hierarchical"
+  "in-switch multicast skips the sender|models/collectives/algorithms/in_switch.cpp|for (int j = 0; j < n_; ++j) add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);|for (int j = 0; j < n_; ++j) if (j != me_) add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);|CollectivePrograms.Every"
 )
 
 restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }

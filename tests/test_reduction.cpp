@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "models/npu/algorithm_choice.h"
+#include "models/collectives/algorithm_choice.h"
 #include "platforms/collbench.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"

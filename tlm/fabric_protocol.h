@@ -44,6 +44,7 @@
 #include <tlm>
 
 #include "tlm/data_type.h"
+#include "tlm/message_kind.h"
 #include "tlm/sockets.h"
 #include "tlm/time.h"
 
@@ -62,23 +63,6 @@ struct FrameProtocol {
   using tlm_payload_type = tlm::tlm_generic_payload;
   using tlm_phase_type = tlm::tlm_phase;
 };
-
-/// What a message asks of the fabric besides delivery.
-/// The kinds other than kUnicast are addressed to a switch reduction unit
-/// (models/switch/reduction_unit.h), or made by one.
-enum class MessageKind : std::uint8_t {
-  kUnicast,        // deliver to `dst`
-  kReduce,         // a contribution to an in-switch reduction, combined with the group's others
-  kPullRequest,    // asks for a reduction (NVLS multimem.ld_reduce): header-only packets
-  kMulticast,      // data for every member of the group, on its way up to the tree's root
-  kMulticastDown,  // the same, on its way down from the root to the members
-  kResult,         // a reduction's result, on its way down a tree of units
-};
-
-/// How results of switch reductions name their sender (Message::tag_src_rank);
-/// read requests from a unit carry the unit's own (negative) peer id.
-constexpr std::uint32_t kFromReductionUnit = 0xffffffu;
-
 
 /// A message: the unit an NPU hands to a NIC and a NIC hands back. The same
 /// object travels from source to sink (simulated memory is shared), so the

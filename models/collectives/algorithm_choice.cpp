@@ -1,4 +1,4 @@
-#include "models/npu/algorithm_choice.h"
+#include "models/collectives/algorithm_choice.h"
 
 #include <algorithm>
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "models/npu/collective.h"
-#include "models/npu/collective_engine.h"
+#include "models/collectives/collective.h"
+#include "models/collectives/collective_engine.h"
 
 namespace fabricsim {
 

@@ -1,4 +1,4 @@
-#include "models/npu/collective.h"
+#include "models/collectives/collective.h"
 
 #include <algorithm>
 #include <cctype>

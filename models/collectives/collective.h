@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tlm/fabric_protocol.h"
+#include "tlm/message_kind.h"
 
 namespace fabricsim {
 
@@ -228,6 +228,26 @@ struct ProgramSpec {
 /// Builds the program, or throws std::invalid_argument naming why the
 /// algorithm does not apply.
 std::unique_ptr<Program> make_program(const ProgramSpec& spec);
+
+/// A whole collective as its programs see it: the same on every member.
+struct ProgramPlan {
+  CollectiveType type = CollectiveType::kAllReduce;
+  AlgorithmKind algorithm = AlgorithmKind::kRing;
+  const std::vector<int>* ranks = nullptr;  // the group, in order
+  int root = 0;                              // index in `ranks`
+  std::uint64_t bytes = 0;                   // the collective's size (the buffer layout: working_bytes)
+  std::uint32_t chunks = 1;                  // pipelined chunks
+  unsigned element = 4;                      // element size in bytes
+  const std::vector<Dimension>* dims = nullptr;
+  const std::vector<std::vector<std::uint64_t>>* sizes = nullptr;  // all-to-all-v
+  InSwitchResolver* in_switch = nullptr;
+};
+
+/// Member `me`'s programs for the plan, one per pipelined chunk (two per
+/// chunk for the double binary tree, one per tree). A message's chunk tag is
+/// its program's index here. Throws std::invalid_argument when the
+/// algorithm does not apply.
+std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int me);
 
 /// Size of the working buffer for a collective of `bytes` over n ranks, and
 /// the segment layout of chunk c of `chunks`.

@@ -1,4 +1,4 @@
-#include "models/npu/collective_agreement.h"
+#include "models/collectives/collective_agreement.h"
 
 #include <sstream>
 #include <stdexcept>

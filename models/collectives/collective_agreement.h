@@ -14,7 +14,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "models/npu/collective_engine.h"
+#include "models/collectives/collective_engine.h"
 
 namespace fabricsim {
 

@@ -1,12 +1,12 @@
-#include "models/npu/collective_engine.h"
+#include "models/collectives/collective_engine.h"
 
 #include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
 
-#include "models/npu/collective_agreement.h"
-#include "models/npu/data_check.h"
+#include "models/collectives/collective_agreement.h"
+#include "models/collectives/data_check.h"
 #include "tlm/reduction.h"
 
 namespace fabricsim {
@@ -45,30 +45,20 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   run->started = now_ticks();
   run->order = next_order_++;
 
-  const std::uint32_t chunks = std::max<std::uint32_t>(1, spec.chunks);
-  const unsigned elem = element_bytes(spec.dtype);
-  // The double binary tree runs each tree as a chunk of its own.
-  const std::uint32_t per_chunk = spec.algorithm == AlgorithmKind::kDoubleBinaryTree ? 2 : 1;
-  run->chunks_.resize(chunks * per_chunk);
-  for (std::uint32_t k = 0; k < chunks * per_chunk; ++k) {
-    const std::uint32_t c = k / per_chunk;
-    ProgramSpec ps;
-    ps.type = spec.type;
-    ps.algorithm = spec.algorithm;
-    ps.ranks = &spec.group->ranks;
-    ps.me = me;
-    ps.root = spec.root;
-    ps.segments = chunk_segments(spec.type, spec.bytes, n, c, chunks, elem);
-    ps.recv_base = spec.bytes;
-    ps.element = elem;
-    ps.dims = spec.dims;
-    ps.variant = static_cast<int>(k % per_chunk);
-    ps.sizes = spec.sizes.get();
-    ps.chunk = c;
-    ps.chunks = chunks;
-    ps.in_switch = host_.in_switch();
-    run->chunks_[k].program = make_program(ps);  // throws if the algorithm does not apply
-  }
+  ProgramPlan plan;
+  plan.type = spec.type;
+  plan.algorithm = spec.algorithm;
+  plan.ranks = &spec.group->ranks;
+  plan.root = spec.root;
+  plan.bytes = spec.bytes;
+  plan.chunks = spec.chunks;
+  plan.element = element_bytes(spec.dtype);
+  plan.dims = spec.dims;
+  plan.sizes = spec.sizes.get();
+  plan.in_switch = host_.in_switch();
+  auto programs = make_programs(plan, me);  // throws if the algorithm does not apply
+  run->chunks_.resize(programs.size());
+  for (std::size_t k = 0; k < programs.size(); ++k) run->chunks_[k].program = std::move(programs[k]);
   // The group's sequence number is taken only once the collective is
   // accepted, so a refused one does not shift the matching on this NPU.
   std::uint64_t& next_seq = group_seq_[spec.group->id];

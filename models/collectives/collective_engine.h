@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "models/npu/collective.h"
+#include "models/collectives/collective.h"
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/timeline.h"
@@ -134,7 +134,7 @@ class CollectiveEngine : public Calendar::Client {
 
   std::size_t in_flight() const { return runs_.size(); }
   /// Checks every collective against the other members' calls (null: not
-  /// checked; models/npu/collective_agreement.h).
+  /// checked; models/collectives/collective_agreement.h).
   void set_agreement(CollectiveAgreement* agreement) { agreement_ = agreement; }
   /// Records collectives and their chunks' phases (null: not recorded).
   void set_timeline(TimelineSink* timeline) { timeline_ = timeline; }

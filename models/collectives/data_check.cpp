@@ -1,4 +1,4 @@
-#include "models/npu/data_check.h"
+#include "models/collectives/data_check.h"
 
 #include <cstring>
 #include <sstream>

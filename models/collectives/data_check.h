@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "models/npu/collective_engine.h"
+#include "models/collectives/collective_engine.h"
 
 namespace fabricsim {
 

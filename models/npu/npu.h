@@ -19,7 +19,7 @@
 #include <systemc>
 
 #include "models/npu/activity.h"
-#include "models/npu/collective_engine.h"
+#include "models/collectives/collective_engine.h"
 #include "models/npu/directory.h"
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/npu/collective.h"
+#include "models/collectives/collective.h"
 
 namespace fabricsim {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/npu/algorithm_choice.h"
+#include "models/collectives/algorithm_choice.h"
 #include "tlm/errors.h"
 #include "tlm/json_input.h"
 #include "traces/reader/et_reader.h"

@@ -17,8 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "models/npu/algorithm_choice.h"
-#include "models/npu/collective_engine.h"
+#include "models/collectives/algorithm_choice.h"
+#include "models/collectives/collective_engine.h"
 #include "models/npu/npu.h"
 #include "models/npu/work_bounds.h"
 

@@ -18,7 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <systemc>
 
-#include "models/npu/collective.h"
+#include "models/collectives/collective.h"
 #include "platforms/astra_system.h"
 #include "platforms/collbench.h"
 #include "tlm/errors.h"

@@ -1,0 +1,52 @@
+// What every algorithm's program shares: its spec, the group's size and my
+// index, and the transfers it is built from. Each algorithm lives in its own
+// file beside this one and is registered in make_program.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "models/collectives/collective.h"
+
+namespace fabricsim::algorithms {
+
+inline int mod(int a, int n) { return ((a % n) + n) % n; }
+
+/// Throws std::invalid_argument: "the <algorithm> algorithm does not apply to
+/// <type>: <why>".
+[[noreturn]] void not_applicable(const ProgramSpec& s, const std::string& why = "");
+
+class ProgramBase : public Program {
+ public:
+  explicit ProgramBase(const ProgramSpec& s) : spec_(s), n_(static_cast<int>(s.ranks->size())), me_(s.me) {}
+
+ protected:
+  int rank(int index) const { return (*spec_.ranks)[static_cast<std::size_t>(mod(index, n_))]; }
+  Transfer piece(int peer_index, int a, int b, bool reduce = false) const {
+    Transfer t = spec_.segments.range(a, b);
+    t.peer = rank(peer_index);
+    t.reduce = reduce;
+    return t;
+  }
+  Transfer whole(int peer_index, bool reduce = false) const { return piece(peer_index, 0, n_, reduce); }
+  Transfer nothing(int peer_index) const {
+    Transfer t;
+    t.peer = rank(peer_index);
+    return t;
+  }
+
+  ProgramSpec spec_;
+  int n_;
+  int me_;
+};
+
+// One factory per algorithm (its own file), each throwing
+// std::invalid_argument when the algorithm does not apply to the spec.
+std::unique_ptr<Program> make_ring(const ProgramSpec& spec);
+std::unique_ptr<Program> make_direct(const ProgramSpec& spec);
+std::unique_ptr<Program> make_halving_doubling(const ProgramSpec& spec);
+std::unique_ptr<Program> make_double_binary_tree(const ProgramSpec& spec);
+std::unique_ptr<Program> make_hierarchical(const ProgramSpec& spec);
+std::unique_ptr<Program> make_in_switch(const ProgramSpec& spec);
+
+}  // namespace fabricsim::algorithms

@@ -1,0 +1,102 @@
+// The algorithms: each turns (collective type, group, my index, chunk layout)
+// into the rounds this NPU runs. Rounds are generated when needed, never
+// stored, so a 1,024-rank ring costs no memory per step.
+//
+// Round numbers must agree between a sender and its receiver (messages are
+// matched by chunk, round and sender), so every rank numbers the rounds of a
+// program the same way, leaving rounds empty where it has nothing to do.
+//
+// What each algorithm does with group sizes that do not suit it:
+// - ring, direct: any size.
+// - halving_doubling: a power of two p <= n works recursively; the n - p
+//   extra ranks first hand their data to a partner and get the result back at
+//   the end (one extra round each way).
+// - double_binary_tree: any size; the two trees are a heap-ordered binary tree
+//   and its mirror image, so a leaf of one is an inner node of the other.
+// - hierarchical: the group must be the whole platform, laid out in the
+//   platform's dimensions.
+// - in_switch: any size; the group must be on one fabric whose switches have
+//   reduction units (every member on the same switches, or each on one leaf
+//   of a tree of switches that all have units).
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/collectives/algorithms/program_base.h"
+
+namespace fabricsim {
+
+namespace algorithms {
+
+void not_applicable(const ProgramSpec& s, const std::string& why) {
+  throw std::invalid_argument(std::string("the ") + to_string(s.algorithm) + " algorithm does not apply to " +
+                              to_string(s.type) + (why.empty() ? "" : ": " + why));
+}
+
+}  // namespace algorithms
+
+namespace {
+
+using Factory = std::unique_ptr<Program> (*)(const ProgramSpec&);
+
+/// The algorithms by kind: a new one adds its file in algorithms/, its
+/// AlgorithmKind and name (collective.h, collective.cpp), and a line here.
+constexpr Factory kFactories[] = {
+    algorithms::make_ring,                // kRing
+    algorithms::make_direct,              // kDirect
+    algorithms::make_halving_doubling,    // kHalvingDoubling
+    algorithms::make_double_binary_tree,  // kDoubleBinaryTree
+    algorithms::make_hierarchical,        // kHierarchical
+    algorithms::make_in_switch,           // kInSwitch
+};
+static_assert(sizeof kFactories / sizeof kFactories[0] == static_cast<std::size_t>(AlgorithmKind::kInSwitch) + 1,
+              "one factory per AlgorithmKind, in order");
+
+}  // namespace
+
+std::unique_ptr<Program> make_program(const ProgramSpec& spec) {
+  if (!spec.ranks || spec.ranks->empty()) throw std::invalid_argument("collective over an empty group");
+  if (spec.type == CollectiveType::kAllToAll && spec.algorithm != AlgorithmKind::kDirect) {
+    algorithms::not_applicable(spec, "all-to-all runs with direct");
+  }
+  if ((spec.type == CollectiveType::kGather || spec.type == CollectiveType::kScatter) &&
+      spec.algorithm != AlgorithmKind::kDirect) {
+    algorithms::not_applicable(spec, std::string(to_string(spec.type)) + " runs with direct");
+  }
+  const auto kind = static_cast<std::size_t>(spec.algorithm);
+  if (kind >= sizeof kFactories / sizeof kFactories[0]) algorithms::not_applicable(spec);
+  return kFactories[kind](spec);
+}
+
+std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int me) {
+  if (!plan.ranks || plan.ranks->empty()) throw std::invalid_argument("collective over an empty group");
+  const int n = static_cast<int>(plan.ranks->size());
+  const std::uint32_t chunks = std::max<std::uint32_t>(1, plan.chunks);
+  // The double binary tree runs each tree as a chunk of its own.
+  const std::uint32_t per_chunk = plan.algorithm == AlgorithmKind::kDoubleBinaryTree ? 2 : 1;
+  std::vector<std::unique_ptr<Program>> programs;
+  programs.reserve(chunks * per_chunk);
+  for (std::uint32_t k = 0; k < chunks * per_chunk; ++k) {
+    const std::uint32_t c = k / per_chunk;
+    ProgramSpec ps;
+    ps.type = plan.type;
+    ps.algorithm = plan.algorithm;
+    ps.ranks = plan.ranks;
+    ps.me = me;
+    ps.root = plan.root;
+    ps.segments = chunk_segments(plan.type, plan.bytes, n, c, chunks, plan.element);
+    ps.recv_base = plan.bytes;
+    ps.element = plan.element;
+    ps.dims = plan.dims;
+    ps.variant = static_cast<int>(k % per_chunk);
+    ps.sizes = plan.sizes;
+    ps.chunk = c;
+    ps.chunks = chunks;
+    ps.in_switch = plan.in_switch;
+    programs.push_back(make_program(ps));
+  }
+  return programs;
+}
+
+}  // namespace fabricsim
