@@ -4,6 +4,7 @@
 # not a test. Each mutation is applied to the source, built (incrementally,
 # in build/), its tests run, and the source restored, whatever happens.
 # Usage: scripts/mutation-check.sh [build-dir]      (about a minute a mutation)
+#        ONLY=regex scripts/mutation-check.sh   runs the mutations whose name matches
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -36,6 +37,7 @@ trap restore EXIT
 survivors=0
 for m in "${mutations[@]}"; do
   IFS='|' read -r name file old new tests <<<"$m"
+  if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then continue; fi
   old=${old//\\|/|}; new=${new//\\|/|}
   saved=$(mktemp)
   cp "$file" "$saved"
