@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/npu/workload.h"
+#include "traces/workload/trace_workload.h"
 #include "platforms/builder.h"
 
 namespace fabricsim {

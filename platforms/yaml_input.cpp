@@ -228,4 +228,9 @@ YAML::Node load_yaml_file(const std::string& path) {
   return root;
 }
 
+std::string file_stem(const std::string& path) {
+  const std::string base = path.substr(path.find_last_of('/') + 1);
+  return base.substr(0, base.find('.'));
+}
+
 }  // namespace fabricsim

@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "platforms/platform_spec.h"
+#include "tlm/errors.h"
 #include "tlm/time.h"
 
 namespace fabricsim {
@@ -75,5 +76,21 @@ class YamlInput {
 /// file, and checks the whole document: keys are scalars, no key appears
 /// twice in a mapping, text is UTF-8.
 YAML::Node load_yaml_file(const std::string& path);
+
+/// "platforms/dgx_h100.yaml" -> "dgx_h100": a platform's default name.
+std::string file_stem(const std::string& path);
+
+/// Runs `read`; yaml-cpp's own conversion errors, should one slip past our
+/// checks, become InputError naming the file and place.
+template <class F>
+auto naming_yaml_errors(const std::string& path, F&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const YAML::Exception& e) {
+    std::string where = path;
+    if (e.mark.line >= 0) where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+    throw InputError(where + ": " + e.msg);
+  }
+}
 
 }  // namespace fabricsim

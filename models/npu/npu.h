@@ -5,7 +5,7 @@
 //
 // Work reaches it as operations (compute, collective, send, recv, memory),
 // each reported done to the client that started it. The Chakra trace driver
-// (workload.h) is the usual client; collbench drives collectives directly.
+// (traces/workload/trace_workload.h) is the usual client; collbench drives collectives directly.
 #pragma once
 
 #include <cstdint>

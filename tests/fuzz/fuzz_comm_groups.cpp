@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "models/npu/workload.h"
+#include "traces/workload/trace_workload.h"
 
 using namespace fabricsim;
 

@@ -1,4 +1,7 @@
-// The trace driver: replays one rank's Chakra execution trace on its NPU.
+// The trace driver: replays one rank's Chakra execution trace on its NPU,
+// which it drives through the NPU's operation interface (Npu::start_compute,
+// start_send, start_collective... and NpuClient for completions), so the NPU
+// knows nothing of Chakra.
 //
 // Nodes are streamed from the file and issued when their dependencies (data
 // and control) have finished. Only a window of nodes is held in memory,
@@ -21,27 +24,9 @@
 #include "models/collectives/collective_engine.h"
 #include "models/npu/npu.h"
 #include "models/npu/work_bounds.h"
+#include "traces/workload/process_groups.h"
 
 namespace fabricsim {
-
-/// Process groups: the world, plus any named in a comm-groups file or a
-/// trace's metadata. Collectives name theirs with the `pg_name` attribute.
-class GroupTable {
- public:
-  explicit GroupTable(int npus);
-  const Group& world() const { return groups_.front(); }
-  const Group& add(const std::string& name, std::vector<int> ranks);
-  const Group* find(const std::string& name) const;
-  /// Reads ASTRA-sim's comm-groups JSON: {"<pg_name>": [ranks...], ...}.
-  /// Throws std::runtime_error naming the file and the problem.
-  void load_json(const std::string& path);
-  int npus() const { return npus_; }
-
- private:
-  int npus_;
-  std::deque<Group> groups_;  // stable addresses
-  std::map<std::string, const Group*> by_name_;
-};
 
 struct WorkloadOptions {
   bool replay = false;                      // use recorded durations for compute
