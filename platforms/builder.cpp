@@ -76,10 +76,34 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
 
   add_reduction_units(f);
   const auto ports = port_map(f);
-  const std::string prefix = f.name + "_";
+  std::uint64_t frame_wire = 0;
+  const Nic::Params nic = fit_frames(f, frame_wire);
+  // One component per node, by kind; routers are the nodes that forward.
+  std::vector<FrameRouter*> router(f.nodes.size(), nullptr);
+  for (std::size_t u = 0; u < f.nodes.size(); ++u) {
+    const FabricNode& n = f.nodes[u];
+    const auto nports = static_cast<unsigned>(ports[u].size());
+    if (nports == 0) {
+      throw InputError(spec_.file + ": fabric \"" + f.name + "\": " + n.name + " is not connected to anything");
+    }
+    switch (n.kind) {
+      case FabricNode::Kind::kNic: router[u] = make_nic(fi, n, nports, nic); break;
+      case FabricNode::Kind::kMemory: router[u] = make_memory_node(fi, f, n, nports, nic); break;
+      case FabricNode::Kind::kReductionUnit:
+        make_reduction_unit(fi, n, f.nodes[static_cast<std::size_t>(ports[u].front().peer)].name, nic);
+        break;
+      case FabricNode::Kind::kSwitch: router[u] = make_switch(fi, n, nports); break;
+    }
+  }
+  make_links(fi, f, router, frame_wire);
+  set_lookaheads(f, router);
+  install_routes(f, ports, router);
+  if (bf.aggregation) set_up_aggregation(fi, f);
+}
+
+Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire) {
   bool rings = false;
   for (const FabricEdge& e : f.edges) rings |= e.ring >= 0;
-
   // Frames must fit the smallest buffer (twice over on rings, where a frame
   // entering a ring needs room for one more: bubble flow control).
   std::uint64_t min_buffer = ~0ull;
@@ -113,116 +137,129 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
     notes_.push_back("fabric \"" + f.name + "\": frames shortened to " + std::to_string(nic.segment_bytes) +
                      " bytes to fit the " + std::to_string(min_buffer) + "-byte buffers");
   }
-  const std::uint64_t frame_wire = nic.segment_bytes + ((nic.segment_bytes + nic.mtu_bytes - 1) / nic.mtu_bytes) * nic.header_bytes;
+  frame_wire = nic.segment_bytes + ((nic.segment_bytes + nic.mtu_bytes - 1) / nic.mtu_bytes) * nic.header_bytes;
+  return nic;
+}
 
-  std::vector<FrameRouter*> router(f.nodes.size(), nullptr);
-  for (std::size_t u = 0; u < f.nodes.size(); ++u) {
-    const FabricNode& n = f.nodes[u];
-    const auto nports = static_cast<unsigned>(ports[u].size());
-    if (nports == 0) {
-      throw InputError(spec_.file + ": fabric \"" + f.name + "\": " + n.name + " is not connected to anything");
-    }
-    if (n.kind == FabricNode::Kind::kNic) {
-      Nic::Params p = nic;
-      p.address = n.address;
-      p.ports = nports;
-      auto m = std::make_unique<Nic>((prefix + n.name + "_nic").c_str(), p);
-      router[u] = m.get();
-      bf.nic_of_rank[static_cast<std::size_t>(n.npu)] = m.get();
-      // Bind to its NPU: the NIC index is the fabric's position among the NPU's fabrics.
-      Npu& npu = *npus_[static_cast<std::size_t>(n.npu)];
-      for (const auto& a : directory_.attachments(n.npu)) {
-        if (a.fabric == fi) {
-          npu.to_nic[a.nic].bind(m->in);
-          m->out.bind(npu.from_nic[a.nic]);
-        }
-      }
-      if (spec_.hbm) {
-        m->dma.socket.bind(memories_[static_cast<std::size_t>(n.npu)].memory->in);
-        m->dma.set_window(spec_.hbm->base + spec_.hbm->size_bytes / 2, spec_.hbm->size_bytes / 2);
-      }
-      bf.nics.push_back(std::move(m));
-    } else if (n.kind == FabricNode::Kind::kMemory) {
-      // A memory node: its own NIC, the controller, and the memory.
-      const MemorySpec& ms = f.memories.at(static_cast<std::size_t>(n.memory));
-      Nic::Params p = nic;
-      p.address = n.address;
-      p.ports = nports;
-      auto m = std::make_unique<Nic>((prefix + n.name + "_nic").c_str(), p);
-      router[u] = m.get();
-      BuiltMemory bm;
-      bm.name = ms.name;
-      bm.memory = std::make_unique<Memory>((prefix + n.name).c_str(), ms.memory);
-      bm.endpoint = std::make_unique<MemoryEndpoint>((prefix + n.name + "_controller").c_str(), n.address);
-      m->out.bind(bm.endpoint->from_nic);
-      bm.endpoint->to_nic.bind(m->in);
-      bm.endpoint->memory.socket.bind(bm.memory->in);
-      for (int rank : ms.serves) {
-        const auto* a = [&]() -> const Directory::Attachment* {
-          for (const auto& x : directory_.attachments(rank)) {
-            if (x.fabric == fi) return &x;
-          }
-          return nullptr;
-        }();
-        if (!a) {
-          throw InputError(spec_.file + ": memory \"" + ms.name + "\" serves NPU " + std::to_string(rank) +
-                           ", which is not on fabric \"" + f.name + "\"");
-        }
-        directory_.set_memory(rank, Directory::MemoryRoute{a->nic, n.address, ms.memory.base, ms.memory.size_bytes, ms.name});
-      }
-      bf.nics.push_back(std::move(m));
-      memories_.push_back(std::move(bm));
-    } else if (n.kind == FabricNode::Kind::kReductionUnit) {
-      ReductionUnit::Params p = n.reduction->unit;
-      p.address = n.address;
-      p.peer_id = static_cast<std::uint32_t>(directory_.add_unit(static_cast<std::uint16_t>(fi), n.address));
-      p.mtu_bytes = nic.mtu_bytes;
-      p.header_bytes = nic.header_bytes;
-      if (!bf.aggregation) bf.aggregation = std::make_unique<AggregationManager>();
-      bf.units.push_back(std::make_unique<ReductionUnit>((prefix + n.name).c_str(), p, *bf.aggregation));
-      if (n.reduction->rtl) {
-#ifdef FABRICSIM_HAVE_RTL
-        // The Verilated unit combines the slots, behind the unit's ALU port.
-        RtlReductionAlu::Params rp;
-        rp.clock_MHz = n.reduction->clock_MHz;
-        rp.plusargs = spec_.rtl.plusargs;
-        if (!spec_.rtl.vcd.empty()) {
-          // One waveform per RTL unit: the first takes the name given.
-          rp.vcd = spec_.rtl.vcd;
-          if (rtl_units_ > 0) {
-            const auto dot = rp.vcd.rfind('.');
-            const std::string stem = dot == std::string::npos ? rp.vcd : rp.vcd.substr(0, dot);
-            rp.vcd = stem + "." + prefix + n.name + (dot == std::string::npos ? "" : rp.vcd.substr(dot));
-          }
-          rp.vcd_from = spec_.rtl.vcd_from;
-          rp.vcd_to = spec_.rtl.vcd_to;
-        }
-        auto alu = std::make_unique<RtlReductionAlu>((prefix + n.name + "_rtl").c_str(), rp);
-        bf.units.back()->alu.bind(alu->in);
-        bf.unit_alus.push_back(std::move(alu));
-        ++rtl_units_;
-#else
-        throw InputError(spec_.file + ": switch \"" + f.nodes[static_cast<std::size_t>(ports[u].front().peer)].name +
-                         "\" asks for the RTL reduction unit (model: rtl), but this build has none: build with "
-                         "Verilator installed (-DFABRICSIM_RTL=ON)");
-#endif
-      }
-      bf.unit_switch.push_back(f.nodes[static_cast<std::size_t>(ports[u].front().peer)].name);
-    } else {
-      Switch::Params p;
-      p.ports = nports;
-      p.hop_latency = n.hop_latency;
-      auto m = std::make_unique<Switch>((prefix + n.name).c_str(), p);
-      router[u] = m.get();
-      bf.switches.push_back(std::move(m));
+FrameRouter* Platform::make_nic(std::size_t fi, const FabricNode& n, unsigned ports, const Nic::Params& nic) {
+  BuiltFabric& bf = fabrics_[fi];
+  Nic::Params p = nic;
+  p.address = n.address;
+  p.ports = ports;
+  auto m = std::make_unique<Nic>((bf.name + "_" + n.name + "_nic").c_str(), p);
+  Nic* raw = m.get();
+  bf.nic_of_rank[static_cast<std::size_t>(n.npu)] = raw;
+  // Bind to its NPU: the NIC index is the fabric's position among the NPU's fabrics.
+  Npu& npu = *npus_[static_cast<std::size_t>(n.npu)];
+  for (const auto& a : directory_.attachments(n.npu)) {
+    if (a.fabric == fi) {
+      npu.to_nic[a.nic].bind(m->in);
+      m->out.bind(npu.from_nic[a.nic]);
     }
   }
+  if (spec_.hbm) {
+    m->dma.socket.bind(memories_[static_cast<std::size_t>(n.npu)].memory->in);
+    m->dma.set_window(spec_.hbm->base + spec_.hbm->size_bytes / 2, spec_.hbm->size_bytes / 2);
+  }
+  bf.nics.push_back(std::move(m));
+  return raw;
+}
 
-  // Links: two directions per edge. Port p of node u is its p-th edge.
+FrameRouter* Platform::make_memory_node(std::size_t fi, const FabricSpec& f, const FabricNode& n, unsigned ports,
+                                        const Nic::Params& nic) {
+  // A memory node: its own NIC, the controller, and the memory.
+  BuiltFabric& bf = fabrics_[fi];
+  const std::string prefix = bf.name + "_";
+  const MemorySpec& ms = f.memories.at(static_cast<std::size_t>(n.memory));
+  Nic::Params p = nic;
+  p.address = n.address;
+  p.ports = ports;
+  auto m = std::make_unique<Nic>((prefix + n.name + "_nic").c_str(), p);
+  Nic* raw = m.get();
+  BuiltMemory bm;
+  bm.name = ms.name;
+  bm.memory = std::make_unique<Memory>((prefix + n.name).c_str(), ms.memory);
+  bm.endpoint = std::make_unique<MemoryEndpoint>((prefix + n.name + "_controller").c_str(), n.address);
+  m->out.bind(bm.endpoint->from_nic);
+  bm.endpoint->to_nic.bind(m->in);
+  bm.endpoint->memory.socket.bind(bm.memory->in);
+  for (int rank : ms.serves) {
+    const Directory::Attachment* a = nullptr;
+    for (const auto& x : directory_.attachments(rank)) {
+      if (x.fabric == fi) {
+        a = &x;
+        break;
+      }
+    }
+    if (!a) {
+      throw InputError(spec_.file + ": memory \"" + ms.name + "\" serves NPU " + std::to_string(rank) +
+                       ", which is not on fabric \"" + f.name + "\"");
+    }
+    directory_.set_memory(rank, Directory::MemoryRoute{a->nic, n.address, ms.memory.base, ms.memory.size_bytes, ms.name});
+  }
+  bf.nics.push_back(std::move(m));
+  memories_.push_back(std::move(bm));
+  return raw;
+}
+
+void Platform::make_reduction_unit(std::size_t fi, const FabricNode& n, const std::string& switch_name,
+                                   const Nic::Params& nic) {
+  BuiltFabric& bf = fabrics_[fi];
+  const std::string prefix = bf.name + "_";
+  ReductionUnit::Params p = n.reduction->unit;
+  p.address = n.address;
+  p.peer_id = static_cast<std::uint32_t>(directory_.add_unit(static_cast<std::uint16_t>(fi), n.address));
+  p.mtu_bytes = nic.mtu_bytes;
+  p.header_bytes = nic.header_bytes;
+  if (!bf.aggregation) bf.aggregation = std::make_unique<AggregationManager>();
+  bf.units.push_back(std::make_unique<ReductionUnit>((prefix + n.name).c_str(), p, *bf.aggregation));
+  if (n.reduction->rtl) {
+#ifdef FABRICSIM_HAVE_RTL
+    // The Verilated unit combines the slots, behind the unit's ALU port.
+    RtlReductionAlu::Params rp;
+    rp.clock_MHz = n.reduction->clock_MHz;
+    rp.plusargs = spec_.rtl.plusargs;
+    if (!spec_.rtl.vcd.empty()) {
+      // One waveform per RTL unit: the first takes the name given.
+      rp.vcd = spec_.rtl.vcd;
+      if (rtl_units_ > 0) {
+        const auto dot = rp.vcd.rfind('.');
+        const std::string stem = dot == std::string::npos ? rp.vcd : rp.vcd.substr(0, dot);
+        rp.vcd = stem + "." + prefix + n.name + (dot == std::string::npos ? "" : rp.vcd.substr(dot));
+      }
+      rp.vcd_from = spec_.rtl.vcd_from;
+      rp.vcd_to = spec_.rtl.vcd_to;
+    }
+    auto alu = std::make_unique<RtlReductionAlu>((prefix + n.name + "_rtl").c_str(), rp);
+    bf.units.back()->alu.bind(alu->in);
+    bf.unit_alus.push_back(std::move(alu));
+    ++rtl_units_;
+#else
+    throw InputError(spec_.file + ": switch \"" + switch_name +
+                     "\" asks for the RTL reduction unit (model: rtl), but this build has none: build with "
+                     "Verilator installed (-DFABRICSIM_RTL=ON)");
+#endif
+  }
+  bf.unit_switch.push_back(switch_name);
+}
+
+FrameRouter* Platform::make_switch(std::size_t fi, const FabricNode& n, unsigned ports) {
+  BuiltFabric& bf = fabrics_[fi];
+  Switch::Params p;
+  p.ports = ports;
+  p.hop_latency = n.hop_latency;
+  bf.switches.push_back(std::make_unique<Switch>((bf.name + "_" + n.name).c_str(), p));
+  return bf.switches.back().get();
+}
+
+void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector<FrameRouter*>& router,
+                          std::uint64_t frame_wire) {
+  // Two directions per edge. Port p of node u is its p-th edge.
+  BuiltFabric& bf = fabrics_[fi];
+  const std::string prefix = bf.name + "_";
   std::vector<unsigned> next_port(f.nodes.size(), 0);
   std::size_t next_unit = 0;
-  for (std::size_t e = 0; e < f.edges.size(); ++e) {
-    const FabricEdge& edge = f.edges[e];
+  for (const FabricEdge& edge : f.edges) {
     const auto a = static_cast<std::size_t>(edge.a), b = static_cast<std::size_t>(edge.b);
     const unsigned pa = next_port[a]++, pb = next_port[b]++;
     if (edge.internal) {  // a switch (a) and its reduction unit (b): the crossbar, no link
@@ -250,7 +287,9 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
     bf.links.push_back(BuiltLink{std::move(ab), na, nb, npu_a, npu_b});
     bf.links.push_back(BuiltLink{std::move(ba), nb, na, npu_b, npu_a});
   }
+}
 
+void Platform::set_lookaheads(const FabricSpec& f, const std::vector<FrameRouter*>& router) {
   // Each router may forward a frame as early as the slowest-to-arrive
   // competitor allows: its smallest input latency.
   std::vector<Tick> min_latency(f.nodes.size(), kNever);
@@ -260,9 +299,12 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   for (std::size_t u = 0; u < f.nodes.size(); ++u) {
     if (router[u]) router[u]->set_lookahead(min_latency[u] == kNever ? 0 : min_latency[u]);
   }
+}
 
-  // Routes. A NIC with one port needs no table, and dimension-order routing
-  // is computed from addresses rather than looked up (no table per node).
+void Platform::install_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
+                              const std::vector<FrameRouter*>& router) {
+  // A NIC with one port needs no table, and dimension-order routing is
+  // computed from addresses rather than looked up (no table per node).
   try {
     if (f.routing == Routing::kDimensionOrder) {
       const DimensionOrder dor = dimension_order_of(f);
@@ -286,7 +328,6 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   } catch (const InputError& e) {
     throw InputError(spec_.file + ": " + e.what());
   }
-  if (bf.aggregation) set_up_aggregation(fi, f);
 }
 
 void Platform::attach_timeline(TimelineSink* timeline, TimelineLinks links) {

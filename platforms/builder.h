@@ -18,6 +18,7 @@
 #include "models/switch/reduction_unit.h"
 #include "models/switch/switch.h"
 #include "platforms/platform_spec.h"
+#include "platforms/routing.h"
 
 namespace fabricsim {
 
@@ -72,7 +73,23 @@ class Platform {
   std::vector<const BuiltLink*> links() const;
 
  private:
+  /// Elaborates fabric `index`: its nodes by kind, its links, lookaheads
+  /// and routes, and its reduction units' groups.
   void build_fabric(std::size_t index, FabricSpec& f);
+  /// The fabric's NIC parameters with frames shortened to fit its smallest
+  /// buffer (noted for the user); `frame_wire` gets a frame's wire bytes.
+  Nic::Params fit_frames(const FabricSpec& f, std::uint64_t& frame_wire);
+  FrameRouter* make_nic(std::size_t index, const FabricNode& n, unsigned ports, const Nic::Params& nic);
+  FrameRouter* make_memory_node(std::size_t index, const FabricSpec& f, const FabricNode& n, unsigned ports,
+                                const Nic::Params& nic);
+  void make_reduction_unit(std::size_t index, const FabricNode& n, const std::string& switch_name,
+                           const Nic::Params& nic);
+  FrameRouter* make_switch(std::size_t index, const FabricNode& n, unsigned ports);
+  void make_links(std::size_t index, const FabricSpec& f, const std::vector<FrameRouter*>& router,
+                  std::uint64_t frame_wire);
+  void set_lookaheads(const FabricSpec& f, const std::vector<FrameRouter*>& router);
+  void install_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
+                      const std::vector<FrameRouter*>& router);
   /// Gives each switch with a reduction unit an internal port to it.
   void add_reduction_units(FabricSpec& f);
   void set_up_aggregation(std::size_t index, const FabricSpec& f);

@@ -168,15 +168,15 @@ Tick Simulation::end_time() const {
   return t;
 }
 
-nlohmann::ordered_json Simulation::report() const {
-  using nlohmann::ordered_json;
-  ordered_json j;
-  j["platform"] = platform_->spec().name;
-  j["workload"] = settings_.prefix;
-  j["sim_time_ns"] = ns(end_time());
+namespace {
+
+using nlohmann::ordered_json;
+
+/// Per NPU: its times, its trace's progress, its collectives.
+ordered_json npu_entries(const Platform& platform, const std::vector<std::unique_ptr<TraceWorkload>>& workloads) {
   ordered_json npus = ordered_json::array();
-  for (int r = 0; r < platform_->npus(); ++r) {
-    const Npu& npu = platform_->npu(r);
+  for (int r = 0; r < platform.npus(); ++r) {
+    const Npu& npu = platform.npu(r);
     const ActivityTotals& a = npu.activity();
     ordered_json e;
     e["id"] = r;
@@ -189,10 +189,11 @@ nlohmann::ordered_json Simulation::report() const {
     e["memory_ns"] = ns(a.memory);
     e["exposed_memory_ns"] = ns(a.exposed_memory);
     e["idle_ns"] = ns(a.idle);
-    if (r < static_cast<int>(workloads_.size())) {
-      e["nodes"] = workloads_[static_cast<std::size_t>(r)]->nodes_total();
-      e["nodes_done"] = workloads_[static_cast<std::size_t>(r)]->nodes_done();
-      e["peak_nodes_held"] = workloads_[static_cast<std::size_t>(r)]->peak_nodes_held();  // the trace window's use
+    if (r < static_cast<int>(workloads.size())) {
+      const TraceWorkload& w = *workloads[static_cast<std::size_t>(r)];
+      e["nodes"] = w.nodes_total();
+      e["nodes_done"] = w.nodes_done();
+      e["peak_nodes_held"] = w.peak_nodes_held();  // the trace window's use
     }
     ordered_json colls = ordered_json::array();
     for (const auto& c : npu.collectives()) {
@@ -211,10 +212,13 @@ nlohmann::ordered_json Simulation::report() const {
     if (npu.unmatched_messages()) e["unreceived_messages"] = npu.unmatched_messages();
     npus.push_back(std::move(e));
   }
-  j["npus"] = std::move(npus);
+  return npus;
+}
+
+/// Per link direction: traffic, busy time over the run of `span` ticks, peak buffer.
+ordered_json link_entries(const Platform& platform, double span) {
   ordered_json links = ordered_json::array();
-  const double span = static_cast<double>(end_time());
-  for (const auto& f : platform_->fabrics()) {
+  for (const auto& f : platform.fabrics()) {
     for (const auto& l : f.links) {
       const Link::Stats& s = l.link->stats();
       ordered_json le;
@@ -231,10 +235,13 @@ nlohmann::ordered_json Simulation::report() const {
       links.push_back(std::move(le));
     }
   }
-  j["links"] = std::move(links);
-  // The fabrics' shapes, so that plots can lay links out (scripts/plot-link-heatmap.py).
+  return links;
+}
+
+/// The fabrics' shapes, so that plots can lay links out (scripts/plot-link-heatmap.py).
+ordered_json fabric_shapes(const PlatformSpec& spec) {
   ordered_json fabrics = ordered_json::array();
-  for (const FabricSpec& f : platform_->spec().fabrics) {
+  for (const FabricSpec& f : spec.fabrics) {
     ordered_json fe;
     fe["name"] = f.name;
     fe["topology"] = f.topology;
@@ -258,9 +265,13 @@ nlohmann::ordered_json Simulation::report() const {
     fe["nodes"] = std::move(nodes);
     fabrics.push_back(std::move(fe));
   }
-  j["fabrics"] = std::move(fabrics);
+  return fabrics;
+}
+
+/// Per switch reduction unit: work done, ALU busy time, slots and buffer used.
+ordered_json unit_entries(const Platform& platform, double span) {
   ordered_json units = ordered_json::array();
-  for (const auto& f : platform_->fabrics()) {
+  for (const auto& f : platform.fabrics()) {
     for (std::size_t i = 0; i < f.units.size(); ++i) {
       const ReductionUnit& u = *f.units[i];
       const ReductionUnit::Stats& s = u.stats();
@@ -281,9 +292,13 @@ nlohmann::ordered_json Simulation::report() const {
       units.push_back(std::move(ue));
     }
   }
-  j["reduction_units"] = std::move(units);
+  return units;
+}
+
+/// Per memory on a fabric: bytes moved and the share of its bandwidth used.
+ordered_json memory_entries(const Platform& platform, double span) {
   ordered_json memories = ordered_json::array();
-  for (const auto& m : platform_->memories()) {
+  for (const auto& m : platform.memories()) {
     const Memory::Stats& s = m.memory->stats();
     ordered_json me;
     me["name"] = m.name;
@@ -294,7 +309,22 @@ nlohmann::ordered_json Simulation::report() const {
     me["utilization"] = capacity > 0 ? static_cast<double>(s.bytes_read + s.bytes_written) / capacity : 0.0;
     memories.push_back(std::move(me));
   }
-  j["memories"] = std::move(memories);
+  return memories;
+}
+
+}  // namespace
+
+nlohmann::ordered_json Simulation::report() const {
+  ordered_json j;
+  j["platform"] = platform_->spec().name;
+  j["workload"] = settings_.prefix;
+  j["sim_time_ns"] = ns(end_time());
+  const double span = static_cast<double>(end_time());
+  j["npus"] = npu_entries(*platform_, workloads_);
+  j["links"] = link_entries(*platform_, span);
+  j["fabrics"] = fabric_shapes(platform_->spec());
+  j["reduction_units"] = unit_entries(*platform_, span);
+  j["memories"] = memory_entries(*platform_, span);
   return j;
 }
 

@@ -7,6 +7,8 @@
 // could make no progress (the report says what is stuck); 4 a data-mode check
 // failed; 1 an internal error.
 #include <cstdlib>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <tuple>
 
@@ -34,6 +36,8 @@
 using namespace fabricsim;
 
 namespace {
+
+const char* const kForceHelp = "Run work estimated past 2 hours of wall time, or --data past this machine's memory";
 
 /// Names and labels come from user files: bytes that are not UTF-8 are
 /// written as U+FFFD rather than stopping the report.
@@ -273,192 +277,214 @@ int collbench(const CollbenchArgs& a) {
   return kExitOk;
 }
 
-}  // namespace
-
-int sc_main(int argc, char* argv[]) {
-  // sc_stop() on an error would print an info line of its own.
-  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  CLI::App app{"fabricsim: a SystemC/TLM-2.0 simulator of ML training machines"};
-  app.require_subcommand(1);
-
-  RunArgs run_args;
-  CLI::App* run_cmd = app.add_subcommand("run", "Run Chakra traces on a platform");
-  run_cmd->add_option("--platform", run_args.platform, "Platform file (fabricsim YAML or ASTRA-sim network .yml)")
-      ->required();
-  run_cmd->add_option("--workload", run_args.workload, "Trace prefix: PREFIX.<rank>.et per NPU")->required();
-  run_cmd->add_option("--report", run_args.report, "Write a JSON report here");
-  run_cmd->add_option("--comm-groups", run_args.comm_groups, "Process groups, ASTRA-sim JSON {\"pg\": [ranks]}");
-  run_cmd->add_option("--system", run_args.system, "ASTRA-sim system configuration (JSON)");
-  run_cmd->add_option("--remote-memory", run_args.remote_memory, "ASTRA-sim remote-memory configuration (JSON)");
-  run_cmd->add_flag("--replay", run_args.replay, "Use recorded durations for compute nodes");
-  const char* force_help = "Run work estimated past 2 hours of wall time, or --data past this machine's memory";
-  run_cmd->add_flag("--force", run_args.force, force_help);
-  run_cmd->add_flag("--data", run_args.data, "Carry real bytes and check every collective's result");
-  run_cmd->add_option("--chunks", run_args.chunks, "Split each collective into this many pipelined chunks")
+/// Adds `run` and its options.
+CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
+  CLI::App* cmd = app.add_subcommand("run", "Run Chakra traces on a platform");
+  cmd->add_option("--platform", a.platform, "Platform file (fabricsim YAML or ASTRA-sim network .yml)")->required();
+  cmd->add_option("--workload", a.workload, "Trace prefix: PREFIX.<rank>.et per NPU")->required();
+  cmd->add_option("--report", a.report, "Write a JSON report here");
+  cmd->add_option("--comm-groups", a.comm_groups, "Process groups, ASTRA-sim JSON {\"pg\": [ranks]}");
+  cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)");
+  cmd->add_option("--remote-memory", a.remote_memory, "ASTRA-sim remote-memory configuration (JSON)");
+  cmd->add_flag("--replay", a.replay, "Use recorded durations for compute nodes");
+  cmd->add_flag("--force", a.force, kForceHelp);
+  cmd->add_flag("--data", a.data, "Carry real bytes and check every collective's result");
+  cmd->add_option("--chunks", a.chunks, "Split each collective into this many pipelined chunks")
       ->check(CLI::Range(std::uint64_t{1}, limits::kMaxChunks));
-  run_cmd->add_option("--algorithm", run_args.algorithms,
-                      "Collective algorithm, ALGO or TYPE=ALGO (ring, direct, halving_doubling, "
-                      "double_binary_tree, hierarchical, in_switch)");
-  run_cmd->add_flag("-q,--quiet", run_args.quiet, "Print nothing but warnings and errors (no progress line)");
-  run_cmd->add_option("--timeline", run_args.timeline,
-                      "Write a Chrome/Perfetto trace-event timeline (open it in ui.perfetto.dev)");
-  run_cmd->add_option("--timeline-npus", run_args.timeline_npus, "Record only these NPUs: 0-15, 0,4,8 (default: all)");
-  run_cmd->add_option("--timeline-window", run_args.timeline_window,
-                      "Record only what overlaps START:END (units ns, us, ms, s; either end may be left out)");
-  run_cmd->add_flag("--timeline-links", run_args.timeline_links,
-                    "Add link utilization and buffer counters (links of the recorded NPUs, or all)");
-  add_rtl_options(run_cmd, run_args.rtl);
+  cmd->add_option("--algorithm", a.algorithms,
+                  "Collective algorithm, ALGO or TYPE=ALGO (ring, direct, halving_doubling, "
+                  "double_binary_tree, hierarchical, in_switch)");
+  cmd->add_flag("-q,--quiet", a.quiet, "Print nothing but warnings and errors (no progress line)");
+  cmd->add_option("--timeline", a.timeline, "Write a Chrome/Perfetto trace-event timeline (open it in ui.perfetto.dev)");
+  cmd->add_option("--timeline-npus", a.timeline_npus, "Record only these NPUs: 0-15, 0,4,8 (default: all)");
+  cmd->add_option("--timeline-window", a.timeline_window,
+                  "Record only what overlaps START:END (units ns, us, ms, s; either end may be left out)");
+  cmd->add_flag("--timeline-links", a.timeline_links,
+                "Add link utilization and buffer counters (links of the recorded NPUs, or all)");
+  add_rtl_options(cmd, a.rtl);
+  return cmd;
+}
 
-  CollbenchArgs cb;
-  CLI::App* cb_cmd = app.add_subcommand("collbench", "Sweep one collective over sizes, as nccl-tests does");
-  cb_cmd->add_option("--platform", cb.platform, "Platform file")->required();
-  cb_cmd->add_option("--system", cb.system, "ASTRA-sim system configuration (JSON)");
-  cb_cmd->add_option("--op", cb.op,
-                     "all_reduce, reduce_scatter, all_gather, all_to_all, all_to_all_v, broadcast, reduce, "
-                     "gather, scatter, barrier");
-  cb_cmd->add_option("--algo", cb.algo, "Algorithm (default: chosen by platform and size)");
-  cb_cmd->add_option("-b,--min-bytes", cb.min_bytes, "Smallest size (K, M, G, T, P: 1024-based)");
-  cb_cmd->add_option("-e,--max-bytes", cb.max_bytes, "Largest size");
-  cb_cmd->add_option("-f,--factor", cb.factor, "Size multiplier between rows (> 1)");
-  cb_cmd->add_option("--json", cb.json, "Write the rows as JSON");
-  cb_cmd->add_option("--chunks", cb.chunks, "Pipelined chunks per collective")
+/// Adds `collbench` and its options.
+CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
+  CLI::App* cmd = app.add_subcommand("collbench", "Sweep one collective over sizes, as nccl-tests does");
+  cmd->add_option("--platform", a.platform, "Platform file")->required();
+  cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)");
+  cmd->add_option("--op", a.op,
+                  "all_reduce, reduce_scatter, all_gather, all_to_all, all_to_all_v, broadcast, reduce, "
+                  "gather, scatter, barrier");
+  cmd->add_option("--algo", a.algo, "Algorithm (default: chosen by platform and size)");
+  cmd->add_option("-b,--min-bytes", a.min_bytes, "Smallest size (K, M, G, T, P: 1024-based)");
+  cmd->add_option("-e,--max-bytes", a.max_bytes, "Largest size");
+  cmd->add_option("-f,--factor", a.factor, "Size multiplier between rows (> 1)");
+  cmd->add_option("--json", a.json, "Write the rows as JSON");
+  cmd->add_option("--chunks", a.chunks, "Pipelined chunks per collective")
       ->check(CLI::Range(std::uint64_t{1}, limits::kMaxChunks));
-  cb_cmd->add_option("--root", cb.root, "Root NPU of rooted collectives");
-  cb_cmd->add_flag("--data", cb.data, "Carry real bytes and check every result");
-  cb_cmd->add_flag("--force", cb.force, force_help);
-  cb_cmd->add_option("--dtype", cb.dtype, "fp32, fp16, bf16, int32");
-  cb_cmd->add_option("--redop", cb.redop, "sum, min, max");
-  add_rtl_options(cb_cmd, cb.rtl);
-  cb_cmd->add_option("--npus", cb.npus,
-                     "Run over the first N NPUs only, the others idle (as CUDA_VISIBLE_DEVICES does)")
+  cmd->add_option("--root", a.root, "Root NPU of rooted collectives");
+  cmd->add_flag("--data", a.data, "Carry real bytes and check every result");
+  cmd->add_flag("--force", a.force, kForceHelp);
+  cmd->add_option("--dtype", a.dtype, "fp32, fp16, bf16, int32");
+  cmd->add_option("--redop", a.redop, "sum, min, max");
+  add_rtl_options(cmd, a.rtl);
+  cmd->add_option("--npus", a.npus, "Run over the first N NPUs only, the others idle (as CUDA_VISIBLE_DEVICES does)")
       ->check(CLI::PositiveNumber);
-  cb_cmd->add_flag("-q,--quiet", cb.quiet, "Print nothing but errors");
+  cmd->add_flag("-q,--quiet", a.quiet, "Print nothing but errors");
+  return cmd;
+}
 
-  // Bounds on generator flags: beyond them a trace would not be simulated
-  // on one machine, and a negative number would otherwise wrap to 2^64.
-  const CLI::Range kNpuRange(1, limits::kMaxNpus);
-  const CLI::Range kByteRange(std::uint64_t{0}, limits::kMaxBytes);
-  const CLI::Range kMicrosRange(0.0, 1e9);  // up to 1,000 s
-  constexpr std::uint64_t kMaxGeneratedNodes = 100000000;  // per NPU: about 4 GB of trace each
-  CLI::App* gen_cmd = app.add_subcommand("gen", "Write Chakra traces");
-  gen_cmd->require_subcommand(1);
-  CLI::App* gen_coll = gen_cmd->add_subcommand("collective", "A collective microbenchmark, one trace per NPU");
-  int gen_npus = 0;
-  std::string gen_type = "all_reduce";
-  std::uint64_t gen_bytes = 1 << 20;
-  std::string gen_out;
-  int gen_iterations = 1;
-  gen_coll->add_option("--npus", gen_npus, "Number of NPUs")->required()->check(kNpuRange);
-  gen_coll->add_option("--type", gen_type, "Collective type (all_reduce, all_gather, ...)");
-  gen_coll->add_option("--bytes", gen_bytes, "Collective size in bytes")->required()->check(kByteRange);
-  gen_coll->add_option("--iterations", gen_iterations, "Back-to-back repetitions")->check(CLI::Range(1, 1000000));
-  gen_coll->add_option("--out", gen_out, "Output prefix: PREFIX.<rank>.et")->required();
+// Bounds on generator flags: beyond them a trace would not be simulated on
+// one machine, and a negative number would otherwise wrap to 2^64.
+const CLI::Range kNpuRange(1, limits::kMaxNpus);
+const CLI::Range kByteRange(std::uint64_t{0}, limits::kMaxBytes);
+const CLI::Range kMicrosRange(0.0, 1e9);  // up to 1,000 s
+constexpr std::uint64_t kMaxGeneratedNodes = 100000000;  // per NPU: about 4 GB of trace each
 
-  CLI::App* gen_pipe = gen_cmd->add_subcommand("pipeline", "A GPipe pipeline: stages pass activations and gradients");
-  int pipe_stages = 4, pipe_mb = 8;
-  double pipe_us = 100;
-  std::uint64_t pipe_bytes = 1 << 20;
-  std::string pipe_out;
-  gen_pipe->add_option("--stages", pipe_stages, "Pipeline stages (one NPU each)")->check(kNpuRange);
-  gen_pipe->add_option("--microbatches", pipe_mb, "Microbatches per step")->check(CLI::Range(1, 1000000));
-  gen_pipe->add_option("--compute-us", pipe_us, "Compute per microbatch and stage, each way (us)")->check(kMicrosRange);
-  gen_pipe->add_option("--bytes", pipe_bytes, "Activation (and gradient) bytes passed between stages")->check(kByteRange);
-  gen_pipe->add_option("--out", pipe_out, "Output prefix")->required();
-
-  CLI::App* gen_train = gen_cmd->add_subcommand("training", "A transformer training step with DP, TP and PP");
-  traces::TrainingShape shape;
-  std::string train_out;
-  gen_train->add_option("--dp", shape.dp, "Data-parallel degree")->check(kNpuRange);
-  gen_train->add_option("--tp", shape.tp, "Tensor-parallel degree")->check(kNpuRange);
-  gen_train->add_option("--pp", shape.pp, "Pipeline-parallel degree")->check(kNpuRange);
-  gen_train->add_option("--layers", shape.layers, "Transformer layers")->check(CLI::Range(1, 100000));
-  gen_train->add_option("--hidden", shape.hidden, "Hidden size")->check(CLI::Range(1, 1 << 20));
-  gen_train->add_option("--seq", shape.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
-  gen_train->add_option("--batch", shape.batch, "Micro-batch size (sequences)")->check(CLI::Range(1, 1 << 16));
-  gen_train->add_option("--microbatches", shape.microbatches, "Microbatches per step")->check(CLI::Range(1, 100000));
-  gen_train->add_option("--iterations", shape.iterations, "Training steps")->check(CLI::Range(1, 100000));
-  gen_train->add_option("--out", train_out, "Output prefix (also writes PREFIX.comm_groups.json)")->required();
-
-  CLI::App* gen_off = gen_cmd->add_subcommand("offload", "Training steps that offload optimizer state to remote memory");
-  int off_npus = 8, off_steps = 3;
-  double off_us = 1000;
-  std::uint64_t off_grad = 256ull << 20, off_state = 1ull << 30;
-  std::string off_out;
-  gen_off->add_option("--npus", off_npus, "Number of NPUs")->check(kNpuRange);
-  gen_off->add_option("--steps", off_steps, "Training steps")->check(CLI::Range(1, 1000000));
-  gen_off->add_option("--compute-us", off_us, "Forward compute per step (us); backward takes twice as long")
-      ->check(kMicrosRange);
-  gen_off->add_option("--gradient-bytes", off_grad, "Bytes of the gradient all-reduce")->check(kByteRange);
-  gen_off->add_option("--state-bytes", off_state, "Optimizer state loaded and stored per step")->check(kByteRange);
-  gen_off->add_option("--out", off_out, "Output prefix")->required();
-
-  CLI::App* gen_long = gen_cmd->add_subcommand("long", "A long trace for benchmarks");
-  int long_npus = 8;
-  std::uint64_t long_nodes = 1000, long_every = 100;
-  std::string long_out;
-  gen_long->add_option("--npus", long_npus, "Number of NPUs")->check(kNpuRange);
-  gen_long->add_option("--nodes", long_nodes, "Nodes per NPU")->check(CLI::Range(std::uint64_t{1}, kMaxGeneratedNodes));
-  gen_long->add_option("--collective-every", long_every, "An all-reduce every N nodes (0: none)")
-      ->check(CLI::Range(std::uint64_t{0}, kMaxGeneratedNodes));
-  bool long_independent = false;
-  gen_long->add_flag("--independent", long_independent, "No dependencies between nodes (the trace window's worst case)");
-  gen_long->add_option("--out", long_out, "Output prefix")->required();
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitBadInput;
+/// `gen`: one trace generator per subcommand, each with its own flags and
+/// its own function that writes the traces.
+class GenCommands {
+ public:
+  explicit GenCommands(CLI::App& app) {
+    CLI::App* gen = app.add_subcommand("gen", "Write Chakra traces");
+    gen->require_subcommand(1);
+    add_collective(*gen);
+    add_pipeline(*gen);
+    add_training(*gen);
+    add_offload(*gen);
+    add_long(*gen);
+  }
+  /// Runs the generator the command line named; false if none.
+  bool run() const {
+    for (const auto& [cmd, write] : generators_) {
+      if (cmd->parsed()) {
+        write();
+        return true;
+      }
+    }
+    return false;
   }
 
-  try {
-    if (run_cmd->parsed()) return run(run_args);
-    if (cb_cmd->parsed()) return collbench(cb);
-    if (gen_coll->parsed()) {
-      const auto type = collective_from_name(gen_type);
-      if (!type) throw InputError("--type " + gen_type + ": unknown collective type");
-      traces::write_collective_microbenchmark(gen_out, gen_npus, static_cast<int>(*type), gen_bytes, gen_iterations);
-      return kExitOk;
-    }
-    if (gen_pipe->parsed()) {
-      traces::write_pipeline(pipe_out, pipe_stages, pipe_mb, pipe_us, pipe_bytes);
-      return kExitOk;
-    }
-    if (gen_train->parsed()) {
+ private:
+  void add(CLI::App* cmd, std::function<void()> write) { generators_.emplace_back(cmd, std::move(write)); }
+
+  void add_collective(CLI::App& gen) {
+    CLI::App* cmd = gen.add_subcommand("collective", "A collective microbenchmark, one trace per NPU");
+    cmd->add_option("--npus", coll_.npus, "Number of NPUs")->required()->check(kNpuRange);
+    cmd->add_option("--type", coll_.type, "Collective type (all_reduce, all_gather, ...)");
+    cmd->add_option("--bytes", coll_.bytes, "Collective size in bytes")->required()->check(kByteRange);
+    cmd->add_option("--iterations", coll_.iterations, "Back-to-back repetitions")->check(CLI::Range(1, 1000000));
+    cmd->add_option("--out", coll_.out, "Output prefix: PREFIX.<rank>.et")->required();
+    add(cmd, [this] {
+      const auto type = collective_from_name(coll_.type);
+      if (!type) throw InputError("--type " + coll_.type + ": unknown collective type");
+      traces::write_collective_microbenchmark(coll_.out, coll_.npus, static_cast<int>(*type), coll_.bytes,
+                                              coll_.iterations);
+    });
+  }
+  void add_pipeline(CLI::App& gen) {
+    CLI::App* cmd = gen.add_subcommand("pipeline", "A GPipe pipeline: stages pass activations and gradients");
+    cmd->add_option("--stages", pipe_.stages, "Pipeline stages (one NPU each)")->check(kNpuRange);
+    cmd->add_option("--microbatches", pipe_.microbatches, "Microbatches per step")->check(CLI::Range(1, 1000000));
+    cmd->add_option("--compute-us", pipe_.us, "Compute per microbatch and stage, each way (us)")->check(kMicrosRange);
+    cmd->add_option("--bytes", pipe_.bytes, "Activation (and gradient) bytes passed between stages")->check(kByteRange);
+    cmd->add_option("--out", pipe_.out, "Output prefix")->required();
+    add(cmd, [this] { traces::write_pipeline(pipe_.out, pipe_.stages, pipe_.microbatches, pipe_.us, pipe_.bytes); });
+  }
+  void add_training(CLI::App& gen) {
+    CLI::App* cmd = gen.add_subcommand("training", "A transformer training step with DP, TP and PP");
+    traces::TrainingShape& s = train_.shape;
+    cmd->add_option("--dp", s.dp, "Data-parallel degree")->check(kNpuRange);
+    cmd->add_option("--tp", s.tp, "Tensor-parallel degree")->check(kNpuRange);
+    cmd->add_option("--pp", s.pp, "Pipeline-parallel degree")->check(kNpuRange);
+    cmd->add_option("--layers", s.layers, "Transformer layers")->check(CLI::Range(1, 100000));
+    cmd->add_option("--hidden", s.hidden, "Hidden size")->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--seq", s.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
+    cmd->add_option("--batch", s.batch, "Micro-batch size (sequences)")->check(CLI::Range(1, 1 << 16));
+    cmd->add_option("--microbatches", s.microbatches, "Microbatches per step")->check(CLI::Range(1, 100000));
+    cmd->add_option("--iterations", s.iterations, "Training steps")->check(CLI::Range(1, 100000));
+    cmd->add_option("--out", train_.out, "Output prefix (also writes PREFIX.comm_groups.json)")->required();
+    add(cmd, [this] {
+      const traces::TrainingShape& shape = train_.shape;
       if (static_cast<std::int64_t>(shape.dp) * shape.tp * shape.pp > limits::kMaxNpus) {
         throw InputError("--dp x --tp x --pp is more than " + std::to_string(limits::kMaxNpus) + " NPUs");
       }
-      traces::write_training_step(train_out, shape);
-      std::cout << "run it with --comm-groups " << train_out << ".comm_groups.json on a platform of "
+      traces::write_training_step(train_.out, shape);
+      std::cout << "run it with --comm-groups " << train_.out << ".comm_groups.json on a platform of "
                 << shape.dp * shape.tp * shape.pp << " NPUs\n";
-      return kExitOk;
-    }
-    if (gen_off->parsed()) {
-      traces::write_offload(off_out, off_npus, off_steps, off_us, off_grad, off_state);
-      return kExitOk;
-    }
-    if (gen_long->parsed()) {
-      if (long_nodes * static_cast<std::uint64_t>(long_npus) > kMaxGeneratedNodes) {
+    });
+  }
+  void add_offload(CLI::App& gen) {
+    CLI::App* cmd = gen.add_subcommand("offload", "Training steps that offload optimizer state to remote memory");
+    cmd->add_option("--npus", off_.npus, "Number of NPUs")->check(kNpuRange);
+    cmd->add_option("--steps", off_.steps, "Training steps")->check(CLI::Range(1, 1000000));
+    cmd->add_option("--compute-us", off_.us, "Forward compute per step (us); backward takes twice as long")
+        ->check(kMicrosRange);
+    cmd->add_option("--gradient-bytes", off_.gradient, "Bytes of the gradient all-reduce")->check(kByteRange);
+    cmd->add_option("--state-bytes", off_.state, "Optimizer state loaded and stored per step")->check(kByteRange);
+    cmd->add_option("--out", off_.out, "Output prefix")->required();
+    add(cmd, [this] { traces::write_offload(off_.out, off_.npus, off_.steps, off_.us, off_.gradient, off_.state); });
+  }
+  void add_long(CLI::App& gen) {
+    CLI::App* cmd = gen.add_subcommand("long", "A long trace for benchmarks");
+    cmd->add_option("--npus", long_.npus, "Number of NPUs")->check(kNpuRange);
+    cmd->add_option("--nodes", long_.nodes, "Nodes per NPU")->check(CLI::Range(std::uint64_t{1}, kMaxGeneratedNodes));
+    cmd->add_option("--collective-every", long_.every, "An all-reduce every N nodes (0: none)")
+        ->check(CLI::Range(std::uint64_t{0}, kMaxGeneratedNodes));
+    cmd->add_flag("--independent", long_.independent, "No dependencies between nodes (the trace window's worst case)");
+    cmd->add_option("--out", long_.out, "Output prefix")->required();
+    add(cmd, [this] {
+      if (long_.nodes * static_cast<std::uint64_t>(long_.npus) > kMaxGeneratedNodes) {
         throw InputError("--nodes x --npus is more than " + std::to_string(kMaxGeneratedNodes) +
                          " nodes (about 4 GB of traces)");
       }
-      traces::write_long_trace(long_out, long_npus, long_nodes, long_every, long_independent);
-      return kExitOk;
-    }
+      traces::write_long_trace(long_.out, long_.npus, long_.nodes, long_.every, long_.independent);
+    });
+  }
+
+  struct {
+    int npus = 0;
+    std::string type = "all_reduce";
+    std::uint64_t bytes = 1 << 20;
+    int iterations = 1;
+    std::string out;
+  } coll_;
+  struct {
+    int stages = 4, microbatches = 8;
+    double us = 100;
+    std::uint64_t bytes = 1 << 20;
+    std::string out;
+  } pipe_;
+  struct {
+    traces::TrainingShape shape;
+    std::string out;
+  } train_;
+  struct {
+    int npus = 8, steps = 3;
+    double us = 1000;
+    std::uint64_t gradient = 256ull << 20, state = 1ull << 30;
+    std::string out;
+  } off_;
+  struct {
+    int npus = 8;
+    std::uint64_t nodes = 1000, every = 100;
+    bool independent = false;
+    std::string out;
+  } long_;
+  std::vector<std::pair<CLI::App*, std::function<void()>>> generators_;
+};
+
+/// The exit code for what a command threw, with its message on stderr
+/// (README.md: 2 bad input, 3 no progress, 4 wrong data, 1 our fault).
+int exit_code_for(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
   } catch (const traces::TraceError& e) {
     std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
   } catch (const std::invalid_argument& e) {
     std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
   } catch (const ModelError& e) {
     std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
   } catch (const DataMismatchError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitDataMismatch;
@@ -468,6 +494,36 @@ int sc_main(int argc, char* argv[]) {
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";
     return kExitInternal;
+  }
+  return kExitBadInput;
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  // sc_stop() on an error would print an info line of its own.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  CLI::App app{"fabricsim: a SystemC/TLM-2.0 simulator of ML training machines"};
+  app.require_subcommand(1);
+  RunArgs run_args;
+  CLI::App* run_cmd = add_run_command(app, run_args);
+  CollbenchArgs collbench_args;
+  CLI::App* collbench_cmd = add_collbench_command(app, collbench_args);
+  const GenCommands gen(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitBadInput;
+  }
+  try {
+    if (run_cmd->parsed()) return run(run_args);
+    if (collbench_cmd->parsed()) return collbench(collbench_args);
+    if (gen.run()) return kExitOk;
+  } catch (...) {
+    return exit_code_for(std::current_exception());
   }
   return kExitInternal;
 }
