@@ -26,7 +26,7 @@ mutations=(
   "repeated JSON key kept|tlm/json_input.cpp|if (!l.keys.insert(l.key).second) {|if (false) {|BadJson"
   "a rank twice in a group|traces/workload/process_groups.cpp|    if (seen[static_cast<std::size_t>(r)]) {|    if (false) {|BadGroups"
   "message overhead ignored|models/nic/nic.cpp|m->posted_at + (m->hardware ? 0 : params_.message_overhead)|m->posted_at|NicParameters"
-  "injection bandwidth ignored|models/nic/nic.cpp|        if (!params_.injection.is_unlimited()) injection_free_ = f->tail;|        injection_free_ = f->head;|NicParameters"
+  "injection bandwidth ignored|models/nic/nic.cpp|        f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));|        f->tail = f->head;|NicParameters"
   "forward latency ignored|models/nic/nic.cpp|    : FrameRouter(name, params.ports, params.forward_latency),|    : FrameRouter(name, params.ports, 0),|NicParameters"
   "CPU operators at the GPU's rate|models/npu/npu.cpp|  const double peak = op.on_cpu ? params_.cpu_flops : params_.peak_flops;|  const double peak = params_.peak_flops;|NpuParameters"
   "local reduction free|models/collectives/collective_engine.cpp|  if (t.reduce && !config_.local_reduce.is_unlimited()) {|  if (false) {|CollectiveParameters"
