@@ -109,6 +109,36 @@ fabrics:
   for (Tick d : run.done) last = std::max(last, d);
   const double expected = 7.0 * S / 100.0;
   EXPECT_NEAR(ns(last), expected, 0.02 * expected);
+  // Shared fairly, frame by frame: every flow ends within its last frames
+  // of the others (the first-come-first-served-per-message failure mode
+  // finishes them at S/B, 2S/B, ... 7S/B).
+  for (std::size_t i = 0; i < run.done.size(); ++i) {
+    EXPECT_NEAR(ns(run.done[i]), expected, 0.05 * expected) << "flow from NPU " << i + 1;
+  }
+}
+
+TEST(Fabric, AnOutputServesFramesInTheOrderTheirHeadsArriveNotTheOrderTheyWereAnnounced) {
+  // NPU 1's link is 5 us long: its frames are announced to the switch when
+  // they start on the link, long before they arrive. NPU 0 sends one frame
+  // at 1 us over a 100 ns link; it arrives first and must leave first, with
+  // nothing in its way. Forwarding in announcement order once reserved the
+  // output for NPU 1's first frame and made NPU 0's wait (3,821 ns became
+  // 10,343 ns).
+  const std::string yaml = R"(
+npus: 3
+nic: { mtu_bytes: 4096, header_bytes: 0 }
+fabrics:
+  - topology: netlist
+    switches: [ {name: sw} ]
+    links:
+      - { from: npu0, to: sw, bandwidth_GBps: 100, latency_ns: 100 }
+      - { from: npu1, to: sw, bandwidth_GBps: 100, latency_ns: 5000 }
+      - { from: sw, to: npu2, bandwidth_GBps: 100, latency_ns: 100 }
+)";
+  const std::uint64_t big = 4 * MiB, frame = 256 << 10;
+  const auto run = run_transfers(yaml, {Flow{1, 2, big, 0}, Flow{0, 2, frame, ns_to_ticks(1000)}});
+  EXPECT_NEAR(ns(run.done[1]), 1000 + 100 + frame / 100.0 + 100, 1);  // alone on the output
+  EXPECT_NEAR(ns(run.done[0]), 5000 + big / 100.0 + 100, 1);          // so is NPU 1, later
 }
 
 TEST(Fabric, CreditsLimitAFlowToBufferOverRoundTrip) {
