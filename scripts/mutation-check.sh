@@ -31,6 +31,7 @@ mutations=(
   "forward latency ignored|models/nic/nic.cpp|    : FrameRouter(name, params.ports, params.forward_latency),|    : FrameRouter(name, params.ports, 0),|NicParameters"
   "CPU operators at the GPU's rate|models/npu/npu.cpp|  const double peak = op.on_cpu ? params_.cpu_flops : params_.peak_flops;|  const double peak = params_.peak_flops;|NpuParameters"
   "local reduction free|models/collectives/collective_engine.cpp|  if (t.reduce && !config_.local_reduce.is_unlimited()) {|  if (false) {|CollectiveParameters"
+  "direct sends in the same order on every rank|models/collectives/algorithms/direct.cpp|      const int j = (i + k) % n_;|      const int j = k - 1 + (k - 1 >= i ? 1 : 0);|AstraMicrobenchmarks"
   "ring reduce-scatter copies|models/collectives/algorithms/ring.cpp|out.recvs.push_back(piece(me_ - 1, recv_seg, recv_seg + 1, reduce));|out.recvs.push_back(piece(me_ - 1, recv_seg, recv_seg + 1, false));|CollectivePrograms"
   "double binary trees split unevenly|models/collectives/algorithms/double_binary_tree.cpp|const int half = n_ / 2;|const int half = (n_ + 1) / 2 - 1;|CollectivePrograms.TheDoubleBinaryTrees"
   "stray bytes on the first chunk|models/collectives/collective.cpp|if (i == parts - 1) l += len % elem;|if (i == 0) l += len % elem;|CollectivePrograms.Every"

@@ -54,8 +54,10 @@ TEST_P(AstraMicrobenchmarks, RunEveryCollectiveOfOneMiBAtItsClosedForm) {
   // downlink): 2(n-1) steps for all-reduce, n-1 for reduce-scatter and
   // all-gather (whose comm_size fabricsim reads as the gathered output; issue
   // 19 is to follow ASTRA-sim's reading, the input, which makes it n-1 steps
-  // of S). All-to-all (direct) must not beat its bandwidth bound: each NPU
-  // sends (n-1) S/n through its one link.
+  // of S). All-to-all (direct) runs at its bandwidth bound: each NPU sends
+  // (n-1) S/n through its one link, to i+1, i+2, ... first, so no receiver
+  // gets two senders' first messages at once (when every rank started with
+  // rank 0 it took 1.6x the bound on 4 NPUs, 1.8x on 8).
   const auto& m = GetParam();
   const bool ring = m.type != "all_to_all";
   const auto j = run_report(testutil::shared_trace("astra-sim/microbenchmarks/" + m.type + "/" +
@@ -73,7 +75,7 @@ TEST_P(AstraMicrobenchmarks, RunEveryCollectiveOfOneMiBAtItsClosedForm) {
     if (ring) {
       EXPECT_NEAR(finish, steps * step, 1) << "NPU " << npu["id"];
     } else {
-      EXPECT_GE(finish, 2 * kLatency + (n - 1) * S / n / kBytesPerNs - 1) << "NPU " << npu["id"];
+      EXPECT_NEAR(finish, 2 * kLatency + (n - 1) * S / n / kBytesPerNs, 1) << "NPU " << npu["id"];
     }
   }
 }

@@ -35,8 +35,11 @@ class DirectProgram : public ProgramBase {
   void round(std::uint32_t r, Round& out) const override {
     out.clear();
     const int i = me_, root = spec_.root;
-    for (int j = 0; j < n_; ++j) {
-      if (j == i) continue;
+    // Each rank starts with its right neighbour (rank i sends to i+1, i+2,
+    // ...), as NCCL and ASTRA-sim do: were every rank to start with rank 0,
+    // all the first messages would queue at one receiver.
+    for (int k = 1; k < n_; ++k) {
+      const int j = (i + k) % n_;
       switch (spec_.type) {
         case CollectiveType::kAllReduce:
           if (r == 0) {
