@@ -22,7 +22,7 @@ mutations=(
   "output replaces a dangling symlink|tlm/output_file.cpp|if (!exists && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {|if (false) {|BadPaths.Outputs"
   "issue_ready nests calls|traces/workload/trace_workload.cpp|  if (issuing_) return;|  if (false) return;|Window.AMillion"
   "window delay not reported|traces/workload/trace_workload.cpp|window_full_of_running_ = !eof_ && running_ >= options_.window;|window_full_of_running_ = false;|Window.AWindowFull"
-  "peer -1 read as absent|traces/workload/trace_workload.cpp|      if (!n->comm_dst) {|      if (peer < 0) {|BadSends"
+  "a negative peer accepted|traces/workload/trace_workload.cpp|if (peer_key && peer && (*peer < 0 |if (peer_key && peer && (false |BadSends"
   "repeated JSON key kept|tlm/json_input.cpp|if (!l.keys.insert(l.key).second) {|if (false) {|BadJson"
   "a rank twice in a group|traces/workload/process_groups.cpp|    if (seen[static_cast<std::size_t>(r)]) {|    if (false) {|BadGroups"
   "forwarding in call order|tlm/frame_router.cpp|  if (when <= now_ticks()) {\n    forward(f);|  if (true) {\n    forward(f);|Fabric.AnOutputServes"

@@ -23,20 +23,24 @@ build=${SANITIZE_BUILD_DIR:-build-asan}
 fuzz_seconds=${FUZZ_SECONDS:-60}
 targets=(fuzz_et_reader fuzz_platform fuzz_astra_json fuzz_comm_groups)
 
-rtl_bin=${RTL_BUILD_DIR:-build}/platforms/fabricsim
-if [ -x "$rtl_bin" ] && "$rtl_bin" collbench --help | grep -q -- --reduction-model; then
+rtl_build=${RTL_BUILD_DIR:-build}
+rtl_bin=$rtl_build/platforms/fabricsim
+if [ -x "$rtl_bin" ] && grep -q '^FABRICSIM_RTL:BOOL=ON' "$rtl_build/CMakeCache.txt" 2>/dev/null; then
   echo "== the RTL reduction unit under valgrind memcheck"
   rtl_run=(collbench --quiet --data --reduction-model rtl --algo in_switch --platform platforms/dgx_h100.yaml --op all_reduce)
   valgrind -q --error-exitcode=99 "$rtl_bin" "${rtl_run[@]}" --dtype bf16 -b 4K -e 1M > /dev/null
   status=0
+  log=$(mktemp)
   valgrind -q --error-exitcode=99 "$rtl_bin" "${rtl_run[@]}" --dtype int32 -b 4K -e 4K --rtl-plusarg +fault_lane=3 \
-    > /dev/null 2>&1 || status=$?
+    > /dev/null 2> "$log" || status=$?
   if [ "$status" -ne 4 ]; then
+    cat "$log" >&2
     echo "a wrong RTL result must stop with exit 4 and no memory error; got exit $status" >&2
     exit 1
   fi
+  rm -f "$log"
 else
-  echo "no RTL build at $rtl_bin: the valgrind step is skipped" >&2
+  echo "no RTL build in $rtl_build (FABRICSIM_RTL off): the valgrind step is skipped" >&2
 fi
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -494,7 +494,8 @@ TEST(BadSends, ASendAndItsReceiveThatDisagreeStopWithBothRanksNodesAndValues) {
     traces::add_uint(n, "comm_src", ~std::uint64_t{0});
   });
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/huge");
-  expect_refused(r, dir + "/huge.1.et: node 0 (\"node\", COMM_RECV_NODE)", "comm_src -1 is not an NPU");
+  expect_refused(r, dir + "/huge.1.et: node 0 (\"node\", COMM_RECV_NODE)",
+                 "comm_src 18446744073709551615 is not an NPU of this platform (0 to 3)");
 
   write_one_node(dir + "/good", 4, pair(1048576, 5));
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/good");

@@ -343,6 +343,9 @@ constexpr std::uint64_t kMaxGeneratedNodes = 100000000;  // per NPU: about 4 GB 
 /// its own function that writes the traces.
 class GenCommands {
  public:
+  // CLI11 holds references to the members and the generators capture this.
+  GenCommands(const GenCommands&) = delete;
+  GenCommands& operator=(const GenCommands&) = delete;
   explicit GenCommands(CLI::App& app) {
     CLI::App* gen = app.add_subcommand("gen", "Write Chakra traces");
     gen->require_subcommand(1);
@@ -509,7 +512,7 @@ int sc_main(int argc, char* argv[]) {
   CLI::App* run_cmd = add_run_command(app, run_args);
   CollbenchArgs collbench_args;
   CLI::App* collbench_cmd = add_collbench_command(app, collbench_args);
-  const GenCommands gen(app);
+  GenCommands gen(app);  // not const: parsing writes its options
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -307,6 +307,19 @@ void TraceWorkload::add(const void* proto) {
   if (n.type == ChakraProtoMsg::METADATA_NODE) define_groups(&pn);
   if (auto v = attr_int(pn, "comm_src")) n.comm_src = *v;
   if (auto v = attr_int(pn, "comm_dst")) n.comm_dst = *v;
+  // A peer that is given must be an NPU (as written: 2^64-1 in a uint64
+  // field must not be shown as -1).
+  const bool sends = n.type == ChakraProtoMsg::COMM_SEND_NODE, receives = n.type == ChakraProtoMsg::COMM_RECV_NODE;
+  const char* peer_key = sends ? "comm_dst" : receives ? "comm_src" : nullptr;
+  const std::optional<std::int64_t>& peer = sends ? n.comm_dst : n.comm_src;
+  if (peer_key && peer && (*peer < 0 || *peer >= npus_)) {
+    const auto* a = traces::find_attr(pn, peer_key);
+    const bool is_unsigned = a->value_case() == ChakraProtoMsg::AttributeProto::kUint64Val ||
+                             a->value_case() == ChakraProtoMsg::AttributeProto::kFixed64Val;
+    const std::string written = is_unsigned ? std::to_string(static_cast<std::uint64_t>(*peer)) : std::to_string(*peer);
+    fail(n, std::string(peer_key) + " " + written + " is not an NPU of this platform (0 to " +
+                std::to_string(npus_ - 1) + ")");
+  }
   if (auto v = attr_int(pn, "comm_tag")) n.comm_tag = *v;
   if (auto v = attr_int(pn, "comm_priority")) n.priority = *v;
   if (auto v = attr_int(pn, "root")) n.root = *v;
@@ -386,6 +399,7 @@ void TraceWorkload::start() {
 }
 
 bool TraceWorkload::unstick() {
+  window_full_of_running_ = false;  // nothing finished: reading on is not a launch-queue delay
   read_ahead(true);
   while (ready_.empty() && eof_ && break_a_cycle()) {
   }
@@ -509,10 +523,6 @@ void TraceWorkload::launch(Node* n) {
         warn("nodst", "COMM_SEND_NODE without comm_dst (first: node " + std::to_string(n->id) +
                           "): sent to the next rank, as documented");
       }
-      if (peer < 0 || peer >= npus_) {
-        fail(*n, "comm_dst " + std::to_string(peer) + " is not an NPU of this platform (0 to " +
-                     std::to_string(npus_ - 1) + ")");
-      }
       if (options_.bounds) {
         check_work(*n, options_.bounds->message(n->comm_size), "a send of " + std::to_string(n->comm_size) + " bytes");
       }
@@ -526,10 +536,6 @@ void TraceWorkload::launch(Node* n) {
         peer = (npu_.rank() + npus_ - 1) % npus_;
         warn("nosrc", "COMM_RECV_NODE without comm_src (first: node " + std::to_string(n->id) +
                           "): received from the previous rank, as documented");
-      }
-      if (peer < 0 || peer >= npus_) {
-        fail(*n, "comm_src " + std::to_string(peer) + " is not an NPU of this platform (0 to " +
-                     std::to_string(npus_ - 1) + ")");
       }
       npu_.start_recv(static_cast<int>(peer), n->comm_size, n->comm_tag, this, n,
                       OpLabel{static_cast<std::int64_t>(n->id), &n->name});
