@@ -26,6 +26,7 @@ mutations=(
   "repeated JSON key kept|tlm/json_input.cpp|if (!l.keys.insert(l.key).second) {|if (false) {|BadJson"
   "a rank twice in a group|traces/workload/process_groups.cpp|    if (seen[static_cast<std::size_t>(r)]) {|    if (false) {|BadGroups"
   "forwarding in call order|tlm/frame_router.cpp|  if (when <= now_ticks()) {\n    forward(f);|  if (true) {\n    forward(f);|Fabric.AnOutputServes"
+  "a NIC port sends messages whole, one after another|models/nic/nic.cpp|    queue.push_back(m);  // round robin between messages|    queue.insert(0, m);|NicFrames"
   "message overhead ignored|models/nic/nic.cpp|m->posted_at + (m->hardware ? 0 : params_.message_overhead)|m->posted_at|NicParameters"
   "injection bandwidth ignored|models/nic/nic.cpp|        f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));|        f->tail = f->head;|NicParameters"
   "forward latency ignored|models/nic/nic.cpp|    : FrameRouter(name, params.ports, params.forward_latency),|    : FrameRouter(name, params.ports, 0),|NicParameters"

@@ -1,7 +1,7 @@
 // Parameters that change timing and that no other test set, each against its
 // closed form: the NIC's per-message overhead, injection bandwidth and
-// forwarding latency, the CPU's GFLOP/s, and the local-reduction bandwidth
-// of ASTRA-sim system files. Each is also run at its neutral value, so the
+// forwarding latency, how its port shares itself between messages, the CPU's
+// GFLOP/s, and the local-reduction bandwidth of ASTRA-sim system files. Each is also run at its neutral value, so the
 // test fails if the parameter is ignored as well as if it is misapplied.
 #include <gtest/gtest.h>
 
@@ -67,6 +67,23 @@ INSTANTIATE_TEST_SUITE_P(
         NicCase{"ThroughANicForwardLatency300ns", ", forward_latency_ns: 300", 2, kTwoLinks + 300},
         NicCase{"NextNpuForwardLatency300ns", ", forward_latency_ns: 300", 1, 500 + kBytes / 100.0}),
     [](const ::testing::TestParamInfo<NicCase>& info) { return info.param.name; });
+
+TEST(NicFrames, TwoMessagesFromOnePortTakeTurnsFrameByFrame) {
+  // NPU 0 sends 4 MiB to NPU 1 and 4 MiB to NPU 2 at the same time: 16
+  // frames of 256 KiB each. The first message's first frame is on its way
+  // before the second message is posted; from then on the port alternates:
+  // A A B A B ... A B B. The first message ends after 30 frame times, the
+  // second after 32 (were the port to send one message whole and then the
+  // other, they would end after 16 and 32).
+  const std::string yaml =
+      "npus: 3\nnic: { mtu_bytes: 4096, header_bytes: 0, segment_bytes: 262144 }\nfabrics:\n"
+      "  - topology: switch\n    link: { bandwidth_GBps: 100, latency_ns: 500 }\n";
+  const std::uint64_t S = 4 * MiB;
+  const double frame_ns = 262144 / 100.0;
+  const auto run = run_transfers(yaml, {Flow{0, 1, S}, Flow{0, 2, S}});
+  EXPECT_NEAR(ns(run.done[0]), 2 * 500 + 30 * frame_ns, 1);
+  EXPECT_NEAR(ns(run.done[1]), 2 * 500 + 32 * frame_ns, 1);
+}
 
 /// One COMP node per rank: `cpu` marks it a CPU operator.
 void write_compute(const std::string& prefix, double ops, bool cpu) {
