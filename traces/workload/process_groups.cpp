@@ -47,25 +47,42 @@ const Group* GroupTable::find(const std::string& name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
+std::vector<std::int64_t> GroupTable::json_ranks(const nlohmann::json& list) const {
+  if (!list.is_array()) throw std::runtime_error("expected a list of ranks, not " + list.dump());
+  std::vector<std::int64_t> wide;
+  for (const auto& v : list) {
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7fffffffffffffffull)) {
+      throw std::runtime_error("rank " + v.dump() + " is not a whole number from 0 to " + std::to_string(npus_ - 1));
+    }
+    wide.push_back(v.get<std::int64_t>());
+  }
+  return wide;
+}
+
+std::vector<int> GroupTable::narrow(const std::string& name, const std::vector<std::int64_t>& wide) const {
+  std::vector<int> ranks;
+  for (const std::int64_t r : wide) {
+    if (r < 0 || r >= npus_) {
+      throw std::runtime_error("process group \"" + name + "\" names rank " + std::to_string(r) +
+                               ", but the platform has " + std::to_string(npus_) + " NPUs");
+    }
+    ranks.push_back(static_cast<int>(r));
+  }
+  return ranks;
+}
+
 void GroupTable::load_json(const std::string& path) {
   const nlohmann::json j = read_json_file(path, "process-group file");
   if (!j.is_object()) throw std::runtime_error(path + ": expected an object {\"<pg_name>\": [ranks...]}");
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_array()) throw std::runtime_error(path + ": group \"" + it.key() + "\": expected a list of ranks");
-    std::vector<int> ranks;
-    for (const auto& v : it.value()) {
-      if (!v.is_number_integer()) throw std::runtime_error(path + ": group \"" + it.key() + "\": ranks must be integers");
-      // Read wide: rank 2^32 must not wrap to rank 0.
-      const bool past = v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(npus_);
-      const std::int64_t rank = past ? npus_ : v.get<std::int64_t>();
-      if (rank < 0 || rank >= npus_) {
-        throw std::runtime_error(path + ": group \"" + it.key() + "\": rank " + v.dump() +
-                                 " is not an NPU of the platform (0 to " + std::to_string(npus_ - 1) + ")");
-      }
-      ranks.push_back(static_cast<int>(rank));
+    std::vector<std::int64_t> wide;
+    try {
+      wide = json_ranks(it.value());
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(path + ": group \"" + it.key() + "\": " + e.what());
     }
     try {
-      add(it.key(), std::move(ranks));
+      add(it.key(), narrow(it.key(), wide));
     } catch (const std::runtime_error& e) {
       throw std::runtime_error(path + ": " + e.what());
     }

@@ -112,15 +112,11 @@ void TraceWorkload::define_groups(const void* proto) {
     for (const auto& g : j) {
       if (!g.is_object() || !g.contains("pg_name") || !g.contains("ranks")) continue;
       const std::string pg = g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : g["pg_name"].dump();
-      if (!g["ranks"].is_array()) throw TraceError(path_ + ": node " + std::to_string(pn.id()) + ": process group \"" + pg + "\": ranks must be a list");
       std::vector<std::int64_t> wide;
-      for (const auto& v : g["ranks"]) {
-        // 1.5 must not be read as rank 1, nor 2^64-1 as rank -1.
-        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7fffffffffffffffull)) {
-          throw TraceError(path_ + ": node " + std::to_string(pn.id()) + ": process group \"" + pg + "\": rank " +
-                           v.dump() + " is not a whole number from 0 to " + std::to_string(npus_ - 1));
-        }
-        wide.push_back(v.get<std::int64_t>());
+      try {
+        wide = options_.groups->json_ranks(g["ranks"]);
+      } catch (const std::runtime_error& e) {
+        throw TraceError(path_ + ": node " + std::to_string(pn.id()) + ": process group \"" + pg + "\": " + e.what());
       }
       add_group(pg, wide, pn.id());
     }
@@ -131,22 +127,12 @@ void TraceWorkload::define_groups(const void* proto) {
 }
 
 void TraceWorkload::add_group(const std::string& name, const std::vector<std::int64_t>& wide, std::uint64_t node) {
-  std::vector<int> ranks;
-  for (const std::int64_t r : wide) {  // checked wide: rank 2^32 must not wrap to rank 0
-    if (r < 0 || r >= npus_) {
-      throw TraceError(path_ + ": node " + std::to_string(node) + ": process group \"" + name + "\" names rank " +
-                       std::to_string(r) + ", but the platform has " + std::to_string(npus_) + " NPUs");
-    }
-    ranks.push_back(static_cast<int>(r));
-  }
-  if (const Group* g = options_.groups->find(name)) {
-    if (g->ranks != ranks) {
-      throw TraceError(path_ + ": node " + std::to_string(node) + ": process group \"" + name +
-                       "\" is defined with other ranks elsewhere");
-    }
-    return;  // every rank's trace defines the same groups
-  }
   try {
+    std::vector<int> ranks = options_.groups->narrow(name, wide);
+    if (const Group* g = options_.groups->find(name)) {
+      if (g->ranks != ranks) throw std::runtime_error("process group \"" + name + "\" is defined with other ranks elsewhere");
+      return;  // every rank's trace defines the same groups
+    }
     options_.groups->add(name, std::move(ranks));
   } catch (const std::runtime_error& e) {
     throw TraceError(path_ + ": node " + std::to_string(node) + ": " + e.what());
