@@ -8,6 +8,7 @@
 // Which types an algorithm runs is asserted too: the others must be refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -64,6 +65,19 @@ std::vector<Variant> variants() {
 /// Element i of member r's input: distinct across ranks and elements, so a
 /// lost, doubled or misplaced contribution changes some sum.
 std::uint32_t input(int r, std::uint64_t i) { return static_cast<std::uint32_t>((r + 1) * 1000003u + i * 7919u); }
+
+/// n buffers of `size` bytes, member m's first `filled` bytes (all, by
+/// default) holding input(m, 0), input(m, 1), ... as 32-bit words.
+std::vector<std::vector<std::uint8_t>> inputs(int n, std::uint64_t size, std::uint64_t filled = ~std::uint64_t{0}) {
+  std::vector<std::vector<std::uint8_t>> buffers(static_cast<std::size_t>(n), std::vector<std::uint8_t>(size));
+  for (int m = 0; m < n; ++m) {
+    for (std::uint64_t i = 0; i < std::min(size, filled) / 4; ++i) {
+      const std::uint32_t x = input(m, i);
+      std::memcpy(buffers[static_cast<std::size_t>(m)].data() + 4 * i, &x, 4);
+    }
+  }
+  return buffers;
+}
 
 std::uint32_t word(const std::vector<std::uint8_t>& b, std::uint64_t i) {
   std::uint32_t v = 0;
@@ -197,13 +211,7 @@ void check(const Variant& v, CollectiveType type, int n, std::uint32_t chunks, s
     return;
   }
   const std::uint64_t size = working_bytes(type, plan.bytes, n);
-  std::vector<std::vector<std::uint8_t>> buffers(static_cast<std::size_t>(n), std::vector<std::uint8_t>(size));
-  for (int m = 0; m < n; ++m) {
-    for (std::uint64_t i = 0; i < size / 4; ++i) {
-      const std::uint32_t x = input(m, i);
-      std::memcpy(buffers[static_cast<std::size_t>(m)].data() + 4 * i, &x, 4);
-    }
-  }
+  auto buffers = inputs(n, size);
   ExecutionStats stats;
   ASSERT_NO_THROW(stats = execute_programs(plan, buffers));
 
@@ -287,13 +295,7 @@ TEST(CollectivePrograms, HierarchicalAllReduceRunsEachDimensionsAlgorithm) {
       plan.bytes = bytes;
       plan.chunks = 2;
       plan.dims = &s.dims;
-      std::vector<std::vector<std::uint8_t>> buffers(static_cast<std::size_t>(n), std::vector<std::uint8_t>(bytes));
-      for (int m = 0; m < n; ++m) {
-        for (std::uint64_t i = 0; i < bytes / 4; ++i) {
-          const std::uint32_t x = input(m, i);
-          std::memcpy(buffers[static_cast<std::size_t>(m)].data() + 4 * i, &x, 4);
-        }
-      }
+      auto buffers = inputs(n, bytes);
       const ExecutionStats stats = execute_programs(plan, buffers);
       EXPECT_EQ(stats.most_rounds, s.rounds);
       EXPECT_EQ(stats.bytes_sent, stats.bytes_received);
@@ -335,13 +337,7 @@ TEST(CollectivePrograms, AllToAllVMovesEachPairsOwnSize) {
   plan.bytes = largest * n;
   plan.chunks = 2;
   plan.sizes = &sizes;
-  std::vector<std::vector<std::uint8_t>> buffers(n, std::vector<std::uint8_t>(2 * plan.bytes));
-  for (int m = 0; m < n; ++m) {
-    for (std::uint64_t i = 0; i < plan.bytes / 4; ++i) {
-      const std::uint32_t x = input(m, i);
-      std::memcpy(buffers[static_cast<std::size_t>(m)].data() + 4 * i, &x, 4);
-    }
-  }
+  auto buffers = inputs(n, 2 * plan.bytes, plan.bytes);  // the send half
   const ExecutionStats stats = execute_programs(plan, buffers);
   EXPECT_EQ(stats.bytes_sent, total);
   EXPECT_EQ(stats.bytes_received, total);
@@ -461,13 +457,7 @@ TEST(ProgramExecutor, ReduceAddsAndCopyReplaces) {
   // The data check of the big test relies on this: a receive that copies
   // where it should reduce loses a contribution.
   for (bool reduce : {true, false}) {
-    std::vector<std::vector<std::uint8_t>> buffers(2, std::vector<std::uint8_t>(8));
-    for (int m = 0; m < 2; ++m) {
-      for (std::uint64_t i = 0; i < 2; ++i) {
-        const std::uint32_t x = input(m, i);
-        std::memcpy(buffers[static_cast<std::size_t>(m)].data() + 4 * i, &x, 4);
-      }
-    }
+    auto buffers = inputs(2, 8);
     const auto stats = run_scripted({{round_of({to(1, 8)}, {})}, {round_of({}, {to(0, 8, reduce)})}}, buffers);
     EXPECT_EQ(stats.messages, 1u);
     EXPECT_EQ(stats.bytes_sent, 8u);
