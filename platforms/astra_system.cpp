@@ -200,7 +200,7 @@ void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std:
     m.name = "remote_memory" + std::to_string(k);
     m.memory.size_bytes = 1ull << 40;
     m.memory.channels = 1;
-    m.memory.channel_bandwidth = Bandwidth::GBps(bw);  // ASTRA-sim's bytes per ns
+    m.memory.bandwidth = Bandwidth::GBps(bw);  // ASTRA-sim's bytes per ns, one channel
     m.memory.latency = ns_to_ticks(latency);
     m.serves = served[k];
     memories.push_back(std::move(m));

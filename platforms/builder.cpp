@@ -217,7 +217,7 @@ void Platform::make_reduction_unit(std::size_t fi, const FabricNode& n, const st
 #ifdef FABRICSIM_HAVE_RTL
     // The Verilated unit combines the slots, behind the unit's ALU port.
     RtlReductionAlu::Params rp;
-    rp.clock_MHz = n.reduction->clock_MHz;
+    rp.clock_MHz = n.reduction->clock_hz / 1e6;
     rp.plusargs = spec_.rtl.plusargs;
     if (!spec_.rtl.vcd.empty()) {
       // One waveform per RTL unit: the first takes the name given.

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "models/collectives/algorithm_choice.h"
+#include "platforms/parameter_catalogue.h"
 #include "platforms/yaml_input.h"
 #include "tlm/calendar.h"
 #include "tlm/errors.h"
@@ -272,6 +273,7 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
     list.push_back(std::move(e));
   }
   j["rows"] = std::move(list);
+  j["parameters"] = resolved_parameters(platform.spec());
   return j;
 }
 

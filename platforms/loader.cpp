@@ -7,80 +7,46 @@
 
 #include "platforms/astra_network.h"
 #include "platforms/generators.h"
+#include "platforms/parameter_catalogue.h"
 #include "platforms/yaml_input.h"
+#include "models/switch/switch.h"
 #include "tlm/reduction.h"
 
 namespace fabricsim {
 
 namespace {
 
-Link::Params read_link(const YamlInput& in, const YAML::Node& node, const std::string& what) {
-  in.only_keys(node, {"bandwidth_GBps", "latency_ns", "buffer_bytes"}, what);
-  Link::Params p;
-  p.bandwidth = in.bandwidth_GBps(node, "bandwidth_GBps", p.bandwidth);
-  p.latency = in.latency_ns(node, "latency_ns", p.latency);
-  p.buffer_bytes = in.bytes(node, "buffer_bytes", p.buffer_bytes, 1);
+Link::Params read_link(const YamlInput& in, const YAML::Node& node, const std::string& what, Link::Params p = {}) {
+  read_params(in, node, Link::Params::table(), p, what);
   return p;
 }
 
-void read_nic(const YamlInput& in, const YAML::Node& node, Nic::Params& p, const std::string& what) {
-  in.only_keys(node,
-               {"mtu_bytes", "header_bytes", "segment_bytes", "message_overhead_ns", "injection_bandwidth_GBps",
-                "forward_latency_ns", "stripe"},
-               what);
-  p.stripe = in.flag(node, "stripe", p.stripe);
-  p.mtu_bytes = in.bytes(node, "mtu_bytes", p.mtu_bytes, 1);
-  p.header_bytes = in.bytes(node, "header_bytes", p.header_bytes);
-  p.segment_bytes = in.bytes(node, "segment_bytes", p.segment_bytes, 1);
-  p.message_overhead = in.latency_ns(node, "message_overhead_ns", p.message_overhead);
-  p.injection = in.bandwidth_GBps(node, "injection_bandwidth_GBps", p.injection, true);
-  p.forward_latency = in.latency_ns(node, "forward_latency_ns", p.forward_latency);
-}
-
 /// A memory: a preset name (hbm3_stack, h100) or its parameters.
-Memory::Params read_memory(const YamlInput& in, const YAML::Node& node, const std::string& what) {
+Memory::Params read_memory(const YamlInput& in, const YAML::Node& node, const std::string& what,
+                           const std::vector<std::string>& other_keys = {}) {
   Memory::Params p;
   if (node.IsScalar()) {
     const std::string preset = node.Scalar();
-    if (preset == "hbm3_stack") {  // one HBM3 stack: 16 channels, 819 GB/s
-      p.size_bytes = 16ull << 30;
-      p.channels = 16;
-      p.channel_bandwidth = Bandwidth::GBps(819.0 / 16);
-    } else if (preset == "h100") {  // five HBM3 stacks, 80 GB at 3.35 TB/s
+    if (preset == "hbm3_stack") {
+      // The parameters' defaults are one HBM3 stack.
+    } else if (preset == "h100") {  // five HBM3 stacks, 80 GB at 3.35 TB/s (H100 SXM datasheet)
       p.size_bytes = 80ull << 30;
       p.channels = 80;
-      p.channel_bandwidth = Bandwidth::GBps(3350.0 / 80);
+      p.bandwidth = Bandwidth::GBps(3350);
     } else {
       in.fail(node, "unknown memory preset \"" + preset + "\" (known: hbm3_stack, h100)");
     }
     return p;
   }
-  if (what != "a memory") in.only_keys(node, {"size_GiB", "channels", "bandwidth_GBps", "latency_ns", "interleave_bytes"}, what);
-  // Size in GiB, up to 1 PiB; at least one byte.
-  const double gib = in.number(node, "size_GiB", 16, 0, 1 << 20, true);
-  p.size_bytes = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(gib * (1ull << 30)));
-  p.channels = static_cast<unsigned>(in.count(node, "channels", 16, 1, 1 << 16));
-  p.channel_bandwidth = Bandwidth::GBps(in.bandwidth_GBps(node, "bandwidth_GBps", Bandwidth::GBps(819)).GBps_value() / p.channels);
-  p.latency = in.latency_ns(node, "latency_ns", ns_to_ticks(100));
-  p.interleave_bytes = in.bytes(node, "interleave_bytes", 256, 1);
+  read_params(in, node, Memory::Params::table(), p, what, other_keys);
   return p;
 }
 
 /// A switch's reduction unit (docs/platforms.md, "Reduction units").
 ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
-  in.only_keys(node,
-               {"throughput_GBps", "streams", "latency_ns", "slots", "buffer_bytes", "multicast_buffer_bytes", "ops", "protocol",
-                "pipeline_bytes", "pipeline_depth", "model",
-                "clock_MHz"},
-               "a switch's reduction unit");
   ReductionSpec r;
+  read_params(in, node, reduction_spec_table(), r, "a switch's reduction unit", {"ops"});
   ReductionUnit::Params& p = r.unit;
-  p.throughput = in.bandwidth_GBps(node, "throughput_GBps", p.throughput);
-  p.streams = static_cast<unsigned>(in.count(node, "streams", p.streams, 1, 1 << 16));
-  p.latency = in.latency_ns(node, "latency_ns", p.latency);
-  p.slots = static_cast<unsigned>(in.count(node, "slots", p.slots, 1, 1 << 20));
-  p.buffer_bytes = in.bytes(node, "buffer_bytes", p.buffer_bytes, 1);
-  p.multicast_buffer_bytes = in.bytes(node, "multicast_buffer_bytes", p.buffer_bytes, 1);
   if (const YAML::Node ops = node["ops"]) {
     if (ops.IsScalar()) {
       const std::string preset = ops.Scalar();
@@ -111,17 +77,6 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
       }
     }
   }
-  const std::string protocol = in.text(node, "protocol", "push");
-  if (protocol != "push" && protocol != "pull") {
-    in.fail(node["protocol"], "\"protocol\" must be push (SHARP-style) or pull (NVLS-style), not \"" + protocol + "\"");
-  }
-  r.pull = protocol == "pull";
-  r.pipeline_bytes = in.bytes(node, "pipeline_bytes", r.pipeline_bytes, 1);
-  r.pipeline_depth = static_cast<std::uint32_t>(in.count(node, "pipeline_depth", r.pipeline_depth, 1, 1 << 16));
-  const std::string model = in.text(node, "model", "tlm");
-  if (model != "tlm" && model != "rtl") in.fail(node["model"], "\"model\" must be tlm or rtl, not \"" + model + "\"");
-  r.rtl = model == "rtl";
-  r.clock_MHz = in.number(node, "clock_MHz", r.clock_MHz, 0.001, 1e5);  // 1 kHz to 100 GHz
   if (r.rtl) {
     // The RTL unit (rtl/reduction_pkg.sv) has no fp16 datapath.
     const std::uint32_t fp16 = reduction_bit(ReduceOp::kSum, DataType::kFp16) |
@@ -136,36 +91,12 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
 }
 
 void read_npu(const YamlInput& in, const YAML::Node& node, PlatformSpec& spec) {
-  in.only_keys(node,
-               {"peak_tflops", "memory_bandwidth_GBps", "cpu_gflops", "remote_memory_latency_ns",
-                "remote_memory_bandwidth_GBps", "max_collectives_in_flight", "hbm"},
-               "npu");
+  read_params(in, node, npu_section_table(), spec, "npu", {"hbm"});
   if (const YAML::Node h = node["hbm"]) spec.hbm = read_memory(in, h, "npu hbm");
-  Npu::Params& p = spec.npu;
-  // TFLOP/s and GFLOP/s: above zero, up to 10^6 of the unit.
-  p.peak_flops = in.number(node, "peak_tflops", p.peak_flops / 1e12, 0, 1e6, true) * 1e12;
-  p.memory_bandwidth = in.bandwidth_GBps(node, "memory_bandwidth_GBps", p.memory_bandwidth);
-  p.cpu_flops = in.number(node, "cpu_gflops", p.cpu_flops / 1e9, 0, 1e6, true) * 1e9;
-  p.remote_memory_latency = in.latency_ns(node, "remote_memory_latency_ns", p.remote_memory_latency);
-  p.remote_memory_bandwidth = in.bandwidth_GBps(node, "remote_memory_bandwidth_GBps", p.remote_memory_bandwidth);
-  spec.max_collectives_in_flight =
-      static_cast<unsigned>(in.count(node, "max_collectives_in_flight", spec.max_collectives_in_flight, 0, 1 << 20));
 }
 
 void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveConfig& c) {
-  in.only_keys(node, {"chunks", "active_chunks", "scheduling", "algorithms"}, "collectives");
-  c.chunks = static_cast<std::uint32_t>(in.count(node, "chunks", c.chunks, 1, limits::kMaxChunks));
-  c.active_chunks = static_cast<std::uint32_t>(in.count(node, "active_chunks", c.active_chunks, 0, limits::kMaxChunks));
-  const std::string policy = in.text(node, "scheduling", "fifo");
-  if (policy == "fifo") {
-    c.policy = SchedulingPolicy::kFifo;
-  } else if (policy == "lifo") {
-    c.policy = SchedulingPolicy::kLifo;
-  } else if (policy == "priority") {
-    c.policy = SchedulingPolicy::kPriority;
-  } else {
-    in.fail(node["scheduling"], "\"scheduling\" must be fifo, lifo or priority, not \"" + policy + "\"");
-  }
+  read_params(in, node, CollectiveConfig::table(), c, "collectives", {"algorithms"});
   if (const YAML::Node algos = node["algorithms"]) {
     in.require_map(algos, "collectives.algorithms");
     for (const auto& kv : algos) {
@@ -200,14 +131,11 @@ std::vector<MemorySpec> read_memories(const YamlInput& in, const YAML::Node& lis
   std::vector<MemorySpec> out;
   std::set<int> taken;
   for (const auto& m : list) {
-    in.only_keys(m,
-                 {"name", "size_GiB", "channels", "bandwidth_GBps", "latency_ns", "interleave_bytes", "serves", "link"},
-                 "a memory");
     MemorySpec spec;
+    spec.memory = read_memory(in, m, "a memory", {"name", "serves", "link"});
     if (m["link"]) spec.link = read_link(in, m["link"], "a memory's link");
     spec.name = in.text(m, "name", "");
     if (spec.name.empty()) in.fail(m, "a memory needs a \"name\"");
-    spec.memory = read_memory(in, m, "a memory");  // keys checked above
     const YAML::Node serves = m["serves"];
     if (!serves || (serves.IsScalar() && serves.Scalar() == "all")) {
       spec.serves = ranks;
@@ -227,7 +155,7 @@ std::vector<MemorySpec> read_memories(const YamlInput& in, const YAML::Node& lis
 
 /// An explicit netlist: named switches, and links between npuN and switches.
 FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::vector<int>& ranks,
-                        const Link::Params& default_link, Tick default_latency,
+                        const Link::Params& default_link, const Switch::Params& default_switch,
                         const std::optional<ReductionSpec>& default_reduction) {
   FabricSpec f;
   f.topology = "netlist";
@@ -238,14 +166,15 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
   if (const YAML::Node sws = node["switches"]) {
     if (!sws.IsSequence()) in.fail(sws, "\"switches\" must be a list");
     for (const auto& sw : sws) {
-      in.only_keys(sw, {"name", "latency_ns", "reduction"}, "a netlist switch");
+      Switch::Params params = default_switch;
+      read_params(in, sw, Switch::Params::table(), params, "a netlist switch", {"name", "reduction"});
       const std::string name = in.text(sw, "name", "");
       if (name.empty()) in.fail(sw, "a netlist switch needs a \"name\"");
       if (index.count(name)) in.fail(sw, "\"" + name + "\" is declared twice");
       FabricNode n;
       n.kind = FabricNode::Kind::kSwitch;
       n.name = name;
-      n.hop_latency = in.latency_ns(sw, "latency_ns", default_latency);
+      n.hop_latency = params.hop_latency;
       n.reduction = sw["reduction"] ? read_reduction(in, sw["reduction"]) : default_reduction;
       index[name] = static_cast<int>(f.nodes.size());
       f.nodes.push_back(n);
@@ -268,7 +197,6 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
   const YAML::Node links = in.required(node, "links", "a netlist fabric");
   if (!links.IsSequence() || links.size() == 0) in.fail(links, "\"links\" must be a non-empty list");
   for (const auto& l : links) {
-    in.only_keys(l, {"from", "to", "bandwidth_GBps", "latency_ns", "buffer_bytes"}, "a netlist link");
     const std::string from = in.text(l, "from", ""), to = in.text(l, "to", "");
     for (const std::string* end : {&from, &to}) {
       if (end->empty()) in.fail(l, "a link needs \"from\" and \"to\"");
@@ -281,9 +209,7 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
     e.a = index[from];
     e.b = index[to];
     e.link = default_link;
-    e.link.bandwidth = in.bandwidth_GBps(l, "bandwidth_GBps", default_link.bandwidth);
-    e.link.latency = in.latency_ns(l, "latency_ns", default_link.latency);
-    e.link.buffer_bytes = in.bytes(l, "buffer_bytes", default_link.buffer_bytes, 1);
+    read_params(in, l, Link::Params::table(), e.link, "a netlist link", {"from", "to"});
     f.edges.push_back(e);
   }
   return f;
@@ -302,14 +228,14 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   Link::Params link;
   if (node["link"]) link = read_link(in, node["link"], "fabric link");
   Link::Params uplink = link;
-  if (node["uplink"]) uplink = read_link(in, node["uplink"], "fabric uplink");
-  Tick switch_latency = 0;
+  if (node["uplink"]) uplink = read_link(in, node["uplink"], "fabric uplink", link);
+  Switch::Params switch_params;
   std::optional<ReductionSpec> reduction;
   if (const YAML::Node sw = node["switch"]) {
-    in.only_keys(sw, {"latency_ns", "reduction"}, "fabric switch");
-    switch_latency = in.latency_ns(sw, "latency_ns", 0);
+    read_params(in, sw, Switch::Params::table(), switch_params, "fabric switch", {"reduction"});
     if (sw["reduction"]) reduction = read_reduction(in, sw["reduction"]);
   }
+  const Tick switch_latency = switch_params.hop_latency;
   const int size = static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
   const int stride = static_cast<int>(in.count(node, "group_stride", 1, 1, limits::kMaxNpus));
   std::vector<std::vector<int>> groups;
@@ -350,7 +276,7 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
         shape.rails = static_cast<int>(in.count(node, "rails", 1, 1, kPorts));
         f = make_fat_tree(ranks, shape, link, uplink, switch_latency);
       } else if (topology == "netlist") {
-        f = read_netlist(in, node, ranks, link, switch_latency, reduction);
+        f = read_netlist(in, node, ranks, link, switch_params, reduction);
       } else {
         in.fail(node["topology"], "unknown topology \"" + topology +
                                       "\" (known: ring, unidirectional_ring, fully_connected, switch, torus, mesh, "
@@ -401,7 +327,7 @@ PlatformSpec read_platform(const std::string& path) {
   spec.npus = static_cast<int>(in.count(root, "npus", 0, 1, limits::kMaxNpus));
   if (root["npu"]) read_npu(in, root["npu"], spec);
   Nic::Params nic_defaults;
-  if (root["nic"]) read_nic(in, root["nic"], nic_defaults, "nic");
+  if (root["nic"]) read_params(in, root["nic"], Nic::Params::table(), nic_defaults, "nic");
   if (root["collectives"]) read_collectives(in, root["collectives"], spec.collectives);
   const YAML::Node fabrics = in.required(root, "fabrics", "the platform");
   if (!fabrics.IsSequence() || fabrics.size() == 0) in.fail(fabrics, "\"fabrics\" must be a non-empty list");
@@ -449,7 +375,7 @@ PlatformSpec read_platform(const std::string& path) {
   }
   for (std::size_t i = 0; i < fabrics.size(); ++i) {
     Nic::Params nic = nic_defaults;
-    if (fabrics[i]["nic"]) read_nic(in, fabrics[i]["nic"], nic, "fabric nic");
+    if (fabrics[i]["nic"]) read_params(in, fabrics[i]["nic"], Nic::Params::table(), nic, "fabric nic");
     for (FabricSpec& f : read_fabric(in, fabrics[i], spec, i)) {
       f.nic = nic;
       for (const auto& other : spec.fabrics) {

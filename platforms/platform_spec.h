@@ -35,7 +35,7 @@ struct ReductionSpec {
   std::uint64_t pipeline_bytes = 1 << 20;  // pull all-reduce: pieces in which pulls and multicasts overlap
   std::uint32_t pipeline_depth = 4;        // pieces whose reads are in flight at once
   bool rtl = false;            // run the Verilated RTL unit instead of the TLM model
-  double clock_MHz = 1000;     // the RTL unit's clock
+  double clock_hz = 1e9;       // the RTL unit's clock
 };
 
 struct FabricNode {

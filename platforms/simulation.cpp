@@ -11,6 +11,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "platforms/parameter_catalogue.h"
 #include "tlm/calendar.h"
 #include "traces/reader/et_reader.h"
 
@@ -325,6 +326,7 @@ nlohmann::ordered_json Simulation::report() const {
   j["fabrics"] = fabric_shapes(platform_->spec());
   j["reduction_units"] = unit_entries(*platform_, span);
   j["memories"] = memory_entries(*platform_, span);
+  j["parameters"] = resolved_parameters(platform_->spec());
   return j;
 }
 

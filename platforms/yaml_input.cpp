@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -89,6 +90,58 @@ void YamlInput::only_keys(const YAML::Node& map, std::initializer_list<const cha
   }
 }
 
+void YamlInput::only_keys(const YAML::Node& map, const std::vector<std::string>& known, const std::string& what) const {
+  require_map(map, what);
+  for (const auto& kv : map) {
+    const std::string key = kv.first.Scalar();
+    bool ok = false;
+    for (const auto& k : known) ok |= key == k;
+    if (!ok) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      fail(kv.first, "unknown key \"" + key + "\" in " + what + " (known: " + list + ")");
+    }
+  }
+}
+
+std::optional<double> YamlInput::param(const YAML::Node& map, const ParamInfo& p) const {
+  const YAML::Node v = map[p.name];
+  // A default-constructed YAML::Node is a defined null: look up only real keys.
+  const bool has_legacy = !p.legacy_key.empty() && map[p.legacy_key];
+  const YAML::Node legacy = has_legacy ? map[p.legacy_key] : YAML::Node();
+  if (v && has_legacy) fail(legacy, quoted(p.name) + " and " + quoted(p.legacy_key) + " are the same parameter; give one");
+  if (!v && !has_legacy) return std::nullopt;
+  if (has_legacy) {
+    // Older keys: a bare number in the unit the key names, checked as before.
+    const std::string what = quoted(p.legacy_key) + " (" + p.legacy_unit + ")";
+    double base = 0;
+    if (p.quantity == Quantity::kBytes && p.legacy_scale == 1) {
+      base = static_cast<double>(count_at(legacy, what, static_cast<std::uint64_t>(p.min), static_cast<std::uint64_t>(p.max)));
+    } else {
+      // Bandwidths read from 0 first so that 0 can mean "no limit".
+      const bool bandwidth = p.quantity == Quantity::kBandwidth;
+      const double min = p.min / p.legacy_scale;
+      const double x = number_at(legacy, what, bandwidth ? 0 : min, p.max / p.legacy_scale, !bandwidth && p.min_exclusive);
+      if (bandwidth && !(p.zero_unlimited && x == 0) && x < min) {
+        fail(legacy, what + " is " + show(x) + ": it must be >= " + show(min) + (p.zero_unlimited ? " (or 0 for no limit)" : ""));
+      }
+      base = x * p.legacy_scale;
+      if (p.quantity == Quantity::kBytes) base = std::max(p.min, std::round(base));
+    }
+    return base;
+  }
+  if (p.quantity == Quantity::kFlag) {
+    bool b = false;
+    if (!v.IsScalar() || !YAML::convert<bool>::decode(v, b)) fail(v, quoted(p.name) + " must be true or false");
+    return b ? 1.0 : 0.0;
+  }
+  if (!v.IsScalar()) fail(v, quoted(p.name) + " must be a single value, not " + written(v));
+  const ParsedQuantity parsed = parse_quantity(v.Scalar(), p.quantity, p.choices);
+  if (!parsed.value) fail(v, quoted(p.name) + " is \"" + v.Scalar() + "\": it " + parsed.error);
+  if (const auto bad = out_of_range(p, *parsed.value)) fail(v, quoted(p.name) + " " + *bad);
+  return *parsed.value;
+}
+
 double YamlInput::number_at(const YAML::Node& v, const std::string& what, double min, double max,
                             bool min_exclusive) const {
   if (!v.IsScalar()) fail(v, what + " must be a number, not " + written(v));
@@ -126,45 +179,11 @@ std::uint64_t YamlInput::count_at(const YAML::Node& v, const std::string& what, 
   return x;
 }
 
-double YamlInput::number(const YAML::Node& map, const char* key, double fallback, double min, double max,
-                         bool min_exclusive) const {
-  const YAML::Node v = map[key];
-  if (!v) return fallback;
-  return number_at(v, quoted(key), min, max, min_exclusive);
-}
-
 std::uint64_t YamlInput::count(const YAML::Node& map, const char* key, std::uint64_t fallback, std::uint64_t min,
                                std::uint64_t max) const {
   const YAML::Node v = map[key];
   if (!v) return fallback;
   return count_at(v, quoted(key), min, max);
-}
-
-Tick YamlInput::latency_ns(const YAML::Node& map, const char* key, Tick fallback) const {
-  const YAML::Node v = map[key];
-  if (!v) return fallback;
-  return ns_to_ticks(number_at(v, quoted(key) + " (ns)", 0, limits::kMaxLatencyNs));
-}
-
-Bandwidth YamlInput::bandwidth_GBps(const YAML::Node& map, const char* key, Bandwidth fallback,
-                                    bool zero_unlimited) const {
-  const YAML::Node v = map[key];
-  if (!v) return fallback;
-  const double g = number_at(v, quoted(key) + " (GB/s)", 0, limits::kMaxGBps);
-  if (g == 0 && zero_unlimited) return Bandwidth::unlimited();
-  if (g < limits::kMinGBps) {
-    fail(v, quoted(key) + " (GB/s) is " + show(g) + ": it must be >= " + show(limits::kMinGBps) +
-                (zero_unlimited ? " (or 0 for no limit)" : ""));
-  }
-  return Bandwidth::GBps(g);
-}
-
-bool YamlInput::flag(const YAML::Node& map, const char* key, bool fallback) const {
-  const YAML::Node v = map[key];
-  if (!v) return fallback;
-  bool b = false;
-  if (!v.IsScalar() || !YAML::convert<bool>::decode(v, b)) fail(v, quoted(key) + " must be true or false");
-  return b;
 }
 
 std::string YamlInput::text(const YAML::Node& map, const char* key, const std::string& fallback) const {

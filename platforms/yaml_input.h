@@ -10,23 +10,22 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
 #include "platforms/platform_spec.h"
 #include "tlm/errors.h"
+#include "tlm/parameters.h"
 #include "tlm/time.h"
 
 namespace fabricsim {
 
-/// The ranges a platform's quantities may take (docs/platforms.md, "Limits").
+/// The ranges a platform's quantities may take (docs/platforms.md, "Limits");
+/// those of parameters are in tlm/parameters.h.
 namespace limits {
-constexpr double kMaxLatencyNs = 1e9;      // 1 s for any latency or per-message cost
-constexpr double kMinGBps = 1e-6;          // 1 kB/s
-constexpr double kMaxGBps = 1e6;           // 1 PB/s
-constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 50;  // 1 PiB for any buffer or size
-constexpr std::uint64_t kMaxChunks = 4096;  // pipelined chunks per collective (ASTRA-sim studies use up to 1,024)
 constexpr int kMaxNpus = 1 << 17;          // 131,072 NPUs: past what one machine can hold (docs/performance.md)
 }  // namespace limits
 
@@ -41,36 +40,51 @@ class YamlInput {
 
   /// Rejects keys of `map` not in `known`; `what` names the section.
   void only_keys(const YAML::Node& map, std::initializer_list<const char*> known, const std::string& what) const;
+  void only_keys(const YAML::Node& map, const std::vector<std::string>& known, const std::string& what) const;
   void require_map(const YAML::Node& node, const std::string& what) const;
 
-  /// A finite number in [min, max] (or (min, max] when `min_exclusive`).
-  double number(const YAML::Node& map, const char* key, double fallback, double min, double max,
-                bool min_exclusive = false) const;
   /// A whole number written as digits, in [min, max].
   std::uint64_t count(const YAML::Node& map, const char* key, std::uint64_t fallback, std::uint64_t min = 0,
                       std::uint64_t max = limits::kMaxBytes) const;
-  /// A whole number of bytes, in [min, limits::kMaxBytes].
-  std::uint64_t bytes(const YAML::Node& map, const char* key, std::uint64_t fallback, std::uint64_t min = 0) const {
-    return count(map, key, fallback, min, limits::kMaxBytes);
-  }
-  /// A latency in ns, in [0, limits::kMaxLatencyNs], as ticks.
-  Tick latency_ns(const YAML::Node& map, const char* key, Tick fallback) const;
-  /// A bandwidth in GB/s (10^9 bytes/s), in [kMinGBps, kMaxGBps]; with
-  /// `zero_unlimited`, 0 also, meaning no limit.
-  Bandwidth bandwidth_GBps(const YAML::Node& map, const char* key, Bandwidth fallback,
-                           bool zero_unlimited = false) const;
   /// A number at `node` itself (a list entry), as `number` checks it.
   double number_at(const YAML::Node& node, const std::string& what, double min, double max,
                    bool min_exclusive = false) const;
   std::uint64_t count_at(const YAML::Node& node, const std::string& what, std::uint64_t min, std::uint64_t max) const;
 
-  bool flag(const YAML::Node& map, const char* key, bool fallback) const;
+  /// The parameter `p`, if `map` gives it under its name ("400 GB/s") or its
+  /// legacy key (a bare number in the legacy unit), in base units and in
+  /// range. Giving both is refused.
+  std::optional<double> param(const YAML::Node& map, const ParamInfo& p) const;
+
   std::string text(const YAML::Node& map, const char* key, const std::string& fallback) const;
   const YAML::Node required(const YAML::Node& map, const char* key, const std::string& what) const;
 
  private:
   std::string file_;
 };
+
+/// Reads the parameters of `table` that `map` gives into `values` (the rest
+/// keep theirs), after refusing keys that are neither its parameters, their
+/// legacy keys, nor `other_keys`. `what` names the section in messages.
+template <class P>
+void read_params(const YamlInput& in, const YAML::Node& map, const ParamTable<P>& table, P& values,
+                 const std::string& what, const std::vector<std::string>& other_keys = {}) {
+  std::vector<std::string> known = other_keys;
+  for (const auto& p : table.params()) {
+    known.push_back(p.info.name);
+    if (!p.info.legacy_key.empty()) known.push_back(p.info.legacy_key);
+  }
+  in.only_keys(map, known, what);
+  std::vector<const Param<P>*> unset;
+  for (const auto& p : table.params()) {
+    if (const auto v = in.param(map, p.info)) {
+      p.set(values, *v);
+    } else if (!p.info.follows.empty()) {
+      unset.push_back(&p);
+    }
+  }
+  for (const Param<P>* p : unset) p->set(values, table.find(p->info.follows)->get(values));
+}
 
 /// Reads and parses a YAML file, refusing what is not a readable regular
 /// file, and checks the whole document: keys are scalars, no key appears

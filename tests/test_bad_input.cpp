@@ -44,7 +44,7 @@ TEST(BadNumbers, NanInfinityAndOutOfRangeAreRefusedWithFileLineAndValue) {
   };
   const std::vector<Case> cases = {
       {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: .nan }\n", "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) must be a finite number >= 0 and <= 1e+06, not \".nan\""},
-      {"npus: 4\nnpu: { peak_tflops: .inf }\nfabrics: [ { topology: ring } ]\n", "p.yaml:2:", "\"peak_tflops\" must be a finite number > 0 and <= 1e+06, not \".inf\""},
+      {"npus: 4\nnpu: { peak_tflops: .inf }\nfabrics: [ { topology: ring } ]\n", "p.yaml:2:", "\"peak_tflops\" (TFLOP/s) must be a finite number > 0 and <= 1e+06, not \".inf\""},
       {"npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: -5 }\n", "p.yaml:4:", "\"latency_ns\" (ns) is -5: it must be >= 0"},
       {"npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: 1e300 }\n", "p.yaml:4:", "\"latency_ns\" (ns) is 1e+300"},
       {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: 1e-30 }\n", "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) is 1e-30: it must be >= 1e-06"},

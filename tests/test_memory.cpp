@@ -63,7 +63,7 @@ Memory::Params cxl_pool() {
   p.base = 1ull << 40;
   p.size_bytes = 256ull << 30;
   p.channels = 8;
-  p.channel_bandwidth = Bandwidth::GBps(8);
+  p.bandwidth = Bandwidth::GBps(8 * p.channels);
   p.latency = ns_to_ticks(600);
   p.store_data = true;
   return p;
@@ -85,7 +85,7 @@ TEST_P(BothMemories, BlockingWritesAndReadsKeepDataAndTakeLatencyPlusSizeOverBan
     setup(gp, tlm::TLM_WRITE_COMMAND, p.base + 4096 + 100, n, out.data());
     self.socket->b_transport(gp, delay);
     EXPECT_EQ(gp.get_response_status(), tlm::TLM_OK_RESPONSE);
-    const double expected_ns = ticks_to_ns(p.latency) + n / (p.channel_bandwidth.GBps_value() * p.channels);
+    const double expected_ns = ticks_to_ns(p.latency) + n / p.bandwidth.GBps_value();
     EXPECT_NEAR(delay.to_seconds() * 1e9, expected_ns, 0.01 * expected_ns);
     sc_core::wait(delay);
     delay = sc_core::SC_ZERO_TIME;

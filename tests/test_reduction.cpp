@@ -334,10 +334,13 @@ TEST(Errors, BadReductionSettingsNameTheFileAndLine) {
   } cases[] = {
       {"{slots: 0}", "\"slots\" is 0: it must be from 1 to"},
       {"{streams: 0}", "\"streams\" is 0: it must be from 1 to"},
-      {"{protocol: broadcast}", "\"protocol\" must be push (SHARP-style) or pull (NVLS-style)"},
+      {"{protocol: broadcast}", "\"protocol\" is \"broadcast\": it must be one of push, pull"},
       {"{ops: {sum: [fp64]}}", "unknown data type \"fp64\""},
       {"{ops: {avg: [fp32]}}", "unknown reduction \"avg\""},
-      {"{throughput: 5}", "unknown key \"throughput\""},
+      {"{throughput: 5}", "\"throughput\" is \"5\": it needs a unit (PB/s, TB/s, GB/s"},
+      {"{throughput: 5 GB}", "\"throughput\" is \"5 GB\": it has unit \"GB\", not a unit of a bandwidth"},
+      {"{throughput: 5 GB/s, throughput_GBps: 5}", "\"throughput\" and \"throughput_GBps\" are the same parameter; give one"},
+      {"{through_put: 5 GB/s}", "unknown key \"through_put\" in a switch's reduction unit (known: ops, throughput, throughput_GBps,"},
   };
   for (const auto& c : cases) {
     const auto path = testutil::platform_file(one_switch(c.reduction));

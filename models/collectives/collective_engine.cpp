@@ -11,6 +11,22 @@
 
 namespace fabricsim {
 
+const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
+  static const auto table =
+      ParamTable<CollectiveConfig>("collectives", "how NPUs run collectives: chunking, scheduling, local reduction")
+          .add("chunks", Quantity::kCount, &CollectiveConfig::chunks, "pieces each collective is split into, pipelined")
+          .range(1, limits::kMaxChunks)
+          .add("active_chunks", Quantity::kCount, &CollectiveConfig::active_chunks,
+               "chunks in flight per NPU, all collectives together; 0: no limit")
+          .range(0, limits::kMaxChunks)
+          .choice("scheduling", &CollectiveConfig::policy, {"fifo", "lifo", "priority"},
+                  "which ready chunk goes next")
+          .add("local_reduction_bandwidth", Quantity::kBandwidth, &CollectiveConfig::local_reduce,
+               "rate at which an NPU combines received bytes with its own")
+          .zero_unlimited();
+  return table;
+}
+
 namespace {
 // Calendar events of the engine; the argument is the run.
 enum : std::uint32_t { kRunWake = 0xffffffffu };  // any other kind: resume that chunk

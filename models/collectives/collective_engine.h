@@ -21,6 +21,7 @@
 #include "models/collectives/collective.h"
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/parameters.h"
 #include "tlm/timeline.h"
 
 namespace fabricsim {
@@ -40,6 +41,8 @@ struct CollectiveConfig {
   bool data = false;                  // carry and check real bytes
   Bandwidth local_reduce = Bandwidth::unlimited();  // time to combine received bytes locally
   std::vector<Dimension> dims;        // the platform's dimensions, for hierarchical
+  /// The parameters a platform file sets (algorithms are read apart).
+  static const ParamTable<CollectiveConfig>& table();
 };
 
 /// One collective as the workload asks for it.

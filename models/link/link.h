@@ -19,6 +19,7 @@
 
 #include "tlm/fabric_protocol.h"
 #include "tlm/fifo.h"
+#include "tlm/parameters.h"
 #include "tlm/timeline.h"
 
 namespace fabricsim {
@@ -29,7 +30,9 @@ class Link : public sc_core::sc_module {
     Bandwidth bandwidth = Bandwidth::GBps(50);  // per direction
     Tick latency = ns_to_ticks(500);            // wire and credit-return delay
     std::uint64_t buffer_bytes = 4u << 20;      // input buffer at the receiving end
-    std::uint64_t bubble_bytes = 0;             // extra room a frame entering a ring needs
+    std::uint64_t bubble_bytes = 0;             // extra room a frame entering a ring needs (set by the builder)
+    /// Every user-settable parameter, with unit, range and description.
+    static const ParamTable<Params>& table();
   };
 
   struct Stats {

@@ -17,11 +17,30 @@ struct Delayed {  // an nb request that starts later than it was made
 };
 }  // namespace
 
+const ParamTable<Memory::Params>& Memory::Params::table() {
+  static const auto table =
+      ParamTable<Params>("memory", "a memory (HBM or pooled): channels interleaved by address, each serving its bytes at "
+                                   "its share of the bandwidth")
+          .add("size", Quantity::kBytes, &Params::size_bytes, "capacity; accesses past it are errors")
+          .range(1, static_cast<double>(limits::kMaxBytes))
+          .legacy("size_GiB", 1073741824.0, "GiB")
+          .add("channels", Quantity::kCount, &Params::channels, "independent channels, each bandwidth / channels")
+          .range(1, 1 << 16)
+          .add("bandwidth", Quantity::kBandwidth, &Params::bandwidth, "all channels together")
+          .legacy("bandwidth_GBps", 1e9, "GB/s")
+          .add("latency", Quantity::kDuration, &Params::latency, "request to first byte")
+          .legacy("latency_ns", 1e3, "ns")
+          .add("interleave", Quantity::kBytes, &Params::interleave_bytes, "consecutive bytes on one channel")
+          .range(1, static_cast<double>(limits::kMaxBytes))
+          .legacy("interleave_bytes", 1, "bytes");
+  return table;
+}
+
 Memory::Memory(const sc_core::sc_module_name& name, const Params& params)
     : sc_core::sc_module(name), in("in"), params_(params) {
   if (params_.channels == 0) throw std::invalid_argument(std::string(this->name()) + ": a memory needs channels");
   if (params_.interleave_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": interleave_bytes must be > 0");
-  if (params_.channel_bandwidth.is_unlimited()) {
+  if (params_.bandwidth.is_unlimited()) {
     throw std::invalid_argument(std::string(this->name()) + ": channel bandwidth must be > 0");
   }
   Calendar::instance();  // made during elaboration, before anything schedules
@@ -151,7 +170,7 @@ Memory::Request* Memory::begin(tlm::tlm_generic_payload& gp, int initiator, bool
 void Memory::share_bandwidth() {
   // Progressive filling: raise every unfrozen request's rate together until
   // some channel is full; freeze the requests on full channels; repeat.
-  const double channel = params_.channel_bandwidth.bytes_per_ps();
+  const double channel = params_.channel_bandwidth().bytes_per_ps();
   std::vector<double> capacity(params_.channels, channel), load(params_.channels);
   std::vector<bool> frozen(active_.size(), false);
   for (auto& r : active_) r->rate = 0;
@@ -297,7 +316,7 @@ bool Memory::get_direct_mem_ptr(int, tlm::tlm_generic_payload& gp, tlm::tlm_dmi&
   dmi.set_end_address(params_.base + std::min(o + kPageBytes, params_.size_bytes) - 1);
   dmi.allow_read_write();
   const sc_core::sc_time per_access =
-      to_sc_time(params_.latency + params_.channel_bandwidth.time_for(static_cast<double>(params_.interleave_bytes)));
+      to_sc_time(params_.latency + params_.channel_bandwidth().time_for(static_cast<double>(params_.interleave_bytes)));
   dmi.set_read_latency(per_access);
   dmi.set_write_latency(per_access);
   return true;

@@ -27,6 +27,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "tlm/calendar.h"
+#include "tlm/parameters.h"
 #include "tlm/time.h"
 
 namespace fabricsim {
@@ -35,12 +36,16 @@ class Memory : public sc_core::sc_module, public Calendar::Client {
  public:
   struct Params {
     std::uint64_t base = 0;
-    std::uint64_t size_bytes = 80ull << 30;
+    // One HBM3 stack: 16 GiB, 16 channels, 819 GB/s (JESD238, 6.4 Gb/s pins x 1024).
+    std::uint64_t size_bytes = 16ull << 30;
     unsigned channels = 16;
     std::uint64_t interleave_bytes = 256;
-    Bandwidth channel_bandwidth = Bandwidth::GBps(819.0 / 16);  // an HBM3 stack: 819 GB/s over 16 channels
+    Bandwidth bandwidth = Bandwidth::GBps(819);  // all channels together
     Tick latency = ns_to_ticks(100);
     bool store_data = false;  // keep the bytes written (data mode, DMI, foreign platforms)
+    Bandwidth channel_bandwidth() const { return Bandwidth::bytes_per_second(bandwidth.bytes_per_ps() * 1e12 / channels); }
+    /// Every user-settable parameter, with unit, range and description.
+    static const ParamTable<Params>& table();
   };
 
   struct Stats {
@@ -57,7 +62,7 @@ class Memory : public sc_core::sc_module, public Calendar::Client {
 
   const Params& params() const { return params_; }
   const Stats& stats() const { return stats_; }
-  double total_bandwidth_GBps() const { return params_.channel_bandwidth.GBps_value() * params_.channels; }
+  double total_bandwidth_GBps() const { return params_.bandwidth.GBps_value(); }
   /// Bytes of [address, address + length) on each channel.
   std::vector<std::uint64_t> channel_bytes(std::uint64_t address, std::uint64_t length) const;
   std::size_t requests_in_flight() const { return active_.size(); }

@@ -6,6 +6,33 @@
 
 namespace fabricsim {
 
+const ParamTable<Nic::Params>& Nic::Params::table() {
+  static const auto table =
+      ParamTable<Params>("nic", "an NPU's network interface: cuts messages into frames, sends them over its ports, "
+                                "reassembles what arrives")
+          .add("mtu", Quantity::kBytes, &Params::mtu_bytes, "payload bytes per packet")
+          .range(1, static_cast<double>(limits::kMaxBytes))
+          .legacy("mtu_bytes", 1, "bytes")
+          .add("header", Quantity::kBytes, &Params::header_bytes, "bytes added on the wire per packet")
+          .legacy("header_bytes", 1, "bytes")
+          .add("segment", Quantity::kBytes, &Params::segment_bytes, "most message bytes per frame (a frame holds whole packets)")
+          .range(1, static_cast<double>(limits::kMaxBytes))
+          .legacy("segment_bytes", 1, "bytes")
+          .add("message_overhead", Quantity::kDuration, &Params::message_overhead,
+               "per message, before its first frame leaves")
+          .legacy("message_overhead_ns", 1e3, "ns")
+          .add("injection_bandwidth", Quantity::kBandwidth, &Params::injection,
+               "most bytes per second the NPU hands the NIC, all ports together")
+          .zero_unlimited()
+          .legacy("injection_bandwidth_GBps", 1e9, "GB/s")
+          .add("forward_latency", Quantity::kDuration, &Params::forward_latency,
+               "head in to head out for frames passing through to other NPUs")
+          .legacy("forward_latency_ns", 1e3, "ns")
+          .add("stripe", Quantity::kFlag, &Params::stripe,
+               "spread each message's frames over every port that leads to its destination");
+  return table;
+}
+
 namespace {
 enum : std::uint32_t { kPost = 16, kPump, kDeliver };
 

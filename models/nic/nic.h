@@ -15,6 +15,7 @@
 
 #include "tlm/fifo.h"
 #include "tlm/frame_router.h"
+#include "tlm/parameters.h"
 #include "tlm/memory_client.h"
 
 namespace fabricsim {
@@ -35,6 +36,8 @@ class Nic : public FrameRouter, private MemoryClient::Listener {
     /// GPU spreads traffic over its NVLinks). Frames may then arrive out of
     /// order; messages are reassembled by count.
     bool stripe = false;
+    /// Every user-settable parameter, with unit, range and description.
+    static const ParamTable<Params>& table();
   };
 
   struct Stats {

@@ -24,6 +24,7 @@
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/memory_client.h"
+#include "tlm/parameters.h"
 #include "tlm/timeline.h"
 
 namespace fabricsim {
@@ -81,6 +82,8 @@ class Npu : public sc_core::sc_module,
     Bandwidth remote_memory_bandwidth = Bandwidth::GBps(50);
     Tick collective_start_overhead = 0;               // per collective (endpoint delay)
     bool no_remote_memory = false;  // MEM nodes are errors (ASTRA-sim's NO_MEMORY_EXPANSION)
+    /// Every user-settable parameter, with unit, range and description.
+    static const ParamTable<Params>& table();
   };
 
   sc_core::sc_vector<MessageInitiatorSocket<Npu>> to_nic;  // one per NIC

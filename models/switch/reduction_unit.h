@@ -62,6 +62,7 @@
 #include "models/switch/aggregation.h"
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/parameters.h"
 #include "tlm/timeline.h"
 
 namespace fabricsim {
@@ -96,6 +97,8 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
     // The fabric's packets, for the results of pull requests:
     std::uint64_t mtu_bytes = 4096;
     std::uint64_t header_bytes = 0;
+    /// Every user-settable parameter, with unit, range and description.
+    static const ParamTable<Params>& table();
   };
 
   struct Stats {

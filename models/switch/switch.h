@@ -7,6 +7,7 @@
 #pragma once
 
 #include "tlm/frame_router.h"
+#include "tlm/parameters.h"
 
 namespace fabricsim {
 
@@ -15,6 +16,13 @@ class Switch : public FrameRouter {
   struct Params {
     unsigned ports = 8;
     Tick hop_latency = 0;  // head arrival to head departure
+    static const ParamTable<Params>& table() {
+      static const auto table =
+          ParamTable<Params>("switch", "a switch: cut-through, credit flow control, first come first served per output")
+              .add("latency", Quantity::kDuration, &Params::hop_latency, "head arrival to head departure")
+              .legacy("latency_ns", 1e3, "ns");
+      return table;
+    }
   };
 
   Switch(const sc_core::sc_module_name& name, const Params& params)

@@ -27,6 +27,7 @@
 #include "tlm/output_file.h"
 #include "tlm/reduction.h"
 #include "platforms/loader.h"
+#include "platforms/parameter_catalogue.h"
 #include "platforms/simulation.h"
 #include "platforms/timeline.h"
 #include "platforms/yaml_input.h"
@@ -475,6 +476,83 @@ class GenCommands {
   std::vector<std::pair<CLI::App*, std::function<void()>>> generators_;
 };
 
+struct ParamsArgs {
+  std::string type;
+  std::string platform;
+  bool json = false;
+};
+
+/// `fabricsim params [TYPE]`: each component's parameters (name, unit,
+/// default, range, description); with --platform, the values a platform
+/// file resolves to.
+int params(const ParamsArgs& a) {
+  if (!a.platform.empty()) {
+    if (!a.type.empty()) throw InputError("params: give a TYPE or --platform, not both");
+    std::cout << json_text(resolved_parameters(load_platform(a.platform)));
+    return kExitOk;
+  }
+  std::vector<ParamSection> sections = parameter_catalogue();
+  if (!a.type.empty()) {
+    std::string known;
+    std::vector<ParamSection> chosen;
+    for (auto& s : sections) {
+      known += (known.empty() ? "" : ", ") + s.type;
+      if (s.type == a.type) chosen.push_back(std::move(s));
+    }
+    if (chosen.empty()) throw InputError("params: unknown component type \"" + a.type + "\" (known: " + known + ")");
+    sections = std::move(chosen);
+  }
+  if (a.json) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::array();
+    for (const auto& s : sections) {
+      nlohmann::ordered_json sj;
+      sj["type"] = s.type;
+      sj["description"] = s.description;
+      sj["written_at"] = s.written_at;
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+      for (const auto& r : s.rows) {
+        rows.push_back({{"name", r.name}, {"unit", r.unit}, {"default", r.default_value}, {"range", r.range},
+                        {"legacy_key", r.legacy_key}, {"description", r.description}});
+      }
+      sj["parameters"] = std::move(rows);
+      j.push_back(std::move(sj));
+    }
+    std::cout << json_text(j);
+    return kExitOk;
+  }
+  for (const auto& s : sections) {
+    std::cout << s.type << ": " << s.description << "\n  in a platform file:";
+    for (const auto& w : s.written_at) std::cout << " " << w;
+    std::cout << "\n";
+    std::size_t name_w = 4, unit_w = 4, default_w = 7;
+    for (const auto& r : s.rows) {
+      name_w = std::max(name_w, r.name.size());
+      unit_w = std::max(unit_w, r.unit.size());
+      default_w = std::max(default_w, r.default_value.size());
+    }
+    auto pad = [](const std::string& t, std::size_t w) { return t + std::string(w - t.size() + 2, ' '); };
+    std::cout << "  " << pad("name", name_w) << pad("unit", unit_w) << pad("default", default_w) << "description\n";
+    for (const auto& r : s.rows) {
+      std::cout << "  " << pad(r.name, name_w) << pad(r.unit, unit_w) << pad(r.default_value, default_w)
+                << r.description;
+      if (!r.range.empty()) std::cout << "; " << r.range;
+      if (!r.legacy_key.empty()) std::cout << "; also " << r.legacy_key;
+      std::cout << "\n";
+    }
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
+CLI::App* add_params_command(CLI::App& app, ParamsArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "params", "List each component's parameters: name, unit, default, range, description (docs/platforms.md)");
+  cmd->add_option("type", a.type, "Only this component type (npu, memory, collectives, nic, link, switch, reduction_unit)");
+  cmd->add_option("--platform", a.platform, "Print the values this platform file resolves to, as JSON");
+  cmd->add_flag("--json", a.json, "As JSON");
+  return cmd;
+}
+
 /// The exit code for what a command threw, with its message on stderr
 /// (README.md: 2 bad input, 3 no progress, 4 wrong data, 1 our fault).
 int exit_code_for(std::exception_ptr error) {
@@ -512,6 +590,8 @@ int sc_main(int argc, char* argv[]) {
   CLI::App* run_cmd = add_run_command(app, run_args);
   CollbenchArgs collbench_args;
   CLI::App* collbench_cmd = add_collbench_command(app, collbench_args);
+  ParamsArgs params_args;
+  CLI::App* params_cmd = add_params_command(app, params_args);
   GenCommands gen(app);  // not const: parsing writes its options
   try {
     app.parse(argc, argv);
@@ -524,6 +604,7 @@ int sc_main(int argc, char* argv[]) {
   try {
     if (run_cmd->parsed()) return run(run_args);
     if (collbench_cmd->parsed()) return collbench(collbench_args);
+    if (params_cmd->parsed()) return params(params_args);
     if (gen.run()) return kExitOk;
   } catch (...) {
     return exit_code_for(std::current_exception());

@@ -27,8 +27,8 @@ class Driver : public NpuClient, public Calendar::Client {
 
 }  // namespace
 
-std::string platform_file(const std::string& yaml) {
-  const std::string path = scratch_dir("platform") + "/platform.yaml";
+std::string platform_file(const std::string& yaml, const std::string& name) {
+  const std::string path = scratch_dir("platform") + "/" + name;
   write_text(path, yaml);
   return path;
 }

@@ -31,6 +31,7 @@ struct TransferRun {
 TransferRun run_transfers(const std::string& yaml, const std::vector<Flow>& transfers);
 
 /// A platform file from YAML text, in a scratch folder.
-std::string platform_file(const std::string& yaml);
+/// Writes `yaml` to a file called `name` in a scratch folder; its path.
+std::string platform_file(const std::string& yaml, const std::string& name = "platform.yaml");
 
 }  // namespace fabricsim::testutil

@@ -1,0 +1,129 @@
+#include "platforms/parameter_catalogue.h"
+
+#include <algorithm>
+
+#include "models/switch/switch.h"
+
+namespace fabricsim {
+
+const ParamTable<ReductionSpec>& reduction_spec_table() {
+  static const auto table =
+      ParamTable<ReductionSpec>(
+          "reduction_unit",
+          "a switch's in-network reduction unit (SHARP/NVLS-style): slots that combine contributions and send or "
+          "multicast the result; the ops it supports are given as \"ops\": all, nvls, or {sum: [fp32, bf16], ...}")
+          .include(&ReductionSpec::unit, ReductionUnit::Params::table())
+          .choice("protocol", &ReductionSpec::pull, {"push", "pull"},
+                  "push: NPUs send contributions, results come back (SHARP); pull: the unit reads them and "
+                  "multicasts (NVLS)")
+          .add("pipeline", Quantity::kBytes, &ReductionSpec::pipeline_bytes,
+               "pull all-reduce: pieces in which reads and multicasts overlap")
+          .range(1, static_cast<double>(limits::kMaxBytes))
+          .legacy("pipeline_bytes", 1, "bytes")
+          .add("pipeline_depth", Quantity::kCount, &ReductionSpec::pipeline_depth, "pieces whose reads are in flight at once")
+          .range(1, 1 << 16)
+          .choice("model", &ReductionSpec::rtl, {"tlm", "rtl"}, "tlm: the TLM model; rtl: the Verilated SystemVerilog unit")
+          .add("clock", Quantity::kFrequency, &ReductionSpec::clock_hz, "the RTL unit's clock")
+          .legacy("clock_MHz", 1e6, "MHz");
+  return table;
+}
+
+const ParamTable<PlatformSpec>& npu_section_table() {
+  static const auto table =
+      ParamTable<PlatformSpec>("npu", "")
+          .include(&PlatformSpec::npu, Npu::Params::table())
+          .add("max_collectives_in_flight", Quantity::kCount, &PlatformSpec::max_collectives_in_flight,
+               "collectives a trace may have started and not finished; 0: no limit")
+          .range(0, 1 << 20);
+  return table;
+}
+
+namespace {
+
+template <class P>
+ParamSection section(const ParamTable<P>& table, std::vector<std::string> written_at, std::string description = "") {
+  ParamSection s;
+  s.type = table.type();
+  s.description = description.empty() ? table.description() : std::move(description);
+  s.written_at = std::move(written_at);
+  s.rows = param_rows(table);
+  return s;
+}
+
+template <class P>
+nlohmann::ordered_json values(const ParamTable<P>& table, const P& p) {
+  nlohmann::ordered_json j;
+  for (const auto& [name, value] : param_values(table, p)) j[name] = value;
+  return j;
+}
+
+/// Each distinct value of `items`, once, in order of first appearance.
+template <class P>
+nlohmann::ordered_json distinct(const ParamTable<P>& table, const std::vector<P>& items) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const P& p : items) {
+    const nlohmann::ordered_json j = values(table, p);
+    if (std::find(out.begin(), out.end(), j) == out.end()) out.push_back(j);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ParamSection> parameter_catalogue() {
+  return {
+      section(npu_section_table(), {"npu"}, Npu::Params::table().description()),
+      section(Memory::Params::table(), {"npu.hbm", "fabrics[].memories[]"},
+              "a memory (HBM or pooled): channels interleaved by address; npu.hbm also takes a preset: hbm3_stack, h100"),
+      section(CollectiveConfig::table(), {"collectives"},
+              "how NPUs run collectives; \"algorithms\" maps a collective type to an algorithm"),
+      section(Nic::Params::table(), {"nic", "fabrics[].nic"}),
+      section(Link::Params::table(), {"fabrics[].link", "fabrics[].uplink", "fabrics[].links[] (netlist)",
+                                      "fabrics[].memories[].link"}),
+      section(Switch::Params::table(), {"fabrics[].switch", "fabrics[].switches[] (netlist)"}),
+      section(reduction_spec_table(), {"fabrics[].switch.reduction", "fabrics[].switches[].reduction (netlist)"}),
+  };
+}
+
+nlohmann::ordered_json resolved_parameters(const PlatformSpec& spec) {
+  nlohmann::ordered_json j;
+  j["npu"] = values(npu_section_table(), spec);
+  if (spec.hbm) j["hbm"] = values(Memory::Params::table(), *spec.hbm);
+  j["collectives"] = values(CollectiveConfig::table(), spec.collectives);
+  nlohmann::ordered_json fabrics = nlohmann::ordered_json::array();
+  for (const FabricSpec& f : spec.fabrics) {
+    nlohmann::ordered_json fe;
+    fe["name"] = f.name;
+    fe["nic"] = values(Nic::Params::table(), f.nic);
+    std::vector<Link::Params> links;
+    for (const FabricEdge& e : f.edges) {
+      if (!e.internal) links.push_back(e.link);
+    }
+    fe["links"] = distinct(Link::Params::table(), links);
+    std::vector<Switch::Params> switches;
+    std::vector<ReductionSpec> units;
+    for (const FabricNode& n : f.nodes) {
+      if (n.kind != FabricNode::Kind::kSwitch) continue;
+      Switch::Params s;
+      s.hop_latency = n.hop_latency;
+      switches.push_back(s);
+      if (n.reduction) units.push_back(*n.reduction);
+    }
+    if (!switches.empty()) fe["switches"] = distinct(Switch::Params::table(), switches);
+    if (!units.empty()) fe["reduction_units"] = distinct(reduction_spec_table(), units);
+    if (!f.memories.empty()) {
+      nlohmann::ordered_json mems = nlohmann::ordered_json::array();
+      for (const MemorySpec& m : f.memories) {
+        nlohmann::ordered_json me = values(Memory::Params::table(), m.memory);
+        me["name"] = m.name;
+        mems.push_back(std::move(me));
+      }
+      fe["memories"] = std::move(mems);
+    }
+    fabrics.push_back(std::move(fe));
+  }
+  j["fabrics"] = std::move(fabrics);
+  return j;
+}
+
+}  // namespace fabricsim
