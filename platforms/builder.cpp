@@ -66,6 +66,10 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   }
   fabrics_.resize(spec_.fabrics.size());
   for (std::size_t fi = 0; fi < spec_.fabrics.size(); ++fi) build_fabric(fi, spec_.fabrics[fi]);
+  // NPUs use reduction units only through the control plane.
+  if (in_network_.any()) {
+    for (auto& npu : npus_) npu->set_in_switch(&in_network_);
+  }
 }
 
 void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
@@ -426,8 +430,7 @@ void Platform::set_up_aggregation(std::size_t fi, const FabricSpec& f) {
     }
   }
   bf.aggregation->set_topology(std::move(t));
-  directory_.set_aggregation(static_cast<std::uint16_t>(fi), bf.aggregation.get(), pull, pipeline_bytes,
-                             pipeline_depth);
+  in_network_.add_fabric(static_cast<std::uint16_t>(fi), bf.aggregation.get(), pull, pipeline_bytes, pipeline_depth);
 }
 
 }  // namespace fabricsim

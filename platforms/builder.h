@@ -17,6 +17,7 @@
 #include "models/switch/aggregation.h"
 #include "models/switch/reduction_unit.h"
 #include "models/switch/switch.h"
+#include "platforms/in_network_control.h"
 #include "platforms/platform_spec.h"
 #include "platforms/routing.h"
 
@@ -96,6 +97,7 @@ class Platform {
 
   PlatformSpec spec_;
   Directory directory_;
+  InNetworkControl in_network_{directory_};
   CollectiveAgreement agreement_;  // shared by the NPUs' collective engines
   std::vector<std::unique_ptr<Npu>> npus_;
   std::vector<BuiltFabric> fabrics_;

@@ -32,6 +32,7 @@ TEST(Units, ValuesAreReadInTheirUnits) {
   EXPECT_DOUBLE_EQ(parsed("400 GB/s", Quantity::kBandwidth), 400e9);
   EXPECT_DOUBLE_EQ(parsed("400GB/s", Quantity::kBandwidth), 400e9);
   EXPECT_DOUBLE_EQ(parsed("3.2 Tb/s", Quantity::kBandwidth), 400e9);  // bits
+  EXPECT_DOUBLE_EQ(parsed("400 Gb/s", Quantity::kBandwidth), 50e9);
   EXPECT_DOUBLE_EQ(parsed("50 GiB/s", Quantity::kBandwidth), 50.0 * (1 << 30));
   EXPECT_DOUBLE_EQ(parsed("unlimited", Quantity::kBandwidth), 0);
   EXPECT_DOUBLE_EQ(parsed("500 ns", Quantity::kDuration), 500e3);  // picoseconds

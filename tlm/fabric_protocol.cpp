@@ -4,6 +4,11 @@
 
 namespace fabricsim {
 
+namespace detail {
+PayloadMark g_message_mark;
+PayloadMark g_frame_mark;
+}  // namespace detail
+
 namespace {
 // Free lists. The simulation is single-threaded; objects are made in blocks
 // and never returned to the heap, so the hot path never allocates. The lists
@@ -15,7 +20,10 @@ std::vector<Frame*>& g_retired_frames = *new std::vector<Frame*>();
 std::uint64_t g_next_message_id = 1;
 }  // namespace
 
-Message::Message() { set_command(tlm::TLM_WRITE_COMMAND); }
+Message::Message() {
+  set_command(tlm::TLM_WRITE_COMMAND);
+  set_extension(&detail::g_message_mark);
+}
 
 Message* Message::allocate() {
   Message* m;
@@ -39,9 +47,9 @@ void Message::reset() {
   tag_chunk = tag_step = tag_src_rank = tag_user = 0;
   final_rank = -1;
   relayed = false;
-  context = nullptr;
+  sender_port = 0;
   origin_node = -1;
-  sender_context = nullptr;
+  owner = nullptr;
   group = 0;
   reduce_target = -1;
   data_offset = 0;
@@ -69,7 +77,10 @@ void Message::unref() {
   }
 }
 
-Frame::Frame() { set_command(tlm::TLM_WRITE_COMMAND); }
+Frame::Frame() {
+  set_command(tlm::TLM_WRITE_COMMAND);
+  set_extension(&detail::g_frame_mark);
+}
 
 Frame* Frame::allocate() {
   if (g_free_frames.empty()) return new Frame();
@@ -86,7 +97,8 @@ Frame* Frame::allocate() {
   f->flow = 0;
   f->entering_ring = false;
   f->hop_in = 0;
-  f->origin = nullptr;
+  f->owner = nullptr;
+  f->fetched = false;
   f->head = f->tail = 0;
   return f;
 }

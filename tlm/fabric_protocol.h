@@ -55,6 +55,43 @@ namespace fabricsim {
 using Address = std::uint32_t;
 constexpr Address kNoAddress = 0xffffffffu;
 
+class Message;
+class Frame;
+
+/// Whoever posted a message and waits to hear that its last byte has left
+/// the NIC (END_REQ): an NPU's send, a collective run. Told the time.
+class MessageOwner {
+ public:
+  virtual void message_left(Message& m, Tick left) = 0;
+
+ protected:
+  ~MessageOwner() = default;
+};
+
+/// Whoever made a frame and waits to hear that it has left the next hop's
+/// buffer (a reduction unit's result copies).
+class FrameOwner {
+ public:
+  virtual void frame_left(Frame& f, Tick left) = 0;
+
+ protected:
+  ~FrameOwner() = default;
+};
+
+namespace detail {
+/// Marks a generic payload as one of ours, so that a foreign payload arriving
+/// on a fabric socket is told apart and refused instead of cast. One shared
+/// instance per kind, never freed and never copied along with a payload.
+class PayloadMark : public tlm::tlm_extension<PayloadMark> {
+ public:
+  tlm::tlm_extension_base* clone() const override { return nullptr; }
+  void copy_from(const tlm::tlm_extension_base&) override {}
+  void free() override {}
+};
+extern PayloadMark g_message_mark;
+extern PayloadMark g_frame_mark;
+}  // namespace detail
+
 struct MessageProtocol {
   using tlm_payload_type = tlm::tlm_generic_payload;
   using tlm_phase_type = tlm::tlm_phase;
@@ -77,7 +114,10 @@ class Message : public tlm::tlm_generic_payload {
   void unref();
 
   tlm::tlm_generic_payload& payload() { return *this; }
-  static Message* of(tlm::tlm_generic_payload& gp) { return static_cast<Message*>(&gp); }
+  /// The Message `gp` is, or null when it is not one of ours.
+  static Message* of(tlm::tlm_generic_payload& gp) {
+    return gp.get_extension<detail::PayloadMark>() == &detail::g_message_mark ? static_cast<Message*>(&gp) : nullptr;
+  }
 
   // --- what the fabric needs -------------------------------------------
   Address src = kNoAddress;
@@ -106,9 +146,9 @@ class Message : public tlm::tlm_generic_payload {
   std::uint32_t tag_user = 0;
   std::int32_t final_rank = -1;    // relayed by NPUs: the NPU it is really for
   bool relayed = false;            // this leg was sent by a relaying NPU, not the origin
-  void* context = nullptr;         // the sender's, e.g. which NIC or operation
+  std::uint32_t sender_port = 0;   // the sender's: which of its NICs the message leaves by
   std::int64_t origin_node = -1;   // point-to-point: the sender's trace node, named if its receive disagrees
-  void* sender_context = nullptr;  // the sender's, e.g. its collective run
+  MessageOwner* owner = nullptr;   // told when the message has left; null: nobody waits
 
   // --- in-network reduction (kinds other than kUnicast) --------------------
   std::uint64_t group = 0;         // the group's key at the reduction units
@@ -150,7 +190,10 @@ class Frame : public tlm::tlm_generic_payload {
   static bool any_retired();
 
   tlm::tlm_generic_payload& payload() { return *this; }
-  static Frame* of(tlm::tlm_generic_payload& gp) { return static_cast<Frame*>(&gp); }
+  /// The Frame `gp` is, or null when it is not one of ours.
+  static Frame* of(tlm::tlm_generic_payload& gp) {
+    return gp.get_extension<detail::PayloadMark>() == &detail::g_frame_mark ? static_cast<Frame*>(&gp) : nullptr;
+  }
 
   Message* msg = nullptr;
   Address src = kNoAddress;
@@ -167,8 +210,10 @@ class Frame : public tlm::tlm_generic_payload {
   bool entering_ring = false;
   /// Scratch for the router holding the frame: the port it came in on.
   std::uint32_t hop_in = 0;
-  /// The maker's own bookkeeping (a reduction unit: what the copy belongs to).
-  void* origin = nullptr;
+  /// Told when the frame has left the next hop (a reduction unit's copies).
+  FrameOwner* owner = nullptr;
+  /// The sending NIC's: its bytes have been read from memory.
+  bool fetched = false;
 
   // Timing, rewritten at each hop by whoever hands the frame on:
   Tick head = 0;  // when the first byte is available to the callee
@@ -189,6 +234,13 @@ template <typename Module>
 using FrameInitiatorSocket = TaggedInitiatorSocket<Module, FrameProtocol>;
 template <typename Module>
 using FrameTargetSocket = TaggedTargetSocket<Module, FrameProtocol>;
+
+/// The answer to a payload on a fabric socket that is not a Message or Frame
+/// of ours: TLM_GENERIC_ERROR_RESPONSE, completed, never cast.
+inline tlm::tlm_sync_enum refuse_foreign_payload(tlm::tlm_generic_payload& gp) {
+  gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+  return tlm::TLM_COMPLETED;
+}
 
 /// Convenience for annotated calls: the delay from now to absolute time t.
 inline sc_core::sc_time delay_until(Tick t) { return to_sc_time(t - now_ticks()); }

@@ -26,6 +26,7 @@ tlm::tlm_sync_enum FrameRouter::rx_fw(int port, tlm::tlm_generic_payload& gp, tl
                                       sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on rx");
   Frame* f = Frame::of(gp);
+  if (!f) return refuse_foreign_payload(gp);
   f->hop_in = static_cast<std::uint32_t>(port);
   if (is_local(*f)) {
     const Tick free_at = receive_local(f);
@@ -80,6 +81,7 @@ tlm::tlm_sync_enum FrameRouter::tx_bw(int port, tlm::tlm_generic_payload& gp, tl
   // A link reports END_REQ through bw before passing the frame on, so
   // hop_in is still ours here.
   Frame* f = Frame::of(gp);
+  if (!f) throw std::logic_error(std::string(name()) + ": END_REQ for a payload that is not a frame");
   left(static_cast<unsigned>(port), f, f->hop_in, absolute(delay));
   return tlm::TLM_ACCEPTED;
 }

@@ -32,9 +32,9 @@ template <typename Protocol>
 struct DirectCall {
   using Payload = typename Protocol::tlm_payload_type;
   using Phase = typename Protocol::tlm_phase_type;
-  using Fn = tlm::tlm_sync_enum (*)(void* module, int tag, Payload&, Phase&, sc_core::sc_time&);
+  using Fn = tlm::tlm_sync_enum (*)(sc_core::sc_module* module, int tag, Payload&, Phase&, sc_core::sc_time&);
   Fn fn = nullptr;
-  void* module = nullptr;
+  sc_core::sc_module* module = nullptr;
   int tag = 0;
 };
 
@@ -52,8 +52,9 @@ namespace detail {
 template <typename Module, typename Protocol,
           tlm::tlm_sync_enum (Module::*Callback)(int, typename Protocol::tlm_payload_type&,
                                                  typename Protocol::tlm_phase_type&, sc_core::sc_time&)>
-tlm::tlm_sync_enum invoke(void* module, int tag, typename Protocol::tlm_payload_type& p,
+tlm::tlm_sync_enum invoke(sc_core::sc_module* module, int tag, typename Protocol::tlm_payload_type& p,
                           typename Protocol::tlm_phase_type& ph, sc_core::sc_time& t) {
+  // Made together with the registration that stored a Module here.
   return (static_cast<Module*>(module)->*Callback)(tag, p, ph, t);
 }
 }  // namespace detail

@@ -55,6 +55,7 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   }
 
   auto run = std::make_unique<CollectiveRun>();
+  run->engine_ = this;
   run->spec = spec;
   run->me = me;
   run->owner = owner;
@@ -197,7 +198,7 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       m->tag_collective = run.key;
       m->tag_chunk = c;
       m->tag_step = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
-      m->sender_context = &run;  // for on_sent: the run outlives its sends
+      m->owner = &run;  // told when it has left: the run outlives its sends
       m->dtype = run.spec.dtype;
       m->op = run.spec.op;
       m->kind = t.kind;
@@ -299,7 +300,7 @@ void CollectiveEngine::serve_read(CollectiveRun& run, Message* request) {
   m->hardware = true;
   m->dtype = run.spec.dtype;
   m->op = run.spec.op;
-  m->sender_context = &run;
+  m->owner = &run;
   if (run.spec.data) {
     const auto first = run.data.begin() + static_cast<std::ptrdiff_t>(request->data_offset);
     m->data.assign(first, first + static_cast<std::ptrdiff_t>(request->bytes));
@@ -336,8 +337,9 @@ void CollectiveEngine::receive(CollectiveRun& run, Message* m) {
   }
 }
 
-void CollectiveEngine::on_sent(Message* m, Tick left) {
-  CollectiveRun& run = *static_cast<CollectiveRun*>(m->sender_context);
+void CollectiveRun::message_left(Message& m, Tick left) { engine_->on_sent(*this, &m, left); }
+
+void CollectiveEngine::on_sent(CollectiveRun& run, Message* m, Tick left) {
   --run.sends_outstanding_;
   run.last_send_left_ = std::max(run.last_send_left_, left);
   m->unref();

@@ -66,8 +66,13 @@ struct CollectiveSpec {
 };
 
 /// A collective in progress on one NPU.
-class CollectiveRun {
+class CollectiveEngine;
+
+class CollectiveRun final : public MessageOwner {
  public:
+  /// One of its messages has left this NPU (the engine keeps the time: no event).
+  void message_left(Message& m, Tick left) override;
+
   std::uint64_t key = 0;  // (group id, sequence number in the group): the same on every member
   CollectiveSpec spec;
   int me = 0;  // my index in the group
@@ -83,6 +88,7 @@ class CollectiveRun {
 
  private:
   friend class CollectiveEngine;
+  CollectiveEngine* engine_ = nullptr;
   struct Chunk {
     std::unique_ptr<Program> program;
     std::uint32_t round = 0;
@@ -133,7 +139,7 @@ class CollectiveEngine : public Calendar::Client {
   void on_message(Message* m);
   /// A message of ours has left its NIC at `left` (which may be later than
   /// now: END_REQ is annotated, and no event is spent waiting for it).
-  void on_sent(Message* m, Tick left);
+  void on_sent(CollectiveRun& run, Message* m, Tick left);
 
   std::size_t in_flight() const { return runs_.size(); }
   /// Checks every collective against the other members' calls (null: not

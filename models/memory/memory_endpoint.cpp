@@ -17,6 +17,7 @@ tlm::tlm_sync_enum MemoryEndpoint::from_nic_fw(int, tlm::tlm_generic_payload& gp
     throw std::logic_error(std::string(name()) + ": messages are delivered with BEGIN_REQ at their time");
   }
   Message* m = Message::of(gp);
+  if (!m) return refuse_foreign_payload(gp);
   if (m->tag_step != kLoadRequest && m->tag_step != kStoreData) {
     throw std::logic_error(std::string(name()) + ": a message that is not a memory request");
   }
@@ -51,7 +52,10 @@ void MemoryEndpoint::memory_done(void* ctx, tlm::tlm_response_status status) {
 
 tlm::tlm_sync_enum MemoryEndpoint::to_nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                              sc_core::sc_time&) {
-  if (phase == tlm::END_REQ) Message::of(gp)->unref();  // the answer has left
+  if (phase != tlm::END_REQ) return tlm::TLM_ACCEPTED;
+  Message* m = Message::of(gp);
+  if (!m) throw std::logic_error(std::string(name()) + ": END_REQ for a payload that is not a message");
+  m->unref();  // the answer has left
   return tlm::TLM_ACCEPTED;
 }
 

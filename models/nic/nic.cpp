@@ -36,8 +36,6 @@ const ParamTable<Nic::Params>& Nic::Params::table() {
 namespace {
 enum : std::uint32_t { kPost = 16, kPump, kDeliver };
 
-// Frame::origin of a frame read from memory and ready for the wire.
-void* const kFetched = reinterpret_cast<void*>(std::uintptr_t{1});
 constexpr std::size_t kMaxPrefetch = 16;
 
 void* port_arg(unsigned port) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(port)); }
@@ -73,7 +71,7 @@ std::uint64_t Nic::wire_bytes(std::uint64_t bytes) const {
 tlm::tlm_sync_enum Nic::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on in");
   Message* m = Message::of(gp);
-  if (!m) throw std::logic_error(std::string(name()) + ": payload without a fabric Message");
+  if (!m) return refuse_foreign_payload(gp);
   if (delay == sc_core::SC_ZERO_TIME) {
     post(m);
   } else {
@@ -158,11 +156,11 @@ void Nic::pump(unsigned port) {
     if (!tp.frame_out && !tp.wake_pending) {
       Frame* f = nullptr;
       if (!tp.prefetch.empty()) {
-        if (tp.prefetch.front()->origin == kFetched) {
+        if (tp.prefetch.front()->fetched) {
           f = tp.prefetch.front();
           tp.prefetch.pop_front();
           tp.prefetch_bytes -= f->bytes;
-          f->origin = nullptr;
+          f->fetched = false;
         }
       } else if (!dma_bound_ && !tp.idle()) {  // nothing to read first
         f = next_frame(port);
@@ -186,10 +184,10 @@ void Nic::pump(unsigned port) {
       tp.prefetch.push_back(f);
       tp.prefetch_bytes += f->bytes;
       if (f->bytes > 0 && !f->request) {
-        f->origin = nullptr;  // until it has been read
+        f->fetched = false;  // until it has been read
         dma.stream(false, f->bytes, f, f->head - now_ticks());
       } else {
-        f->origin = kFetched;
+        f->fetched = true;
       }
       continue;
     }
@@ -245,7 +243,7 @@ void Nic::memory_done(void* ctx, tlm::tlm_response_status status) {
     written(f);
     return;
   }
-  f->origin = kFetched;
+  f->fetched = true;
   f->head = now_ticks();
   pump(f->hop_in);
 }

@@ -13,7 +13,6 @@
 
 namespace fabricsim {
 
-class AggregationManager;
 
 struct PeerRoute {
   std::uint16_t nic = 0;          // index of the sender's NIC
@@ -78,25 +77,6 @@ class Directory {
                              " share no fabric");
   }
   // ---- switch reduction units ---------------------------------------------
-  /// A fabric whose switches have reduction units: its aggregation manager,
-  /// and whether its all-reduce pulls (NVLS) or pushes (SHARP).
-  void set_aggregation(std::uint16_t fabric, AggregationManager* manager, bool pull, std::uint64_t pipeline_bytes,
-                       std::uint32_t pipeline_depth) {
-    if (aggregation_.size() <= fabric) aggregation_.resize(fabric + 1u);
-    aggregation_[fabric] = Aggregation{manager, pull, pipeline_bytes, pipeline_depth};
-  }
-  std::uint64_t pipeline_bytes(std::uint16_t fabric) const { return aggregation_.at(fabric).pipeline_bytes; }
-  std::uint32_t pipeline_depth(std::uint16_t fabric) const { return aggregation_.at(fabric).pipeline_depth; }
-  AggregationManager* aggregation(std::uint16_t fabric) const {
-    return fabric < aggregation_.size() ? aggregation_[fabric].manager : nullptr;
-  }
-  bool pulls(std::uint16_t fabric) const { return fabric < aggregation_.size() && aggregation_[fabric].pull; }
-  bool has_reduction_units() const {
-    for (const auto& a : aggregation_) {
-      if (a.manager) return true;
-    }
-    return false;
-  }
   /// Registers a unit; returns the (negative) peer id NPUs name it by.
   int add_unit(std::uint16_t fabric, Address address) {
     units_.push_back(Unit{fabric, address});
@@ -126,17 +106,10 @@ class Directory {
   }
 
  private:
-  struct Aggregation {
-    AggregationManager* manager = nullptr;
-    bool pull = false;
-    std::uint64_t pipeline_bytes = 1 << 20;
-    std::uint32_t pipeline_depth = 4;
-  };
   static std::uint64_t key(std::uint16_t fabric, Address a) { return static_cast<std::uint64_t>(fabric) << 32 | a; }
 
   std::vector<std::vector<Attachment>> attachments_;
   std::vector<MemoryRoute> memories_;
-  std::vector<Aggregation> aggregation_;
   std::vector<Unit> units_;
   std::unordered_map<std::uint64_t, int> unit_peer_;
   // next_hop caches, per destination, every NPU's next hop towards it.

@@ -1,7 +1,6 @@
 #include "models/npu/npu.h"
 
 #include "models/memory/memory_endpoint.h"
-#include "models/switch/aggregation.h"
 #include "tlm/errors.h"
 
 #include <algorithm>
@@ -42,7 +41,7 @@ const char* tlm_response_string(tlm::tlm_response_status s) {
     default: return "incomplete";
   }
 }
-enum : std::uint32_t { kComputeDone = 0, kMemoryDone, kMessageLeft, kMessageArrived };
+enum : std::uint32_t { kComputeDone = 0, kMemoryDone, kSendLeft, kMessageArrived };
 }
 
 Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params,
@@ -70,7 +69,7 @@ Npu::Pending* Npu::begin_op(NpuClient* client, void* ctx, OpType type, std::stri
   ActivityTracker::Kind kind = ActivityTracker::kComm;
   if (type == OpType::kCompute) kind = ActivityTracker::kCompute;
   if (type == OpType::kMemory) kind = ActivityTracker::kMemory;
-  auto p = std::make_unique<Pending>();
+  auto p = std::make_unique<Pending>(this);
   p->seq = next_seq_++;
   p->client = client;
   p->ctx = ctx;
@@ -224,7 +223,7 @@ void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what,
   m->mem_address = mem->base + memory_cursor_;
   memory_cursor_ += bytes;
   m->mem_bytes = bytes;
-  m->context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(mem->nic));
+  m->sender_port = static_cast<std::uint32_t>(mem->nic);
   post(m);
 }
 
@@ -273,7 +272,7 @@ Message* Npu::new_message(int peer, std::uint64_t bytes) {
     m->bytes = bytes;
     m->tag_src_rank = static_cast<std::uint32_t>(rank_);
     m->flow = static_cast<std::uint32_t>(rank_) * 0x10001u + unit.address * 0x9e37u;
-    m->context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(a->nic));
+    m->sender_port = static_cast<std::uint32_t>(a->nic);
     return m;
   }
   if (peer != cached_peer_) {
@@ -293,61 +292,12 @@ Message* Npu::new_message(int peer, std::uint64_t bytes) {
   m->tag_src_rank = static_cast<std::uint32_t>(rank_);
   m->flow = static_cast<std::uint32_t>(rank_) * 0x10001u + static_cast<std::uint32_t>(peer);
   if (cached_hop_ != peer) m->final_rank = peer;
-  m->context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(route.nic));
+  m->sender_port = static_cast<std::uint32_t>(route.nic);
   return m;
 }
 
-InSwitchPlan Npu::in_switch_plan(const std::vector<int>& ranks, int me) {
-  // The first fabric (scale-up before scale-out) with reduction units that
-  // every member is on.
-  std::uint16_t fabric = 0;
-  bool found = false;
-  for (const auto& a : directory_.attachments(rank_)) {
-    if (!directory_.aggregation(a.fabric)) continue;
-    bool all = true;
-    for (int r : ranks) all &= directory_.on(r, a.fabric) != nullptr;
-    if (all) {
-      fabric = a.fabric;
-      found = true;
-      break;
-    }
-  }
-  if (!found) {
-    throw std::invalid_argument("the NPUs of the group are not all on one fabric whose switches have reduction units");
-  }
-  AggregationManager& manager = *directory_.aggregation(fabric);
-  std::vector<Address> members;
-  std::uint64_t key = 0xcbf29ce484222325ull ^ fabric;  // FNV-1a over the members' addresses
-  for (int r : ranks) {
-    members.push_back(directory_.on(r, fabric)->address);
-    key = (key ^ members.back()) * 0x100000001b3ull;
-  }
-  manager.register_group(key, members);
-  InSwitchPlan plan;
-  plan.group = key;
-  const Address mine = members.at(static_cast<std::size_t>(me));
-  try {
-    const bool flat = manager.single_level(key);
-    plan.pull = flat && directory_.pulls(fabric);
-    plan.pipeline_bytes = directory_.pipeline_bytes(fabric);
-    plan.pipeline_depth = directory_.pipeline_depth(fabric);
-    // Every member splits its bytes as the first member does, so that the
-    // stripes line up at each unit.
-    const auto& weights = manager.weights_of(flat ? members.front() : mine);
-    for (Address u : manager.units_of(mine)) {
-      if (u == kNoAddress) throw ModelError("a switch of the group has no reduction unit");
-      plan.units.push_back(directory_.unit_peer(fabric, u));
-    }
-    plan.weights.assign(weights.begin(), weights.end());
-  } catch (const ModelError& e) {
-    throw std::invalid_argument(e.what());
-  }
-  return plan;
-}
-
 void Npu::post(Message* m) {
-  const auto nic = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(m->context));
-  m->context = nullptr;
+  const unsigned nic = m->sender_port;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   nic_path_[nic](m->payload(), phase, delay);
@@ -378,10 +328,10 @@ void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient*
   m->tag_user = kPointToPointMessage;
   m->tag_collective = static_cast<std::uint64_t>(tag);
   m->origin_node = label.node;
-  post(m);
   // The send is done when its last byte has left (the NIC's END_REQ, always
-  // later than this call): remember whom to tell.
-  m->context = p;
+  // later than this call): the operation is told.
+  m->owner = p;
+  post(m);
 }
 
 void Npu::start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx,
@@ -451,14 +401,11 @@ std::uint64_t Npu::unmatched_messages() const {
 tlm::tlm_sync_enum Npu::nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase from NIC");
   Message* m = Message::of(gp);
-  if (m->relayed || m->tag_user == kMemoryMessage) {  // nobody here waits for its leaving
+  if (!m) throw std::logic_error(std::string(name()) + ": END_REQ for a payload that is not a message");
+  if (m->owner) {
+    m->owner->message_left(*m, absolute(delay));
+  } else {  // relayed or memory traffic: nobody here waits for its leaving
     m->unref();
-  } else if (m->tag_user == kCollectiveMessage) {
-    collectives_.on_sent(m, absolute(delay));  // the engine keeps the time, no event needed
-  } else if (delay == sc_core::SC_ZERO_TIME) {
-    message_left(m);
-  } else {
-    Calendar::instance().schedule(absolute(delay), this, kMessageLeft, m);
   }
   return tlm::TLM_ACCEPTED;
 }
@@ -474,16 +421,13 @@ tlm::tlm_sync_enum Npu::nic_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
   return tlm::TLM_COMPLETED;
 }
 
-void Npu::message_left(Message* m) {
-  switch (m->tag_user) {
-    case kPointToPointMessage: {
-      Pending* p = static_cast<Pending*>(m->context);
-      m->unref();
-      end_op(p);
-      break;
-    }
-    default:
-      throw std::logic_error(std::string(name()) + ": send completion for an unknown message class");
+void Npu::Pending::message_left(Message& m, Tick left) {
+  // A send ends when its last byte has left: in time order, through the calendar.
+  m.unref();
+  if (left <= now_ticks()) {
+    npu->end_op(this);
+  } else {
+    Calendar::instance().schedule(left, npu, kSendLeft, this);
   }
 }
 
@@ -554,8 +498,8 @@ void Npu::on_calendar(std::uint32_t kind, void* arg) {
     case kMemoryDone:
       end_op(static_cast<Pending*>(arg));
       break;
-    case kMessageLeft:
-      message_left(static_cast<Message*>(arg));
+    case kSendLeft:
+      end_op(static_cast<Pending*>(arg));
       break;
     case kMessageArrived:
       message_arrived(static_cast<Message*>(arg));

@@ -71,7 +71,6 @@ struct CollectiveRecord {
 class Npu : public sc_core::sc_module,
             public Calendar::Client,
             public CollectiveEngine::Host,
-            private InSwitchResolver,
             private MemoryClient::Listener {
  public:
   struct Params {
@@ -97,6 +96,8 @@ class Npu : public sc_core::sc_module,
 
   int rank() const override { return rank_; }
   const Params& params() const { return params_; }
+  /// The platform's in-network reduction control plane, if it has reduction units.
+  void set_in_switch(InSwitchResolver* control) { in_switch_ = control; }
 
   // ---- operations ----------------------------------------------------------
   void start_compute(const ComputeOp& op, NpuClient* client, void* ctx);
@@ -141,17 +142,19 @@ class Npu : public sc_core::sc_module,
   Message* new_message(int peer, std::uint64_t bytes) override;
   void post(Message* m) override;
   void collective_done(CollectiveRun& run) override;
-  InSwitchResolver* in_switch() override { return directory_.has_reduction_units() ? this : nullptr; }
-  InSwitchPlan in_switch_plan(const std::vector<int>& ranks, int me) override;
+  InSwitchResolver* in_switch() override { return in_switch_; }
 
   void on_calendar(std::uint32_t kind, void* arg) override;
   tlm::tlm_sync_enum nic_bw(int nic, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum nic_fw(int nic, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void message_arrived(Message* m);
-  void message_left(Message* m);
 
   enum class OpType { kCompute, kCollective, kSend, kRecv, kMemory };
-  struct Pending {  // an operation in flight
+  struct Pending final : MessageOwner {  // an operation in flight
+    explicit Pending(Npu* owner) : npu(owner) {}
+    /// A send's message has left: the send ends then.
+    void message_left(Message& m, Tick left) override;
+    Npu* npu;
     std::uint64_t seq = 0;
     NpuClient* client = nullptr;
     void* ctx = nullptr;
@@ -207,6 +210,7 @@ class Npu : public sc_core::sc_module,
   int rank_;
   Params params_;
   const Directory& directory_;
+  InSwitchResolver* in_switch_ = nullptr;
   TimelineSink* timeline_ = nullptr;
   // Most algorithms talk to the same peer round after round.
   int cached_peer_ = -1;

@@ -49,7 +49,11 @@ std::string describe_reductions(std::uint32_t mask) {
   return out.empty() ? "nothing" : out;
 }
 
-struct ReductionUnit::Holder {
+struct ReductionUnit::Holder : FrameOwner {
+  explicit Holder(ReductionUnit& u) : unit(u) {}
+  /// A copy has left the switch: counted against this holder.
+  void frame_left(Frame&, Tick left) override { unit.copy_left(this, left); }
+  ReductionUnit& unit;
   bool is_slot = false;
   bool sending = true;      // copies are still being made (the switch may report some left meanwhile)
   unsigned copies_out = 0;  // copies handed to the switch that have not left yet
@@ -57,7 +61,8 @@ struct ReductionUnit::Holder {
 };
 
 /// An aggregation slot: frame `key.frame` of one reduction.
-struct ReductionUnit::Slot : Holder {
+struct ReductionUnit::Slot final : Holder {
+  using Holder::Holder;
   SlotKey key;
   const AggregationManager::Plan* plan = nullptr;
   Message* like = nullptr;       // a message of the operation, for the result's fields (kept referenced)
@@ -79,7 +84,8 @@ struct ReductionUnit::Slot : Holder {
 
 /// A frame being copied to several destinations: its bytes stay in the
 /// unit's buffer until every copy has left.
-struct ReductionUnit::Fanout : Holder {
+struct ReductionUnit::Fanout final : Holder {
+  using Holder::Holder;
   std::uint64_t bytes = 0;
 };
 
@@ -113,8 +119,10 @@ ReductionUnit::~ReductionUnit() {
 tlm::tlm_sync_enum ReductionUnit::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                         sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on in");
+  Frame* f = Frame::of(gp);
+  if (!f) return refuse_foreign_payload(gp);
   // Handled in time order, when its head arrives.
-  Calendar::instance().schedule(absolute(delay), this, kArrive, Frame::of(gp));
+  Calendar::instance().schedule(absolute(delay), this, kArrive, f);
   return tlm::TLM_ACCEPTED;
 }
 
@@ -122,7 +130,8 @@ tlm::tlm_sync_enum ReductionUnit::out_bw(int, tlm::tlm_generic_payload& gp, tlm:
                                          sc_core::sc_time& delay) {
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on out");
   Frame* c = Frame::of(gp);
-  if (c->origin) copy_left(static_cast<Holder*>(c->origin), absolute(delay));
+  if (!c) throw std::logic_error(std::string(name()) + ": END_REQ for a payload that is not a frame");
+  if (c->owner) c->owner->frame_left(*c, absolute(delay));
   return tlm::TLM_ACCEPTED;
 }
 
@@ -189,7 +198,7 @@ bool ReductionUnit::try_slot_frame(Frame* f, bool buffer_freed) {
       return false;
     }
     check_supported(m);
-    auto* slot = new Slot();
+    auto* slot = new Slot(*this);
     slot->is_slot = true;
     slot->key = key;
     slot->plan = &plan_of(m);
@@ -398,7 +407,7 @@ bool ReductionUnit::try_fan_out(Frame* f) {
     for (Address a : plan.local) dests.emplace_back(a, down);
     for (Address a : plan.children) dests.emplace_back(a, down);
   }
-  auto* fan = new Fanout();
+  auto* fan = new Fanout(*this);
   fan->bytes = f->bytes;
   const std::uint32_t src_rank = m.kind == MessageKind::kResult ? kFromReductionUnit : m.tag_src_rank;
   const Tick now = now_ticks();
@@ -461,7 +470,7 @@ void ReductionUnit::send_copy(const SlotKey& key, Message* m, std::uint32_t inde
   c->request = m->kind == MessageKind::kPullRequest;
   c->head = head;
   c->tail = std::max(head, tail);
-  c->origin = holder;
+  c->owner = holder;
   if (holder) ++holder->copies_out;
   ++stats_.copies;
   if (m->kind != MessageKind::kPullRequest) stats_.result_bytes += bytes;
