@@ -41,6 +41,7 @@ mutations=(
   "unit-named keys ignored|platforms/yaml_input.cpp|  const bool has_legacy = !p.legacy_key.empty() && map[p.legacy_key];|  const bool has_legacy = false;|Parameters.UnitsInValues"
   "a following default not followed|platforms/yaml_input.h|  for (const Param<P>* p : unset) p->set(values, table.find(p->info.follows)->get(values));|  (void)unset;|Parameters.UnitsInValues"
   "Gb/s read as GB/s|tlm/parameters.cpp|{\"Gb/s\", 1e9 / 8}|{\"Gb/s\", 1e9}|Units.Values"
+  "chunks not pipelined|models/collectives/collective_engine.cpp|    while (config_.active_chunks == 0 |    while ((active_chunks_ < 1 && config_.active_chunks == 0) |RingAllReduce"
   "in-switch multicast skips the sender|models/collectives/algorithms/in_switch.cpp|for (int j = 0; j < n_; ++j) add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);|for (int j = 0; j < n_; ++j) if (j != me_) add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);|CollectivePrograms.Every"
 )
 

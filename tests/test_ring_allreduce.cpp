@@ -2,6 +2,7 @@
 // textbook ring all-reduce time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
@@ -47,19 +48,23 @@ TEST_P(RingAllReduce, EveryNpuFinishesAtTheClosedForm) {
   sim.load_workload(ws);
   ASSERT_EQ(sim.run(), Simulation::Outcome::kFinished);
 
-  const double n = c.npus;
-  const double bytes_per_ns = kBandwidthGiBps * 1073741824.0 / 1e9;
-  const double bandwidth_term = 2 * (n - 1) / n * static_cast<double>(c.bytes) / bytes_per_ns;
-  const double textbook = bandwidth_term + 2 * (n - 1) * kLatencyNs;
-  const double bound = bandwidth_term + kLatencyNs;  // pipelined chunks hide all but one hop
+  // Each chunk's ring runs 2(n-1) rounds of one message of S/(n c) bytes to
+  // the next NPU, all in one direction; a message's time on the wire is its
+  // frames' (256 KiB each), each rounded to the picosecond as the link does.
+  // With c chunks in flight a round's latency is hidden behind the other
+  // chunks' messages when (c-1) m >= L: the link is then never idle and the
+  // last message's latency is the only one seen. Otherwise every round
+  // waits out its latency and the chunks follow each other m apart.
+  const auto n = static_cast<std::uint64_t>(c.npus);
+  const double bytes_per_ps = kBandwidthGiBps * 1073741824.0 / 1e12;
+  const auto wire = [&](std::uint64_t b) { return static_cast<Tick>(std::llround(static_cast<double>(b) / bytes_per_ps)); };
+  const std::uint64_t frame = 256 << 10, message = c.bytes / n / c.chunks;
+  const Tick m = message / frame * wire(frame) + (message % frame ? wire(message % frame) : 0);
+  const Tick latency = ns_to_ticks(kLatencyNs);
+  const std::uint64_t rounds = 2 * (n - 1);
+  const Tick expected = std::max(rounds * c.chunks * m + latency, rounds * (m + latency) + (c.chunks - 1) * m);
   for (int r = 0; r < c.npus; ++r) {
-    const double finish = ticks_to_ns(sim.platform().npu(r).finish_time());
-    if (c.chunks == 1) {
-      EXPECT_NEAR(finish, textbook, 0.01 * textbook) << "NPU " << r;
-    } else {
-      EXPECT_GE(finish, bound * (1 - 1e-6)) << "NPU " << r;
-      EXPECT_LE(finish, textbook * (1 + 1e-6)) << "NPU " << r;
-    }
+    EXPECT_EQ(sim.platform().npu(r).finish_time(), expected) << "NPU " << r << ": " << ticks_to_ns(expected) << " ns expected";
   }
 }
 

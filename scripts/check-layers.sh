@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The include rules of docs/architecture.md ("What each folder may include"):
+# prints every include that breaks them and fails if there is one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+status=0
+check() {  # folder, allowed prefixes (regex alternatives)
+  local folder=$1 allowed=$2
+  while IFS= read -r line; do
+    echo "layer violation: $line (${folder} may include only: ${allowed//|/, })"
+    status=1
+  done < <(grep -rnE '#include "[a-z_]+/' "$folder" --include=*.h --include=*.cpp |
+           grep -vE "#include \"(${allowed})" || true)
+}
+check tlm 'tlm/'
+check models/collectives 'tlm/|models/collectives/'
+for c in link nic switch memory; do check "models/$c" "tlm/|models/$c/"; done
+check models/npu 'tlm/|models/npu/|models/collectives/|models/memory/'
+check traces/workload 'tlm/|traces/reader/|traces/workload/|models/npu/|models/collectives/'
+check rtl 'tlm/|rtl/|models/switch/|V'
+exit $status
