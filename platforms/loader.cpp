@@ -8,6 +8,7 @@
 #include "platforms/astra_network.h"
 #include "platforms/generators.h"
 #include "platforms/parameter_catalogue.h"
+#include "platforms/topologies.h"
 #include "platforms/yaml_input.h"
 #include "models/switch/switch.h"
 #include "tlm/reduction.h"
@@ -115,14 +116,6 @@ void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveCon
   }
 }
 
-std::vector<int> int_list(const YamlInput& in, const YAML::Node& node, const char* what) {
-  if (!node.IsSequence()) in.fail(node, std::string("\"") + what + "\" must be a list");
-  std::vector<int> out;
-  for (const auto& v : node) {
-    out.push_back(static_cast<int>(in.count_at(v, std::string("an entry of \"") + what + "\"", 0, limits::kMaxNpus)));
-  }
-  return out;
-}
 
 /// Memories on a fabric: name, parameters, and the NPUs they serve.
 std::vector<MemorySpec> read_memories(const YamlInput& in, const YAML::Node& list, const std::vector<int>& ranks,
@@ -140,7 +133,7 @@ std::vector<MemorySpec> read_memories(const YamlInput& in, const YAML::Node& lis
     if (!serves || (serves.IsScalar() && serves.Scalar() == "all")) {
       spec.serves = ranks;
     } else {
-      for (int r : int_list(in, serves, "serves")) {
+      for (int r : whole_number_list(in, serves, "serves", limits::kMaxNpus)) {
         if (r < 0 || r >= npus) in.fail(serves, "\"serves\" names NPU " + std::to_string(r) + ", not an NPU of the platform");
         spec.serves.push_back(r);
       }
@@ -153,10 +146,16 @@ std::vector<MemorySpec> read_memories(const YamlInput& in, const YAML::Node& lis
   return out;
 }
 
+}  // namespace
+
 /// An explicit netlist: named switches, and links between npuN and switches.
-FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::vector<int>& ranks,
-                        const Link::Params& default_link, const Switch::Params& default_switch,
-                        const std::optional<ReductionSpec>& default_reduction) {
+FabricSpec read_netlist(const TopologyRequest& r) {
+  const YamlInput& in = r.in;
+  const YAML::Node& node = r.node;
+  const std::vector<int>& ranks = r.ranks;
+  const Link::Params& default_link = r.link;
+  const Switch::Params& default_switch = r.switch_params;
+  const std::optional<ReductionSpec>& default_reduction = r.reduction;
   FabricSpec f;
   f.topology = "netlist";
   f.routing = Routing::kShortestPath;
@@ -215,16 +214,19 @@ FabricSpec read_netlist(const YamlInput& in, const YAML::Node& node, const std::
   return f;
 }
 
+namespace {
+
 /// One fabric entry of the platform file: a generator, possibly replicated
 /// over groups of NPUs.
 std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node, const PlatformSpec& spec,
                                     std::size_t index) {
-  in.only_keys(node,
-               {"name", "topology", "link", "uplink", "switch", "nic", "group_size", "group_stride", "dims", "lanes", "levels",
-                "leaf_down", "leaf_up", "pod_leaves", "agg_up", "rails", "switches", "links", "memories"},
-               "fabric");
   const std::string topology = in.text(node, "topology", "");
   if (topology.empty()) in.fail(node, "missing \"topology\" in fabric");
+  const TopologyKind* kind = find_topology(topology);
+  if (!kind) in.fail(node["topology"], "unknown topology \"" + topology + "\" (known: " + topology_names() + ")");
+  std::vector<std::string> keys = {"name", "topology", "link", "uplink", "switch", "nic", "group_size", "group_stride", "memories"};
+  keys.insert(keys.end(), kind->keys.begin(), kind->keys.end());
+  in.only_keys(node, keys, "a " + topology + " fabric");
   Link::Params link;
   if (node["link"]) link = read_link(in, node["link"], "fabric link");
   Link::Params uplink = link;
@@ -235,7 +237,6 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     read_params(in, sw, Switch::Params::table(), switch_params, "fabric switch", {"reduction"});
     if (sw["reduction"]) reduction = read_reduction(in, sw["reduction"]);
   }
-  const Tick switch_latency = switch_params.hop_latency;
   const int size = static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
   const int stride = static_cast<int>(in.count(node, "group_stride", 1, 1, limits::kMaxNpus));
   std::vector<std::vector<int>> groups;
@@ -250,38 +251,7 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     const auto& ranks = groups[g];
     FabricSpec f;
     try {
-      if (topology == "ring") {
-        f = make_ring(ranks, true, link);
-      } else if (topology == "unidirectional_ring") {
-        f = make_ring(ranks, false, link);
-      } else if (topology == "fully_connected") {
-        f = make_fully_connected(ranks, link);
-      } else if (topology == "switch" && node["lanes"]) {
-        f = make_switch_planes(ranks, int_list(in, node["lanes"], "lanes"), link, switch_latency);
-      } else if (topology == "switch") {
-        f = make_single_switch(ranks, link, switch_latency);
-      } else if (topology == "torus" || topology == "mesh") {
-        const YAML::Node d = in.required(node, "dims", "a " + topology + " fabric");
-        const auto dims = int_list(in, d, "dims");
-        if (dims.size() < 2 || dims.size() > 3) in.fail(d, "a " + topology + " has 2 or 3 dimensions");
-        f = make_torus(ranks, dims, topology == "torus", link);
-      } else if (topology == "fat_tree") {
-        FatTreeShape shape;
-        constexpr std::uint64_t kPorts = 1 << 16;  // ports (or rails) per switch, generously
-        shape.levels = static_cast<int>(in.count(node, "levels", 2, 1, 3));
-        shape.leaf_down = static_cast<int>(in.count(node, "leaf_down", 16, 1, kPorts));
-        shape.leaf_up = static_cast<int>(in.count(node, "leaf_up", static_cast<std::uint64_t>(shape.leaf_down), 1, kPorts));
-        shape.pod_leaves = static_cast<int>(in.count(node, "pod_leaves", 16, 1, kPorts));
-        shape.agg_up = static_cast<int>(in.count(node, "agg_up", static_cast<std::uint64_t>(shape.pod_leaves), 1, kPorts));
-        shape.rails = static_cast<int>(in.count(node, "rails", 1, 1, kPorts));
-        f = make_fat_tree(ranks, shape, link, uplink, switch_latency);
-      } else if (topology == "netlist") {
-        f = read_netlist(in, node, ranks, link, switch_params, reduction);
-      } else {
-        in.fail(node["topology"], "unknown topology \"" + topology +
-                                      "\" (known: ring, unidirectional_ring, fully_connected, switch, torus, mesh, "
-                                      "fat_tree, netlist)");
-      }
+      f = kind->make(TopologyRequest{in, node, ranks, link, uplink, switch_params, reduction});
     } catch (const std::invalid_argument& e) {
       in.fail(node, e.what());
     }

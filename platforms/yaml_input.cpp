@@ -231,6 +231,15 @@ void check_document(const YamlInput& in, const YAML::Node& node, int depth, std:
 
 }  // namespace
 
+std::vector<int> whole_number_list(const YamlInput& in, const YAML::Node& node, const std::string& what, int max) {
+  if (!node.IsSequence()) in.fail(node, "\"" + what + "\" must be a list");
+  std::vector<int> out;
+  for (const auto& v : node) {
+    out.push_back(static_cast<int>(in.count_at(v, "an entry of \"" + what + "\"", 0, static_cast<std::uint64_t>(max))));
+  }
+  return out;
+}
+
 YAML::Node load_yaml_file(const std::string& path) {
   const std::string text = read_input_file(path, "platform file");
   YAML::Node root;

@@ -63,6 +63,9 @@ class YamlInput {
   std::string file_;
 };
 
+/// A list of whole numbers from 0 to `max` (`what` names it in messages).
+std::vector<int> whole_number_list(const YamlInput& in, const YAML::Node& node, const std::string& what, int max);
+
 /// Reads the parameters of `table` that `map` gives into `values` (the rest
 /// keep theirs), after refusing keys that are neither its parameters, their
 /// legacy keys, nor `other_keys`. `what` names the section in messages.

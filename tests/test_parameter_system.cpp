@@ -9,6 +9,7 @@
 #include "models/switch/switch.h"
 #include "platforms/loader.h"
 #include "platforms/parameter_catalogue.h"
+#include "platforms/topologies.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
 
@@ -272,6 +273,35 @@ TEST(Reports, RecordTheResolvedParameters) {
   EXPECT_EQ(j["parameters"]["fabrics"][0]["links"][0]["bandwidth"], "100 GB/s");
   EXPECT_EQ(j["parameters"]["fabrics"][0]["links"][0]["latency"], "250 ns");
   EXPECT_EQ(j["parameters"]["npu"]["peak_flops"], "100 TFLOP/s");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Topologies, TheRegistryNamesWhatIsKnownAndEachTopologyTakesOnlyItsKeys) {
+  const struct {
+    const char* fabric;
+    const char* message;
+  } cases[] = {
+      {"{ topology: hypercube }", "unknown topology \"hypercube\" (known: ring, unidirectional_ring, fully_connected, "
+                                  "switch, torus, mesh, fat_tree, netlist)"},
+      {"{ topology: switch, dims: [2, 2] }", "unknown key \"dims\" in a switch fabric (known: name, topology, link, "
+                                             "uplink, switch, nic, group_size, group_stride, memories, lanes)"},
+      {"{ topology: ring, leaf_down: 4 }", "unknown key \"leaf_down\" in a ring fabric"},
+      {"{ topology: torus }", "missing \"dims\" in a torus fabric"},
+  };
+  for (const auto& c : cases) {
+    const std::string path = testutil::platform_file(std::string("npus: 4\nfabrics:\n  - ") + c.fabric + "\n");
+    const auto r = testutil::run_fabricsim("params --platform " + path);
+    EXPECT_EQ(r.exit_code, 2) << c.fabric;
+    EXPECT_NE(r.err.find(path + ":3:"), std::string::npos) << c.fabric << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.fabric << ": " << r.err;
+  }
+  for (const TopologyKind& k : topology_kinds()) {
+    EXPECT_EQ(find_topology(k.name), &k);
+    EXPECT_FALSE(k.description.empty()) << k.name;
+  }
 }
 
 }  // namespace

@@ -114,10 +114,16 @@ TEST(Sockets, PathsReachForeignSocketsThroughTheirInterface) {
   EXPECT_EQ(back_to_theirs(gp, phase, t), tlm::TLM_ACCEPTED);
   EXPECT_EQ(theirs.fw_calls, 2);
   EXPECT_EQ(theirs.bw_calls, 1);
-  // And the foreign initiator reaches our callback through the socket itself.
+  // And the foreign initiator reaches our callback through the socket itself,
+  // with a frame; a payload that is not one is refused there.
   phase = tlm::BEGIN_REQ;
   t = sc_core::sc_time(3, sc_core::SC_NS);
-  EXPECT_EQ(theirs.out->nb_transport_fw(gp, phase, t), tlm::TLM_UPDATED);
+  Frame* f = Frame::allocate();
+  EXPECT_EQ(theirs.out->nb_transport_fw(f->payload(), phase, t), tlm::TLM_UPDATED);
   ASSERT_EQ(ours.fw_calls.size(), 1u);
   EXPECT_EQ(ours.fw_calls[0].tag, 10);
+  phase = tlm::BEGIN_REQ;
+  EXPECT_EQ(theirs.out->nb_transport_fw(gp, phase, t), tlm::TLM_COMPLETED);
+  EXPECT_EQ(gp.get_response_status(), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(ours.fw_calls.size(), 1u);
 }

@@ -5,8 +5,8 @@
 namespace fabricsim {
 
 namespace detail {
-PayloadMark g_message_mark;
-PayloadMark g_frame_mark;
+unsigned char g_message_mark;
+unsigned char g_frame_mark;
 }  // namespace detail
 
 namespace {
@@ -22,7 +22,8 @@ std::uint64_t g_next_message_id = 1;
 
 Message::Message() {
   set_command(tlm::TLM_WRITE_COMMAND);
-  set_extension(&detail::g_message_mark);
+  set_data_ptr(&detail::g_message_mark);
+  set_data_length(0);
 }
 
 Message* Message::allocate() {
@@ -79,7 +80,8 @@ void Message::unref() {
 
 Frame::Frame() {
   set_command(tlm::TLM_WRITE_COMMAND);
-  set_extension(&detail::g_frame_mark);
+  set_data_ptr(&detail::g_frame_mark);
+  set_data_length(0);
 }
 
 Frame* Frame::allocate() {

@@ -80,25 +80,26 @@ class FrameOwner {
 
 namespace detail {
 /// Marks a generic payload as one of ours, so that a foreign payload arriving
-/// on a fabric socket is told apart and refused instead of cast. One shared
-/// instance per kind, never freed and never copied along with a payload.
-class PayloadMark : public tlm::tlm_extension<PayloadMark> {
- public:
-  tlm::tlm_extension_base* clone() const override { return nullptr; }
-  void copy_from(const tlm::tlm_extension_base&) override {}
-  void free() override {}
-};
-extern PayloadMark g_message_mark;
-extern PayloadMark g_frame_mark;
+/// on a fabric socket is told apart and refused instead of cast: our payloads
+/// carry no data bytes (length 0), and their data pointer points at one of
+/// these, which no other payload can. A field of the payload itself, not an
+/// extension, whose lookup reads another heap block.
+extern unsigned char g_message_mark;
+extern unsigned char g_frame_mark;
 }  // namespace detail
 
+// A fabric socket lets in only payloads of its protocol's kind
+// (TaggedTargetSocket asks `is_ours` when it is called through its interface,
+// the way a foreign initiator calls it); behind it, components cast.
 struct MessageProtocol {
   using tlm_payload_type = tlm::tlm_generic_payload;
   using tlm_phase_type = tlm::tlm_phase;
+  static bool is_ours(tlm::tlm_generic_payload& gp);
 };
 struct FrameProtocol {
   using tlm_payload_type = tlm::tlm_generic_payload;
   using tlm_phase_type = tlm::tlm_phase;
+  static bool is_ours(tlm::tlm_generic_payload& gp);
 };
 
 /// A message: the unit an NPU hands to a NIC and a NIC hands back. The same
@@ -116,8 +117,10 @@ class Message : public tlm::tlm_generic_payload {
   tlm::tlm_generic_payload& payload() { return *this; }
   /// The Message `gp` is, or null when it is not one of ours.
   static Message* of(tlm::tlm_generic_payload& gp) {
-    return gp.get_extension<detail::PayloadMark>() == &detail::g_message_mark ? static_cast<Message*>(&gp) : nullptr;
+    return gp.get_data_ptr() == &detail::g_message_mark ? static_cast<Message*>(&gp) : nullptr;
   }
+  /// A payload a MessageProtocol socket has let in, which is always a Message.
+  static Message* cast(tlm::tlm_generic_payload& gp) { return static_cast<Message*>(&gp); }
 
   // --- what the fabric needs -------------------------------------------
   Address src = kNoAddress;
@@ -192,8 +195,10 @@ class Frame : public tlm::tlm_generic_payload {
   tlm::tlm_generic_payload& payload() { return *this; }
   /// The Frame `gp` is, or null when it is not one of ours.
   static Frame* of(tlm::tlm_generic_payload& gp) {
-    return gp.get_extension<detail::PayloadMark>() == &detail::g_frame_mark ? static_cast<Frame*>(&gp) : nullptr;
+    return gp.get_data_ptr() == &detail::g_frame_mark ? static_cast<Frame*>(&gp) : nullptr;
   }
+  /// A payload a FrameProtocol socket has let in, which is always a Frame.
+  static Frame* cast(tlm::tlm_generic_payload& gp) { return static_cast<Frame*>(&gp); }
 
   Message* msg = nullptr;
   Address src = kNoAddress;
@@ -204,6 +209,7 @@ class Frame : public tlm::tlm_generic_payload {
   std::uint32_t index = 0;       // frame number within the message
   bool last = false;             // last frame of the message
   bool request = false;          // a read request: header-only packets on a virtual channel of their own
+  bool fetched = false;          // the sending NIC's: its bytes have been read from memory
   std::uint32_t flow = 0;
   /// Set by a router when this hop enters a ring dimension; links then demand
   /// room for one more frame (bubble flow control, deadlock-free on rings).
@@ -212,8 +218,6 @@ class Frame : public tlm::tlm_generic_payload {
   std::uint32_t hop_in = 0;
   /// Told when the frame has left the next hop (a reduction unit's copies).
   FrameOwner* owner = nullptr;
-  /// The sending NIC's: its bytes have been read from memory.
-  bool fetched = false;
 
   // Timing, rewritten at each hop by whoever hands the frame on:
   Tick head = 0;  // when the first byte is available to the callee
@@ -235,12 +239,8 @@ using FrameInitiatorSocket = TaggedInitiatorSocket<Module, FrameProtocol>;
 template <typename Module>
 using FrameTargetSocket = TaggedTargetSocket<Module, FrameProtocol>;
 
-/// The answer to a payload on a fabric socket that is not a Message or Frame
-/// of ours: TLM_GENERIC_ERROR_RESPONSE, completed, never cast.
-inline tlm::tlm_sync_enum refuse_foreign_payload(tlm::tlm_generic_payload& gp) {
-  gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-  return tlm::TLM_COMPLETED;
-}
+inline bool MessageProtocol::is_ours(tlm::tlm_generic_payload& gp) { return Message::of(gp) != nullptr; }
+inline bool FrameProtocol::is_ours(tlm::tlm_generic_payload& gp) { return Frame::of(gp) != nullptr; }
 
 /// Convenience for annotated calls: the delay from now to absolute time t.
 inline sc_core::sc_time delay_until(Tick t) { return to_sc_time(t - now_ticks()); }

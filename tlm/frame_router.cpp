@@ -25,8 +25,7 @@ void FrameRouter::set_port_ring(unsigned port, int ring) { ports_.at(port).ring 
 tlm::tlm_sync_enum FrameRouter::rx_fw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                       sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on rx");
-  Frame* f = Frame::of(gp);
-  if (!f) return refuse_foreign_payload(gp);
+  Frame* f = Frame::cast(gp);
   f->hop_in = static_cast<std::uint32_t>(port);
   if (is_local(*f)) {
     const Tick free_at = receive_local(f);
@@ -80,8 +79,7 @@ tlm::tlm_sync_enum FrameRouter::tx_bw(int port, tlm::tlm_generic_payload& gp, tl
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on tx");
   // A link reports END_REQ through bw before passing the frame on, so
   // hop_in is still ours here.
-  Frame* f = Frame::of(gp);
-  if (!f) throw std::logic_error(std::string(name()) + ": END_REQ for a payload that is not a frame");
+  Frame* f = Frame::cast(gp);
   left(static_cast<unsigned>(port), f, f->hop_in, absolute(delay));
   return tlm::TLM_ACCEPTED;
 }

@@ -79,7 +79,15 @@ class TaggedTargetSocket : public tlm::tlm_target_socket<64, Protocol>,
   DirectCall<Protocol> direct_call() const override { return call_; }
 
  private:
+  /// Called through the interface: by an initiator that is not one of our
+  /// paths (those call the callback directly), so possibly a foreign model.
+  /// A payload not of this protocol's kind is answered with
+  /// TLM_GENERIC_ERROR_RESPONSE and completed, never handed on to be cast.
   tlm::tlm_sync_enum nb_transport_fw(Payload& p, Phase& ph, sc_core::sc_time& t) override {
+    if (!Protocol::is_ours(p)) {
+      p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return tlm::TLM_COMPLETED;
+    }
     return call_.fn(call_.module, call_.tag, p, ph, t);
   }
   void b_transport(Payload&, sc_core::sc_time&) override {

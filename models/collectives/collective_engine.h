@@ -69,6 +69,12 @@ struct CollectiveSpec {
 class CollectiveEngine;
 
 class CollectiveRun final : public MessageOwner {
+  // What a message leaving touches, first: one cache line at 1,000 NPUs.
+  friend class CollectiveEngine;
+  CollectiveEngine* engine_ = nullptr;
+  std::uint64_t sends_outstanding_ = 0;
+  Tick last_send_left_ = 0;
+
  public:
   /// One of its messages has left this NPU (the engine keeps the time: no event).
   void message_left(Message& m, Tick left) override;
@@ -87,8 +93,6 @@ class CollectiveRun final : public MessageOwner {
   bool done() const { return chunks_done_ == chunks_.size() && sends_outstanding_ == 0; }
 
  private:
-  friend class CollectiveEngine;
-  CollectiveEngine* engine_ = nullptr;
   struct Chunk {
     std::unique_ptr<Program> program;
     std::uint32_t round = 0;
@@ -103,8 +107,6 @@ class CollectiveRun final : public MessageOwner {
   std::vector<Chunk> chunks_;
   std::uint32_t next_chunk_ = 0;
   std::size_t chunks_done_ = 0;
-  std::uint64_t sends_outstanding_ = 0;
-  Tick last_send_left_ = 0;
   bool wake_pending_ = false;
   std::unordered_map<std::uint64_t, Message*> early_;  // arrived before their round
 };

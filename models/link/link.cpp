@@ -27,8 +27,7 @@ Link::Link(const sc_core::sc_module_name& name, const Params& params)
 
 tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on in");
-  Frame* f = Frame::of(gp);
-  if (!f) return refuse_foreign_payload(gp);
+  Frame* f = Frame::cast(gp);
   const std::uint64_t need = f->wire_bytes + (f->entering_ring ? params_.bubble_bytes : 0);
   if (need > params_.buffer_bytes) {
     std::ostringstream os;
@@ -221,8 +220,7 @@ void Link::credit_returned(Frame* f, Tick left_receiver) {
 
 tlm::tlm_sync_enum Link::out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on out");
-  Frame* f = Frame::of(gp);
-  if (!f) throw std::logic_error(std::string(name()) + ": END_REQ for a payload that is not a frame");
+  Frame* f = Frame::cast(gp);
   credit_returned(f, absolute(delay));
   if (!waiting_.empty() && !sending_) send_waiting();
   return tlm::TLM_ACCEPTED;

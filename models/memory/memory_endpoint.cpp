@@ -16,8 +16,7 @@ tlm::tlm_sync_enum MemoryEndpoint::from_nic_fw(int, tlm::tlm_generic_payload& gp
   if (phase != tlm::BEGIN_REQ || delay != sc_core::SC_ZERO_TIME) {
     throw std::logic_error(std::string(name()) + ": messages are delivered with BEGIN_REQ at their time");
   }
-  Message* m = Message::of(gp);
-  if (!m) return refuse_foreign_payload(gp);
+  Message* m = Message::cast(gp);
   if (m->tag_step != kLoadRequest && m->tag_step != kStoreData) {
     throw std::logic_error(std::string(name()) + ": a message that is not a memory request");
   }
@@ -53,8 +52,7 @@ void MemoryEndpoint::memory_done(void* ctx, tlm::tlm_response_status status) {
 tlm::tlm_sync_enum MemoryEndpoint::to_nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                              sc_core::sc_time&) {
   if (phase != tlm::END_REQ) return tlm::TLM_ACCEPTED;
-  Message* m = Message::of(gp);
-  if (!m) throw std::logic_error(std::string(name()) + ": END_REQ for a payload that is not a message");
+  Message* m = Message::cast(gp);
   m->unref();  // the answer has left
   return tlm::TLM_ACCEPTED;
 }

@@ -70,8 +70,7 @@ std::uint64_t Nic::wire_bytes(std::uint64_t bytes) const {
 
 tlm::tlm_sync_enum Nic::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on in");
-  Message* m = Message::of(gp);
-  if (!m) return refuse_foreign_payload(gp);
+  Message* m = Message::cast(gp);
   if (delay == sc_core::SC_ZERO_TIME) {
     post(m);
   } else {

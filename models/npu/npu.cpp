@@ -400,8 +400,7 @@ std::uint64_t Npu::unmatched_messages() const {
 
 tlm::tlm_sync_enum Npu::nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase from NIC");
-  Message* m = Message::of(gp);
-  if (!m) throw std::logic_error(std::string(name()) + ": END_REQ for a payload that is not a message");
+  Message* m = Message::cast(gp);
   if (m->owner) {
     m->owner->message_left(*m, absolute(delay));
   } else {  // relayed or memory traffic: nobody here waits for its leaving
@@ -412,7 +411,7 @@ tlm::tlm_sync_enum Npu::nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
 
 tlm::tlm_sync_enum Npu::nic_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase from NIC");
-  Message* m = Message::of(gp);
+  Message* m = Message::cast(gp);
   if (delay == sc_core::SC_ZERO_TIME) {
     message_arrived(m);
   } else {

@@ -119,8 +119,7 @@ ReductionUnit::~ReductionUnit() {
 tlm::tlm_sync_enum ReductionUnit::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                         sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on in");
-  Frame* f = Frame::of(gp);
-  if (!f) return refuse_foreign_payload(gp);
+  Frame* f = Frame::cast(gp);
   // Handled in time order, when its head arrives.
   Calendar::instance().schedule(absolute(delay), this, kArrive, f);
   return tlm::TLM_ACCEPTED;
@@ -129,8 +128,7 @@ tlm::tlm_sync_enum ReductionUnit::in_fw(int, tlm::tlm_generic_payload& gp, tlm::
 tlm::tlm_sync_enum ReductionUnit::out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                          sc_core::sc_time& delay) {
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on out");
-  Frame* c = Frame::of(gp);
-  if (!c) throw std::logic_error(std::string(name()) + ": END_REQ for a payload that is not a frame");
+  Frame* c = Frame::cast(gp);
   if (c->owner) c->owner->frame_left(*c, absolute(delay));
   return tlm::TLM_ACCEPTED;
 }
