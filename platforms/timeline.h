@@ -22,7 +22,7 @@
 
 namespace fabricsim {
 
-class Timeline : public TimelineSink {
+class Timeline final : public TimelineSink {
  public:
   struct Options {
     std::string path;

@@ -63,6 +63,9 @@ TEST(ForeignPayloads, EveryFabricTargetAnswersWithAnErrorResponse) {
   tlm::tlm_generic_payload copy;
   copy.deep_copy_from(f->payload());
   EXPECT_EQ(Frame::of(copy), nullptr);
+  m->unref();  // back to their pools
+  f->retire();
+  Frame::recycle_retired();
 }
 
 }  // namespace

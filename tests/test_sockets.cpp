@@ -126,4 +126,6 @@ TEST(Sockets, PathsReachForeignSocketsThroughTheirInterface) {
   EXPECT_EQ(theirs.out->nb_transport_fw(gp, phase, t), tlm::TLM_COMPLETED);
   EXPECT_EQ(gp.get_response_status(), tlm::TLM_GENERIC_ERROR_RESPONSE);
   EXPECT_EQ(ours.fw_calls.size(), 1u);
+  f->retire();  // back to its pool
+  Frame::recycle_retired();
 }

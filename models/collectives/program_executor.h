@@ -29,7 +29,7 @@ namespace fabricsim {
 
 /// Switch reduction units as a platform would offer them to one group: the
 /// same units and weights for every member (one switch per stripe).
-class IdealReductionUnits : public InSwitchResolver {
+class IdealReductionUnits final : public InSwitchResolver {
  public:
   /// `weights`: each stripe's share of the bytes (a DGX H100: 5, 4, 4, 5).
   IdealReductionUnits(std::vector<std::uint64_t> weights, bool pull, std::uint64_t pipeline_bytes = 1 << 20,

@@ -42,7 +42,7 @@ struct WorkloadOptions {
 /// whose COMM_COLL_NODEs carry no comm_type.
 std::optional<CollectiveType> collective_from_op_name(const std::string& name);
 
-class TraceWorkload : public NpuClient {
+class TraceWorkload final : public NpuClient {
  public:
   /// Indexes the file (first pass); throws traces::TraceError.
   TraceWorkload(Npu& npu, std::string path, int npus, const WorkloadOptions& options);
