@@ -166,7 +166,9 @@ TEST(Timeline, AStuckRunStillWritesAWholeTimelineAndNoTemporaryFile) {
   const auto r = testutil::run_fabricsim("run --quiet --platform " + net + " --workload " + dir + "/p --timeline " + dir +
                                          "/t.json");
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NO_THROW(static_cast<void>(nlohmann::json::parse(testutil::read_text(dir + "/t.json"))));
+  nlohmann::json trace;
+  EXPECT_NO_THROW(trace = nlohmann::json::parse(testutil::read_text(dir + "/t.json")));
+  EXPECT_FALSE(trace.is_null());
   EXPECT_FALSE(fs::exists(dir + "/t.json.tmp"));
 }
 
