@@ -77,23 +77,13 @@ void YamlInput::require_map(const YAML::Node& node, const std::string& what) con
 }
 
 void YamlInput::only_keys(const YAML::Node& map, std::initializer_list<const char*> known, const std::string& what) const {
-  require_map(map, what);
-  for (const auto& kv : map) {
-    const std::string key = kv.first.Scalar();  // load_yaml_file made keys scalars
-    bool ok = false;
-    for (const char* k : known) ok |= key == k;
-    if (!ok) {
-      std::string list;
-      for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
-      fail(kv.first, "unknown key \"" + key + "\" in " + what + " (known: " + list + ")");
-    }
-  }
+  only_keys(map, std::vector<std::string>(known.begin(), known.end()), what);
 }
 
 void YamlInput::only_keys(const YAML::Node& map, const std::vector<std::string>& known, const std::string& what) const {
   require_map(map, what);
   for (const auto& kv : map) {
-    const std::string key = kv.first.Scalar();
+    const std::string key = kv.first.Scalar();  // load_yaml_file made keys scalars
     bool ok = false;
     for (const auto& k : known) ok |= key == k;
     if (!ok) {

@@ -43,6 +43,7 @@ Memory::Memory(const sc_core::sc_module_name& name, const Params& params)
   if (params_.bandwidth.is_unlimited()) {
     throw std::invalid_argument(std::string(this->name()) + ": channel bandwidth must be > 0");
   }
+  channel_bandwidth_ = params_.channel_bandwidth();
   Calendar::instance();  // made during elaboration, before anything schedules
   in.register_b_transport(this, &Memory::b_transport);
   in.register_nb_transport_fw(this, &Memory::nb_transport_fw);
@@ -170,7 +171,7 @@ Memory::Request* Memory::begin(tlm::tlm_generic_payload& gp, int initiator, bool
 void Memory::share_bandwidth() {
   // Progressive filling: raise every unfrozen request's rate together until
   // some channel is full; freeze the requests on full channels; repeat.
-  const double channel = params_.channel_bandwidth().bytes_per_ps();
+  const double channel = channel_bandwidth_.bytes_per_ps();
   std::vector<double> capacity(params_.channels, channel), load(params_.channels);
   std::vector<bool> frozen(active_.size(), false);
   for (auto& r : active_) r->rate = 0;
@@ -316,7 +317,7 @@ bool Memory::get_direct_mem_ptr(int, tlm::tlm_generic_payload& gp, tlm::tlm_dmi&
   dmi.set_end_address(params_.base + std::min(o + kPageBytes, params_.size_bytes) - 1);
   dmi.allow_read_write();
   const sc_core::sc_time per_access =
-      to_sc_time(params_.latency + params_.channel_bandwidth().time_for(static_cast<double>(params_.interleave_bytes)));
+      to_sc_time(params_.latency + channel_bandwidth_.time_for(static_cast<double>(params_.interleave_bytes)));
   dmi.set_read_latency(per_access);
   dmi.set_write_latency(per_access);
   return true;

@@ -97,6 +97,7 @@ class Memory : public sc_core::sc_module, public Calendar::Client {
   void respond(Request* r);
 
   Params params_;
+  Bandwidth channel_bandwidth_;  // params_.channel_bandwidth(), once: it is read per request
   Stats stats_;
   std::vector<std::unique_ptr<Request>> active_;
   Tick last_ = 0;
