@@ -83,7 +83,7 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   std::uint64_t frame_wire = 0;
   const Nic::Params nic = fit_frames(f, frame_wire);
   // One component per node, by kind; routers are the nodes that forward.
-  std::vector<FrameRouter*> router(f.nodes.size(), nullptr);
+  std::vector<Forwarder*> router(f.nodes.size(), nullptr);
   for (std::size_t u = 0; u < f.nodes.size(); ++u) {
     const FabricNode& n = f.nodes[u];
     const auto nports = static_cast<unsigned>(ports[u].size());
@@ -145,7 +145,7 @@ Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire)
   return nic;
 }
 
-FrameRouter* Platform::make_nic(std::size_t fi, const FabricNode& n, unsigned ports, const Nic::Params& nic) {
+Forwarder* Platform::make_nic(std::size_t fi, const FabricNode& n, unsigned ports, const Nic::Params& nic) {
   BuiltFabric& bf = fabrics_[fi];
   Nic::Params p = nic;
   p.address = n.address;
@@ -166,10 +166,10 @@ FrameRouter* Platform::make_nic(std::size_t fi, const FabricNode& n, unsigned po
     m->dma.set_window(spec_.hbm->base + spec_.hbm->size_bytes / 2, spec_.hbm->size_bytes / 2);
   }
   bf.nics.push_back(std::move(m));
-  return raw;
+  return &raw->forwarder();
 }
 
-FrameRouter* Platform::make_memory_node(std::size_t fi, const FabricSpec& f, const FabricNode& n, unsigned ports,
+Forwarder* Platform::make_memory_node(std::size_t fi, const FabricSpec& f, const FabricNode& n, unsigned ports,
                                         const Nic::Params& nic) {
   // A memory node: its own NIC, the controller, and the memory.
   BuiltFabric& bf = fabrics_[fi];
@@ -203,7 +203,7 @@ FrameRouter* Platform::make_memory_node(std::size_t fi, const FabricSpec& f, con
   }
   bf.nics.push_back(std::move(m));
   memories_.push_back(std::move(bm));
-  return raw;
+  return &raw->forwarder();
 }
 
 void Platform::make_reduction_unit(std::size_t fi, const FabricNode& n, const std::string& switch_name,
@@ -247,16 +247,16 @@ void Platform::make_reduction_unit(std::size_t fi, const FabricNode& n, const st
   bf.unit_switch.push_back(switch_name);
 }
 
-FrameRouter* Platform::make_switch(std::size_t fi, const FabricNode& n, unsigned ports) {
+Forwarder* Platform::make_switch(std::size_t fi, const FabricNode& n, unsigned ports) {
   BuiltFabric& bf = fabrics_[fi];
   Switch::Params p;
   p.ports = ports;
   p.hop_latency = n.hop_latency;
   bf.switches.push_back(std::make_unique<Switch>((bf.name + "_" + n.name).c_str(), p));
-  return bf.switches.back().get();
+  return &bf.switches.back()->forwarder();
 }
 
-void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector<FrameRouter*>& router,
+void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector<Forwarder*>& router,
                           std::uint64_t frame_wire) {
   // Two directions per edge. Port p of node u is its p-th edge.
   BuiltFabric& bf = fabrics_[fi];
@@ -268,8 +268,8 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
     const unsigned pa = next_port[a]++, pb = next_port[b]++;
     if (edge.internal) {  // a switch (a) and its reduction unit (b): the crossbar, no link
       ReductionUnit& unit = *bf.units.at(next_unit++);
-      router[a]->tx[pa].bind(unit.in);
-      unit.out.bind(router[a]->rx[pa]);
+      router[a]->output(pa).bind(unit.in);
+      unit.out.bind(router[a]->input(pa));
       continue;
     }
     Link::Params lp = edge.link;
@@ -282,10 +282,10 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
     const std::string& nb = f.nodes[b].name;
     auto ab = std::make_unique<Link>((prefix + na + "_to_" + nb).c_str(), lp);
     auto ba = std::make_unique<Link>((prefix + nb + "_to_" + na).c_str(), lp);
-    router[a]->tx[pa].bind(ab->in);
-    ab->out.bind(router[b]->rx[pb]);
-    router[b]->tx[pb].bind(ba->in);
-    ba->out.bind(router[a]->rx[pa]);
+    router[a]->output(pa).bind(ab->in);
+    ab->out.bind(router[b]->input(pb));
+    router[b]->output(pb).bind(ba->in);
+    ba->out.bind(router[a]->input(pa));
     const int npu_a = f.nodes[a].kind == FabricNode::Kind::kNic ? f.nodes[a].npu : -1;
     const int npu_b = f.nodes[b].kind == FabricNode::Kind::kNic ? f.nodes[b].npu : -1;
     bf.links.push_back(BuiltLink{std::move(ab), na, nb, npu_a, npu_b});
@@ -293,7 +293,7 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
   }
 }
 
-void Platform::set_lookaheads(const FabricSpec& f, const std::vector<FrameRouter*>& router) {
+void Platform::set_lookaheads(const FabricSpec& f, const std::vector<Forwarder*>& router) {
   // Each router may forward a frame as early as the slowest-to-arrive
   // competitor allows: its smallest input latency.
   std::vector<Tick> min_latency(f.nodes.size(), kNever);
@@ -306,7 +306,7 @@ void Platform::set_lookaheads(const FabricSpec& f, const std::vector<FrameRouter
 }
 
 void Platform::install_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
-                              const std::vector<FrameRouter*>& router) {
+                              const std::vector<Forwarder*>& router) {
   // A NIC with one port needs no table, and dimension-order routing is
   // computed from addresses rather than looked up (no table per node).
   try {
@@ -322,10 +322,10 @@ void Platform::install_routes(const FabricSpec& f, const std::vector<std::vector
         if (router[u]) router[u]->routes().set_salt(static_cast<std::uint32_t>(u));
       }
       compute_routes(f, ports, [&](int node, Address address, const std::vector<std::uint16_t>& p) {
-        FrameRouter* r = router[static_cast<std::size_t>(node)];
+        Forwarder* r = router[static_cast<std::size_t>(node)];
         if (r && r->num_ports() > 1) r->routes().set(address, p);
       });
-      for (FrameRouter* r : router) {
+      for (Forwarder* r : router) {
         if (r) r->routes().finalize();
       }
     }

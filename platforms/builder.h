@@ -80,17 +80,17 @@ class Platform {
   /// The fabric's NIC parameters with frames shortened to fit its smallest
   /// buffer (noted for the user); `frame_wire` gets a frame's wire bytes.
   Nic::Params fit_frames(const FabricSpec& f, std::uint64_t& frame_wire);
-  FrameRouter* make_nic(std::size_t index, const FabricNode& n, unsigned ports, const Nic::Params& nic);
-  FrameRouter* make_memory_node(std::size_t index, const FabricSpec& f, const FabricNode& n, unsigned ports,
+  Forwarder* make_nic(std::size_t index, const FabricNode& n, unsigned ports, const Nic::Params& nic);
+  Forwarder* make_memory_node(std::size_t index, const FabricSpec& f, const FabricNode& n, unsigned ports,
                                 const Nic::Params& nic);
   void make_reduction_unit(std::size_t index, const FabricNode& n, const std::string& switch_name,
                            const Nic::Params& nic);
-  FrameRouter* make_switch(std::size_t index, const FabricNode& n, unsigned ports);
-  void make_links(std::size_t index, const FabricSpec& f, const std::vector<FrameRouter*>& router,
+  Forwarder* make_switch(std::size_t index, const FabricNode& n, unsigned ports);
+  void make_links(std::size_t index, const FabricSpec& f, const std::vector<Forwarder*>& router,
                   std::uint64_t frame_wire);
-  void set_lookaheads(const FabricSpec& f, const std::vector<FrameRouter*>& router);
+  void set_lookaheads(const FabricSpec& f, const std::vector<Forwarder*>& router);
   void install_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
-                      const std::vector<FrameRouter*>& router);
+                      const std::vector<Forwarder*>& router);
   /// Gives each switch with a reduction unit an internal port to it.
   void add_reduction_units(FabricSpec& f);
   void set_up_aggregation(std::size_t index, const FabricSpec& f);

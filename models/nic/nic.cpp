@@ -34,7 +34,7 @@ const ParamTable<Nic::Params>& Nic::Params::table() {
 }
 
 namespace {
-enum : std::uint32_t { kPost = 16, kPump, kDeliver };
+enum : std::uint32_t { kPost, kPump, kDeliver };
 
 constexpr std::size_t kMaxPrefetch = 16;
 
@@ -43,23 +43,30 @@ unsigned arg_port(void* arg) { return static_cast<unsigned>(reinterpret_cast<std
 }  // namespace
 
 Nic::Nic(const sc_core::sc_module_name& name, const Params& params)
-    : FrameRouter(name, params.ports, params.forward_latency),
+    : sc_core::sc_module(name),
+      tx("tx", params.ports),
+      rx("rx", params.ports),
       in("in"),
       out("out"),
       dma("dma", *this),
       params_(params),
-      tx_ports_(params.ports) {
+      tx_ports_(params.ports),
+      forwarder_(*this, params.forward_latency) {
   if (params_.ports == 0) throw std::invalid_argument(std::string(this->name()) + ": a NIC needs at least one port");
   if (params_.mtu_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": mtu_bytes must be > 0");
   if (params_.segment_bytes < params_.mtu_bytes) params_.segment_bytes = params_.mtu_bytes;
   // Frames are whole packets.
   params_.segment_bytes -= params_.segment_bytes % params_.mtu_bytes;
+  for (unsigned p = 0; p < params_.ports; ++p) {
+    forwarder_.add_port(tx[p], rx[p]);
+    tx[p].register_nb_transport_bw<&Nic::tx_bw>(this, static_cast<int>(p));
+    rx[p].register_nb_transport_fw<&Nic::rx_fw>(this, static_cast<int>(p));
+  }
   in.register_nb_transport_fw<&Nic::in_fw>(this, 0);
   out.register_nb_transport_bw<&Nic::out_bw>(this, 0);
 }
 
 void Nic::end_of_elaboration() {
-  FrameRouter::end_of_elaboration();
   dma_bound_ = dma.bound();
 }
 
@@ -79,6 +86,29 @@ tlm::tlm_sync_enum Nic::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase&
   return tlm::TLM_ACCEPTED;
 }
 
+tlm::tlm_sync_enum Nic::rx_fw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on rx");
+  Frame* f = Frame::cast(gp);
+  if (f->dst != params_.address) {  // passing through
+    forwarder_.pass_on(static_cast<unsigned>(port), f, absolute(delay));
+    return tlm::TLM_ACCEPTED;
+  }
+  f->hop_in = static_cast<std::uint32_t>(port);
+  const Tick free_at = receive_local(f);
+  if (free_at == kNever) return tlm::TLM_ACCEPTED;
+  phase = tlm::END_REQ;
+  delay = delay_until(free_at);
+  return tlm::TLM_UPDATED;
+}
+
+tlm::tlm_sync_enum Nic::tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on tx");
+  Frame* f = Frame::cast(gp);
+  const Tick left = absolute(delay);
+  if (!forwarder_.output_free(static_cast<unsigned>(port), f, left)) frame_sent(static_cast<unsigned>(port), f, left);
+  return tlm::TLM_ACCEPTED;
+}
+
 tlm::tlm_sync_enum Nic::out_bw(int, tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) {
   throw std::logic_error(std::string(name()) + ": the sink of a message answers TLM_COMPLETED, not through bw");
 }
@@ -92,7 +122,7 @@ void Nic::post(Message* m) {
   ++stats_.messages_sent;
   if (m->kind != MessageKind::kPullRequest) stats_.bytes_sent += m->bytes;
   if (params_.stripe && num_ports() > 1) {
-    const auto ports = routes().ports(m->dst);
+    const auto ports = forwarder_.routes().ports(m->dst);
     if (ports.size() > 1) {
       // Each port's queue entry holds a reference: the message stays queued
       // on the ports that did not send its last frames until they look at
@@ -106,7 +136,7 @@ void Nic::post(Message* m) {
       return;
     }
   }
-  const unsigned port = num_ports() == 1 ? 0 : routes().port(m->dst, m->flow);
+  const unsigned port = num_ports() == 1 ? 0 : forwarder_.routes().port(m->dst, m->flow);
   tx_ports_[port].sending[m->hardware ? 1 : 0].push_back(m);  // pump() takes it at once when the port is idle
   pump(port);
 }
@@ -170,7 +200,8 @@ void Nic::pump(unsigned port) {
         f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
         if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
         tp.frame_out = true;
-        send_from_here(port, f);  // may report frame_sent() before returning
+        Tick left = 0;
+        if (forwarder_.send_from_here(port, f, &left)) frame_sent(port, f, left);
         continue;
       }
     }
@@ -249,7 +280,7 @@ void Nic::memory_done(void* ctx, tlm::tlm_response_status status) {
 
 void Nic::written(Frame* f) {
   Message* m = f->msg;
-  release_input(f, now_ticks());
+  forwarder_.release_input(f, now_ticks());
   f->retire();
   // Writes can finish out of order: the message is in when all are.
   if (++m->frames_received == m->frames_total) {
@@ -268,7 +299,7 @@ void Nic::deliver(Message* m) {
   }
 }
 
-void Nic::on_event(std::uint32_t kind, void* arg) {
+void Nic::on_calendar(std::uint32_t kind, void* arg) {
   switch (kind) {
     case kPost:
       post(static_cast<Message*>(arg));

@@ -7,20 +7,27 @@
 // is sending, never faster than its injection bandwidth. Receiving, it counts
 // a message's frames and hands the message to its NPU (`out`) when the tail of
 // the last one has arrived. A NIC with several ports (rings, tori, meshes)
-// also forwards frames addressed to other NPUs (see FrameRouter).
+// also forwards frames addressed to other NPUs, by the switch's policy (a
+// Forwarder, models/switch/forwarding.h).
+//
+// Sockets: in (target) takes messages from the NPU; out (initiator) hands
+// received messages to the NPU; tx[p]/rx[p] send frames into and take frames
+// from the links of port p; dma (optional) reaches the NPU's memory.
+// Statistics: stats() (messages and bytes each way), frames_forwarded().
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "tlm/fifo.h"
-#include "tlm/frame_router.h"
+#include "models/switch/forwarding.h"
+#include "tlm/calendar.h"
 #include "tlm/parameters.h"
 #include "tlm/memory_client.h"
 
 namespace fabricsim {
 
-class Nic : public FrameRouter, private MemoryClient::Listener {
+class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryClient::Listener {
  public:
   struct Params {
     Address address = kNoAddress;
@@ -47,6 +54,8 @@ class Nic : public FrameRouter, private MemoryClient::Listener {
     std::uint64_t bytes_received = 0;
   };
 
+  sc_core::sc_vector<FrameInitiatorSocket<Nic>> tx;  // port p, frames out
+  sc_core::sc_vector<FrameTargetSocket<Nic>> rx;     // port p, frames in
   MessageTargetSocket<Nic> in;      // messages to send, from the NPU
   MessageInitiatorSocket<Nic> out;  // messages received, to the NPU
   /// The NPU's memory, optional: bound, the NIC reads each frame from it
@@ -59,14 +68,21 @@ class Nic : public FrameRouter, private MemoryClient::Listener {
   const Params& params() const { return params_; }
   const Stats& stats() const { return stats_; }
   Address address() const { return params_.address; }
+  unsigned num_ports() const { return params_.ports; }
+  /// How it passes on frames for other NPUs; its routing table.
+  Forwarder& forwarder() { return forwarder_; }
+  const Forwarder& forwarder() const { return forwarder_; }
+  std::uint64_t frames_forwarded() const { return forwarder_.frames_forwarded(); }
   /// Bytes on the wire for `bytes` of payload, headers included.
   std::uint64_t wire_bytes(std::uint64_t bytes) const;
 
  private:
-  bool is_local(const Frame& f) const override { return f.dst == params_.address; }
-  Tick receive_local(Frame* f) override;
-  void frame_sent(unsigned port, Frame* f, Tick left) override;
-  void on_event(std::uint32_t kind, void* arg) override;
+  Tick receive_local(Frame* f);
+  void frame_sent(unsigned port, Frame* f, Tick left);
+  void on_calendar(std::uint32_t kind, void* arg) override;
+
+  tlm::tlm_sync_enum rx_fw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   tlm::tlm_sync_enum in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
@@ -102,6 +118,7 @@ class Nic : public FrameRouter, private MemoryClient::Listener {
   ForwardPath<MessageProtocol> to_receiver_{out};  // a message has arrived
   Stats stats_;
   std::vector<TxPort> tx_ports_;
+  Forwarder forwarder_;
 };
 
 }  // namespace fabricsim

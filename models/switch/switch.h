@@ -2,16 +2,22 @@
 // builder, a per-hop latency, and cut-through forwarding (a frame's head
 // leaves before its tail has arrived). Each port's input buffer is the
 // receive buffer of the link that feeds it, with credit flow control; output
-// ports serve frames first come, first served. Nothing is dropped, and frames
-// of one flow follow one path in order.
+// ports serve frames first come, first served, by head arrival. Nothing is
+// dropped, and frames of one flow follow one path in order. The policy is
+// the Forwarder's (forwarding.h); the switch gives it ports.
+//
+// Sockets: tx[p] sends frames into the link leaving port p (initiator);
+// rx[p] takes frames from the link arriving at port p (target), and returns
+// its credit with END_REQ once the frame has left.
+// Statistics: frames_forwarded().
 #pragma once
 
-#include "tlm/frame_router.h"
+#include "models/switch/forwarding.h"
 #include "tlm/parameters.h"
 
 namespace fabricsim {
 
-class Switch : public FrameRouter {
+class Switch : public sc_core::sc_module {
  public:
   struct Params {
     unsigned ports = 8;
@@ -25,18 +31,22 @@ class Switch : public FrameRouter {
     }
   };
 
-  Switch(const sc_core::sc_module_name& name, const Params& params)
-      : FrameRouter(name, params.ports, params.hop_latency), params_(params) {}
+  sc_core::sc_vector<FrameInitiatorSocket<Switch>> tx;  // port p, outgoing
+  sc_core::sc_vector<FrameTargetSocket<Switch>> rx;     // port p, incoming
+
+  Switch(const sc_core::sc_module_name& name, const Params& params);
 
   const Params& params() const { return params_; }
+  Forwarder& forwarder() { return forwarder_; }
+  const Forwarder& forwarder() const { return forwarder_; }
+  std::uint64_t frames_forwarded() const { return forwarder_.frames_forwarded(); }
 
  private:
-  bool is_local(const Frame&) const override { return false; }
-  Tick receive_local(Frame*) override { return kNever; }
-  void frame_sent(unsigned, Frame*, Tick) override {}
-  void on_event(std::uint32_t, void*) override {}
+  tlm::tlm_sync_enum rx_fw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   Params params_;
+  Forwarder forwarder_;
 };
 
 }  // namespace fabricsim

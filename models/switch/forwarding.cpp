@@ -1,0 +1,88 @@
+#include "models/switch/forwarding.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace fabricsim {
+
+namespace {
+constexpr std::uint32_t kForward = 0;
+}
+
+Forwarder::Forwarder(const sc_core::sc_module& owner, Tick hop_latency) : owner_(owner), hop_latency_(hop_latency) {
+  Calendar::instance();  // made during elaboration, before anything schedules
+}
+
+void Forwarder::add_port(OutputSocket& output, InputSocket& input) {
+  ports_.push_back(Port{ForwardPath<FrameProtocol>(output), BackwardPath<FrameProtocol>(input)});
+  sockets_.push_back(Sockets{&output, &input});
+}
+
+void Forwarder::set_port_ring(unsigned port, int ring) { ports_.at(port).ring = ring; }
+
+void Forwarder::pass_on(unsigned port, Frame* f, Tick head_arrival) {
+  f->hop_in = port;
+  // Forward in time order of head arrival plus hop latency (see
+  // set_lookahead): at once when that order is already settled.
+  const Tick leave = head_arrival + hop_latency_;
+  const Tick when = leave - std::min(leave, lookahead_);
+  if (when <= now_ticks()) {
+    forward(f);
+  } else {
+    Calendar::instance().schedule(when, this, kForward, f);
+  }
+}
+
+void Forwarder::forward(Frame* f) {
+  const unsigned out = routes_.port(f->dst, f->flow);
+  f->head += hop_latency_;
+  f->tail += hop_latency_;
+  const int ring_out = ports_[out].ring;
+  f->entering_ring = ring_out >= 0 && ports_[f->hop_in].ring != ring_out;
+  ++frames_forwarded_;
+  // The next hop rewrites hop_in when the frame reaches it, possibly before
+  // the call returns: keep ours.
+  const std::uint32_t hop_in = f->hop_in;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = delay_until(std::max(f->head, now_ticks()));
+  if (ports_[out].output(f->payload(), phase, delay) == tlm::TLM_UPDATED) {
+    if (phase != tlm::END_REQ) {
+      throw std::logic_error(std::string(owner_.name()) + ": link answered with a phase other than END_REQ");
+    }
+    release(f, hop_in, absolute(delay));
+  }
+}
+
+bool Forwarder::send_from_here(unsigned port, Frame* f, Tick* left) {
+  f->hop_in = kFromHere;
+  f->entering_ring = ports_[port].ring >= 0;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = delay_until(std::max(f->head, now_ticks()));
+  if (ports_[port].output(f->payload(), phase, delay) != tlm::TLM_UPDATED) return false;
+  if (phase != tlm::END_REQ) {
+    throw std::logic_error(std::string(owner_.name()) + ": link answered with a phase other than END_REQ");
+  }
+  *left = absolute(delay);
+  return true;
+}
+
+bool Forwarder::output_free(unsigned, Frame* f, Tick when) {
+  // A link reports END_REQ through its backward path before passing the
+  // frame on, so hop_in is still ours here.
+  if (f->hop_in == kFromHere) return false;
+  release(f, f->hop_in, when);
+  return true;
+}
+
+void Forwarder::release(Frame* f, std::uint32_t port, Tick when) {
+  tlm::tlm_phase phase = tlm::END_REQ;
+  sc_core::sc_time delay = delay_until(when);
+  ports_[port].input(f->payload(), phase, delay);
+}
+
+void Forwarder::on_calendar(std::uint32_t kind, void* arg) {
+  if (kind != kForward) throw std::logic_error(std::string(owner_.name()) + ": unknown forwarding event");
+  forward(static_cast<Frame*>(arg));
+}
+
+}  // namespace fabricsim
