@@ -43,6 +43,37 @@ mutations=(
   "Gb/s read as GB/s|tlm/parameters.cpp|{\"Gb/s\", 1e9 / 8}|{\"Gb/s\", 1e9}|Units.Values"
   "chunks not pipelined|models/collectives/collective_engine.cpp|    while (config_.active_chunks == 0 |    while ((active_chunks_ < 1 && config_.active_chunks == 0) |RingAllReduce"
   "in-switch multicast skips the sender|models/collectives/algorithms/in_switch.cpp|for (int j = 0; j < n_; ++j) add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);|for (int j = 0; j < n_; ++j) if (j != me_) add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);|CollectivePrograms.Every"
+  # The component harnesses (tests/models/): each model alone, bound to test
+  # sockets. A fault some other test already catches is listed again with the
+  # harness's test alone, so that the harness is shown to catch it too.
+  "link serialization free|models/link/link.cpp|    const Tick duration = params_.bandwidth.time_for(static_cast<double>(f->wire_bytes));\n    const Tick ready|    const Tick duration = 0;\n    const Tick ready|LinkTiming.OneFrame"
+  "link latency ignored|models/link/link.cpp|    f->head = start + params_.latency;\n    f->tail = end + params_.latency;|    f->head = start;\n    f->tail = end;|LinkTiming.OneFrame"
+  "link credits ignored|models/link/link.cpp|  if (in_flight_bytes_ + need <= params_.buffer_bytes) return from;|  return from;|LinkTiming.WithCreditsHeld"
+  "credits return without the link latency|models/link/link.cpp|schedule_return(left_receiver + params_.latency, bytes);|schedule_return(left_receiver, bytes);|LinkTiming.WithCreditsHeld"
+  "ring bubble ignored|models/link/link.cpp|    const std::uint64_t need = f->wire_bytes + (f->entering_ring ? params_.bubble_bytes : 0);|    const std::uint64_t need = f->wire_bytes;|LinkTiming.AFrameEnteringARing"
+  "a frame waiting for credit holds up other inputs|models/link/link.cpp|      if (params_.bubble_bytes == 0) break;|      break;|LinkTiming.AFrameEnteringARing"
+  "a slower input's tail overtaken|models/link/link.cpp|    const Tick end = std::max(start + duration, f->tail);|    const Tick end = start + duration;|LinkTiming.AFrameFedMoreSlowly"
+  "read requests take no time from data|models/link/link.cpp|  busy_until_ = std::max(busy_until_, start) + duration;|  busy_until_ = std::max(busy_until_, start);|LinkTiming.AReadRequest"
+  "message overhead ignored (NIC alone)|models/nic/nic.cpp|m->posted_at + (m->hardware ? 0 : params_.message_overhead)|m->posted_at|NicTiming.AMessageIsCut"
+  "packet headers not on the wire|models/nic/nic.cpp|  return bytes + packets * params_.header_bytes;|  return bytes + packets * 0;|NicTiming.AMessageIsCut"
+  "frames not whole packets|models/nic/nic.cpp|  params_.segment_bytes -= params_.segment_bytes % params_.mtu_bytes;|  (void)0;|NicTiming.AMessageIsCut"
+  "injection bandwidth ignored (NIC alone)|models/nic/nic.cpp|        f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));|        f->tail = f->head;|NicTiming.InjectionBandwidthBelow"
+  "injection not shared by the ports|models/nic/nic.cpp|        if (!params_.injection.is_unlimited()) injection_free_ = f->tail;|        (void)0;|NicTiming.InjectionBandwidthIsShared"
+  "a NIC port sends messages whole (NIC alone)|models/nic/nic.cpp|    queue.push_back(m);  // round robin between messages|    queue.insert(0, m);|NicTiming.TwoMessages"
+  "striping ignored|models/nic/nic.cpp|  if (params_.stripe && num_ports() > 1) {|  if (false) {|NicTiming.AStripedMessageSpreads"
+  "forward latency ignored (NIC alone)|models/nic/nic.cpp|      forwarder_(*this, params.forward_latency) {|      forwarder_(*this, 0) {|NicTiming.AFramePassingThrough"
+  "switch hop latency ignored|models/switch/switch.cpp|      forwarder_(*this, params.hop_latency) {|      forwarder_(*this, 0) {|SwitchTiming.AFrameLeaves"
+  "switch hop latency ignored (incast)|models/switch/switch.cpp|      forwarder_(*this, params.hop_latency) {|      forwarder_(*this, 0) {|SwitchTiming.UnderIncast"
+  "store-and-forward switch|models/switch/forwarding.cpp|  const Tick leave = head_arrival + hop_latency_;|  const Tick leave = f->tail + hop_latency_;|SwitchTiming.AFrameLeaves"
+  "forwarding in call order (switch alone)|models/switch/forwarding.cpp|  if (when <= now_ticks()) {\n    forward(f);|  if (true) {\n    forward(f);|SwitchTiming.AnOutputServes"
+  "credit returned when the head leaves|models/switch/forwarding.cpp|    release(f, hop_in, absolute(delay));|    release(f, hop_in, f->head);|SwitchTiming.AnInputsCredit"
+  "ALU passes overlap|models/switch/reduction_unit.cpp|    const Tick start = std::max(alu_free_, now_ticks());|    const Tick start = now_ticks();|ReductionUnitTiming.OneStream"
+  "an ALU pass ignores its streams|models/switch/reduction_unit.cpp|static_cast<double>(f->bytes) * params_.streams)|static_cast<double>(f->bytes))|ReductionUnitTiming.APassTakes"
+  "every contribution its own ALU pass|models/switch/reduction_unit.h|    const unsigned k = params_.streams;|    return true;\n    const unsigned k = params_.streams;|ReductionUnitTiming.APassTakes"
+  "reduction result latency ignored|models/switch/reduction_unit.cpp|  const Tick out = now_ticks() + params_.latency;\n  for (const Dest& d : dests) {|  const Tick out = now_ticks();\n  for (const Dest& d : dests) {|ReductionUnitTiming.OneStream"
+  "reduction slots unlimited|models/switch/reduction_unit.cpp|      return false;\n    }\n    check_supported(m);|    }\n    check_supported(m);|ReductionUnitSlots"
+  "a slot freed before its copies have left|models/switch/reduction_unit.cpp|    if (slot->last_left > now_ticks()) {|    if (false) {|ReductionUnitSlots"
+  "multicast copies store-and-forward|models/switch/reduction_unit.cpp|f->wire_bytes, now + params_.latency,|f->wire_bytes, std::max(now, f->tail) + params_.latency,|ReductionUnitTiming.AMulticast"
 )
 
 restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }
