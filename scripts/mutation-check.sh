@@ -64,7 +64,7 @@ mutations=(
   "forward latency ignored (NIC alone)|models/nic/nic.cpp|      forwarder_(*this, params.forward_latency) {|      forwarder_(*this, 0) {|NicTiming.AFramePassingThrough"
   "switch hop latency ignored|models/switch/switch.cpp|      forwarder_(*this, params.hop_latency) {|      forwarder_(*this, 0) {|SwitchTiming.AFrameLeaves"
   "switch hop latency ignored (incast)|models/switch/switch.cpp|      forwarder_(*this, params.hop_latency) {|      forwarder_(*this, 0) {|SwitchTiming.UnderIncast"
-  "store-and-forward switch|models/switch/forwarding.cpp|  const Tick leave = head_arrival + hop_latency_;|  const Tick leave = f->tail + hop_latency_;|SwitchTiming.AFrameLeaves"
+  "store-and-forward switch|models/switch/forwarding.cpp|  const Tick leave = head_arrival + hop_latency_;|  const Tick leave = std::max(head_arrival, f->tail) + hop_latency_;|SwitchTiming.AFrameLeaves"
   "forwarding in call order (switch alone)|models/switch/forwarding.cpp|  if (when <= now_ticks()) {\n    forward(f);|  if (true) {\n    forward(f);|SwitchTiming.AnOutputServes"
   "credit returned when the head leaves|models/switch/forwarding.cpp|    release(f, hop_in, absolute(delay));|    release(f, hop_in, f->head);|SwitchTiming.AnInputsCredit"
   "ALU passes overlap|models/switch/reduction_unit.cpp|    const Tick start = std::max(alu_free_, now_ticks());|    const Tick start = now_ticks();|ReductionUnitTiming.OneStream"
