@@ -43,31 +43,18 @@ void Message::reset() {
   src = dst = kNoAddress;
   bytes = 0;
   kind = MessageKind::kUnicast;
-  flow = 0;
-  tag_collective = 0;
-  tag_chunk = tag_step = tag_src_rank = tag_user = 0;
-  final_rank = -1;
-  relayed = false;
-  sender_port = 0;
-  origin_node = -1;
-  owner = nullptr;
-  group = 0;
-  reduce_target = -1;
-  data_offset = 0;
-  slot_base = 0;
   hardware = false;
-  dtype = DataType::kFp32;
-  mem_address = mem_bytes = 0;
-  mem_error = false;
-  op = ReduceOp::kSum;
+  flow = 0;
+  nic = NicProgress{};
+  tag = Tags{};
+  sender = Sender{};
+  reduction = Reduction{};
+  memory = MemoryAccess{};
   if (data.capacity() > (1u << 20)) {
     std::vector<std::uint8_t>().swap(data);
   } else {
     data.clear();
   }
-  frames_total = frames_sent = frames_received = 0;
-  striped = false;
-  posted_at = delivered_at = 0;
 }
 
 void Message::unref() {

@@ -132,39 +132,51 @@ class Message : public tlm::tlm_generic_payload {
   bool hardware = false;
   std::uint32_t flow = 0;  // spreads flows over equal-cost paths; same flow, same path
 
-  // --- fabric bookkeeping, owned by the NICs (next to the above: the hot path)
-  std::uint32_t frames_total = 0;
-  std::uint32_t frames_sent = 0;
-  std::uint32_t frames_received = 0;
-  bool striped = false;  // spread over several NIC ports
-  Tick posted_at = 0;
-  Tick delivered_at = 0;
+  // --- the NICs' bookkeeping (next to the above: the hot path) -----------
+  struct NicProgress {
+    std::uint32_t frames_total = 0;
+    std::uint32_t frames_sent = 0;
+    std::uint32_t frames_received = 0;
+    bool striped = false;  // spread over several NIC ports
+    Tick posted_at = 0;
+    Tick delivered_at = 0;
+  } nic;
   std::uint64_t id = 0;
 
-  // --- opaque to the fabric: the sender's own tags -----------------------
-  std::uint64_t tag_collective = 0;  // which collective (or p2p channel)
-  std::uint32_t tag_chunk = 0;
-  std::uint32_t tag_step = 0;
-  std::uint32_t tag_src_rank = 0;
-  std::uint32_t tag_user = 0;
-  std::int32_t final_rank = -1;    // relayed by NPUs: the NPU it is really for
-  bool relayed = false;            // this leg was sent by a relaying NPU, not the origin
-  std::uint32_t sender_port = 0;   // the sender's: which of its NICs the message leaves by
-  std::int64_t origin_node = -1;   // point-to-point: the sender's trace node, named if its receive disagrees
-  MessageOwner* owner = nullptr;   // told when the message has left; null: nobody waits
+  // --- opaque to the fabric: the sender's own tags, read by the receiver --
+  struct Tags {
+    std::uint64_t collective = 0;  // which collective (or p2p channel)
+    std::uint32_t chunk = 0;
+    std::uint32_t step = 0;
+    std::uint32_t src_rank = 0;
+    std::uint32_t user = 0;        // which class of message (CollectiveEngine: MessageClass)
+  } tag;
+
+  // --- the sending NPU's: how it sent the message, who waits for it -------
+  struct Sender {
+    std::uint32_t port = 0;          // which of its NICs the message leaves by
+    std::int32_t final_rank = -1;    // relayed by NPUs: the NPU it is really for
+    bool relayed = false;            // this leg was sent by a relaying NPU, not the origin
+    std::int64_t origin_node = -1;   // point-to-point: the sender's trace node, named if its receive disagrees
+    MessageOwner* owner = nullptr;   // told when the message has left; null: nobody waits
+  } sender;
 
   // --- in-network reduction (kinds other than kUnicast) --------------------
-  std::uint64_t group = 0;         // the group's key at the reduction units
-  std::int32_t reduce_target = -1; // group index of the member that gets the result; -1: all
-  std::uint64_t data_offset = 0;   // pull requests: where the requested bytes lie in the buffer
-  std::uint32_t slot_base = 0;     // slot of this message's first frame (a pull's answer is one frame)
-  DataType dtype = DataType::kFp32;
-  ReduceOp op = ReduceOp::kSum;
+  struct Reduction {
+    std::uint64_t group = 0;         // the group's key at the reduction units
+    std::int32_t target = -1;        // group index of the member that gets the result; -1: all
+    std::uint64_t data_offset = 0;   // pull requests: where the requested bytes lie in the buffer
+    std::uint32_t slot_base = 0;     // slot of this message's first frame (a pull's answer is one frame)
+    DataType dtype = DataType::kFp32;
+    ReduceOp op = ReduceOp::kSum;
+  } reduction;
 
   // --- memory traffic (MEM_LOAD / MEM_STORE to a memory on the fabric) ----
-  std::uint64_t mem_address = 0;
-  std::uint64_t mem_bytes = 0;
-  bool mem_error = false;  // the memory refused the access
+  struct MemoryAccess {
+    std::uint64_t address = 0;
+    std::uint64_t bytes = 0;
+    bool error = false;  // the memory refused the access
+  } memory;
 
   // --- data mode: the bytes themselves (empty otherwise) ------------------
   std::vector<std::uint8_t> data;

@@ -19,7 +19,7 @@ enum class MessageKind : std::uint8_t {
   kResult,         // a reduction's result, on its way down a tree of units
 };
 
-/// How results of switch reductions name their sender (Message::tag_src_rank);
+/// How results of switch reductions name their sender (Message::tag.src_rank);
 /// read requests from a unit carry the unit's own (negative) peer id.
 constexpr std::uint32_t kFromReductionUnit = 0xffffffu;
 

@@ -98,7 +98,7 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
       if (m->kind == MessageKind::kPullRequest) {
         serve_read(r, m);  // the data is ready now that the collective has started here
       } else {
-        r.early_.emplace(match_key(m->tag_chunk, m->tag_step, m->tag_src_rank), m);
+        r.early_.emplace(match_key(m->tag.chunk, m->tag.step, m->tag.src_rank), m);
       }
     }
   }
@@ -194,18 +194,18 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
     }
     for (const Transfer& t : chunk.current.sends) {
       Message* m = host_.new_message(t.peer, t.bytes());
-      m->tag_user = kCollectiveMessage;
-      m->tag_collective = run.key;
-      m->tag_chunk = c;
-      m->tag_step = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
-      m->owner = &run;  // told when it has left: the run outlives its sends
-      m->dtype = run.spec.dtype;
-      m->op = run.spec.op;
+      m->tag.user = kCollectiveMessage;
+      m->tag.collective = run.key;
+      m->tag.chunk = c;
+      m->tag.step = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
+      m->sender.owner = &run;  // told when it has left: the run outlives its sends
+      m->reduction.dtype = run.spec.dtype;
+      m->reduction.op = run.spec.op;
       m->kind = t.kind;
-      m->reduce_target = t.target;
-      m->group = t.group;
+      m->reduction.target = t.target;
+      m->reduction.group = t.group;
       if (t.kind == MessageKind::kPullRequest) {
-        m->data_offset = t.offset;  // a request carries no data, only where the unit should read
+        m->reduction.data_offset = t.offset;  // a request carries no data, only where the unit should read
       } else if (run.spec.data && t.bytes() > 0) {
         m->data.resize(t.bytes());
         for (std::uint32_t p = 0; p < t.count; ++p) {
@@ -273,9 +273,9 @@ void CollectiveEngine::consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, 
 }
 
 void CollectiveEngine::on_message(Message* m) {
-  CollectiveRun* run = find(m->tag_collective);
+  CollectiveRun* run = find(m->tag.collective);
   if (!run) {
-    unexpected_[m->tag_collective].push_back(m);
+    unexpected_[m->tag.collective].push_back(m);
     return;
   }
   if (m->kind == MessageKind::kPullRequest) {
@@ -288,21 +288,21 @@ void CollectiveEngine::on_message(Message* m) {
 void CollectiveEngine::serve_read(CollectiveRun& run, Message* request) {
   // A switch reduction unit reads a range of this NPU's buffer (NVLS
   // multimem.ld_reduce): the memory system answers, no software involved.
-  Message* m = host_.new_message(static_cast<int>(request->tag_src_rank), request->bytes);
-  m->tag_user = kCollectiveMessage;
-  m->tag_collective = request->tag_collective;
-  m->tag_chunk = request->tag_chunk;
-  m->tag_step = request->tag_step;
+  Message* m = host_.new_message(static_cast<int>(request->tag.src_rank), request->bytes);
+  m->tag.user = kCollectiveMessage;
+  m->tag.collective = request->tag.collective;
+  m->tag.chunk = request->tag.chunk;
+  m->tag.step = request->tag.step;
   m->kind = MessageKind::kReduce;
-  m->reduce_target = request->reduce_target;
-  m->group = request->group;
-  m->slot_base = request->slot_base;
+  m->reduction.target = request->reduction.target;
+  m->reduction.group = request->reduction.group;
+  m->reduction.slot_base = request->reduction.slot_base;
   m->hardware = true;
-  m->dtype = run.spec.dtype;
-  m->op = run.spec.op;
-  m->owner = &run;
+  m->reduction.dtype = run.spec.dtype;
+  m->reduction.op = run.spec.op;
+  m->sender.owner = &run;
   if (run.spec.data) {
-    const auto first = run.data.begin() + static_cast<std::ptrdiff_t>(request->data_offset);
+    const auto first = run.data.begin() + static_cast<std::ptrdiff_t>(request->reduction.data_offset);
     m->data.assign(first, first + static_cast<std::ptrdiff_t>(request->bytes));
   }
   ++run.sends_outstanding_;
@@ -311,14 +311,14 @@ void CollectiveEngine::serve_read(CollectiveRun& run, Message* request) {
 }
 
 void CollectiveEngine::receive(CollectiveRun& run, Message* m) {
-  const std::uint32_t c = m->tag_chunk;
+  const std::uint32_t c = m->tag.chunk;
   if (c >= run.chunks_.size()) throw std::logic_error("collective message for a chunk that does not exist");
   CollectiveRun::Chunk& chunk = run.chunks_[c];
   if (chunk.started && !chunk.finished) {
     const auto& recvs = chunk.current.recvs;
     for (std::size_t i = 0; i < recvs.size(); ++i) {
       const std::uint32_t tag = recvs[i].tag == Transfer::kSameRound ? chunk.round : recvs[i].tag;
-      if (!recvs[i].arrived && tag == m->tag_step && static_cast<std::uint32_t>(recvs[i].peer) == m->tag_src_rank) {
+      if (!recvs[i].arrived && tag == m->tag.step && static_cast<std::uint32_t>(recvs[i].peer) == m->tag.src_rank) {
         consume(run, chunk, i, m);
         if (chunk.pending == 0) {
           if (chunk.reduced_at > now_ticks()) {  // wait for the local reduction
@@ -332,7 +332,7 @@ void CollectiveEngine::receive(CollectiveRun& run, Message* m) {
       }
     }
   }
-  if (!run.early_.emplace(match_key(c, m->tag_step, m->tag_src_rank), m).second) {
+  if (!run.early_.emplace(match_key(c, m->tag.step, m->tag.src_rank), m).second) {
     throw std::logic_error("two collective messages with the same chunk, tag and sender");
   }
 }
@@ -394,7 +394,7 @@ std::vector<std::string> CollectiveEngine::describe_unfinished() const {
   for (const auto& [key, msgs] : unexpected_) {
     if (msgs.empty()) continue;
     std::ostringstream os;
-    const std::uint32_t from = msgs.front()->tag_src_rank;
+    const std::uint32_t from = msgs.front()->tag.src_rank;
     os << msgs.size() << " message(s) from "
        << (from >= kFromReductionUnit ? std::string("a switch reduction unit") : "NPU " + std::to_string(from))
        << " for a collective this NPU never started (group " << (key >> 40) << ", sequence "

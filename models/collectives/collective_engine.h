@@ -191,7 +191,7 @@ class CollectiveEngine : public Calendar::Client {
   bool rescan_ = false;
 };
 
-/// Message classes an NPU tells apart on arrival (Message::tag_user).
+/// Message classes an NPU tells apart on arrival (Message::tag.user).
 enum MessageClass : std::uint32_t { kCollectiveMessage = 1, kPointToPointMessage = 2, kMemoryMessage = 3 };
 
 }  // namespace fabricsim

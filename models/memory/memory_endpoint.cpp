@@ -17,13 +17,13 @@ tlm::tlm_sync_enum MemoryEndpoint::from_nic_fw(int, tlm::tlm_generic_payload& gp
     throw std::logic_error(std::string(name()) + ": messages are delivered with BEGIN_REQ at their time");
   }
   Message* m = Message::cast(gp);
-  if (m->tag_step != kLoadRequest && m->tag_step != kStoreData) {
+  if (m->tag.step != kLoadRequest && m->tag.step != kStoreData) {
     throw std::logic_error(std::string(name()) + ": a message that is not a memory request");
   }
   ++requests_;
   // Keep the request until the memory is done: it names who asked and what.
-  const bool store = m->tag_step == kStoreData;
-  memory.request(store, m->mem_address, m->mem_bytes, m);
+  const bool store = m->tag.step == kStoreData;
+  memory.request(store, m->memory.address, m->memory.bytes, m);
   return tlm::TLM_COMPLETED;
 }
 
@@ -34,15 +34,15 @@ void MemoryEndpoint::memory_done(void* ctx, tlm::tlm_response_status status) {
   reply->src = address_;
   reply->dst = req->src;
   reply->flow = req->flow;
-  reply->tag_user = req->tag_user;
-  reply->tag_collective = req->tag_collective;
-  reply->tag_src_rank = req->tag_src_rank;
-  reply->mem_address = req->mem_address;
-  reply->mem_bytes = req->mem_bytes;
-  reply->mem_error = status != tlm::TLM_OK_RESPONSE;
-  const bool load = req->tag_step == kLoadRequest;
-  reply->tag_step = load ? kLoadData : kStoreAck;
-  reply->bytes = load && !reply->mem_error ? req->mem_bytes : kMemoryRequestBytes;
+  reply->tag.user = req->tag.user;
+  reply->tag.collective = req->tag.collective;
+  reply->tag.src_rank = req->tag.src_rank;
+  reply->memory.address = req->memory.address;
+  reply->memory.bytes = req->memory.bytes;
+  reply->memory.error = status != tlm::TLM_OK_RESPONSE;
+  const bool load = req->tag.step == kLoadRequest;
+  reply->tag.step = load ? kLoadData : kStoreAck;
+  reply->bytes = load && !reply->memory.error ? req->memory.bytes : kMemoryRequestBytes;
   req->unref();
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;

@@ -17,7 +17,7 @@
 
 namespace fabricsim {
 
-/// Message::tag_step of memory traffic.
+/// Message::tag.step of memory traffic.
 enum MemoryOp : std::uint32_t { kLoadRequest = 1, kStoreData = 2, kLoadData = 3, kStoreAck = 4 };
 constexpr std::uint64_t kMemoryRequestBytes = 64;
 

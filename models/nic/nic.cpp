@@ -114,10 +114,10 @@ tlm::tlm_sync_enum Nic::out_bw(int, tlm::tlm_generic_payload&, tlm::tlm_phase&, 
 }
 
 void Nic::post(Message* m) {
-  m->posted_at = now_ticks();
-  m->frames_total = static_cast<std::uint32_t>(
+  m->nic.posted_at = now_ticks();
+  m->nic.frames_total = static_cast<std::uint32_t>(
       std::max<std::uint64_t>(1, (m->bytes + params_.segment_bytes - 1) / params_.segment_bytes));
-  m->frames_sent = 0;
+  m->nic.frames_sent = 0;
   if (m->dst == params_.address) throw std::logic_error(std::string(name()) + ": message addressed to itself");
   ++stats_.messages_sent;
   if (m->kind != MessageKind::kPullRequest) stats_.bytes_sent += m->bytes;
@@ -127,7 +127,7 @@ void Nic::post(Message* m) {
       // Each port's queue entry holds a reference: the message stays queued
       // on the ports that did not send its last frames until they look at
       // it again.
-      m->striped = true;
+      m->nic.striped = true;
       for (auto p : ports) {
         m->ref();
         tx_ports_[p].sending[m->hardware ? 1 : 0].push_back(m);
@@ -149,7 +149,7 @@ Frame* Nic::next_frame(unsigned port) {
   tp.turn ^= 1;
   Message* m = queue.front();
   queue.pop_front();
-  while (m->frames_sent == m->frames_total) {  // striped: other ports took its last frames
+  while (m->nic.frames_sent == m->nic.frames_total) {  // striped: other ports took its last frames
     m->unref();  // this queue entry's
     if (queue.empty()) return nullptr;
     m = queue.front();
@@ -160,18 +160,18 @@ Frame* Nic::next_frame(unsigned port) {
   f->src = m->src;
   f->dst = m->dst;
   f->flow = m->flow;
-  f->index = m->frames_sent++;
+  f->index = m->nic.frames_sent++;
   f->offset = static_cast<std::uint64_t>(f->index) * params_.segment_bytes;
   f->bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, f->offset));
   // A pull request names the bytes it asks for; its packets are headers only.
   f->request = m->kind == MessageKind::kPullRequest;
   f->wire_bytes = f->request ? wire_bytes(f->bytes) - f->bytes : wire_bytes(f->bytes);
-  f->last = m->frames_sent == m->frames_total;
-  f->head = std::max(now_ticks(), m->posted_at + (m->hardware ? 0 : params_.message_overhead));
+  f->last = m->nic.frames_sent == m->nic.frames_total;
+  f->head = std::max(now_ticks(), m->nic.posted_at + (m->hardware ? 0 : params_.message_overhead));
   f->hop_in = port;  // until it is sent: which port it is for
   if (!f->last) {
     queue.push_back(m);  // round robin between messages
-  } else if (m->striped) {
+  } else if (m->nic.striped) {
     m->unref();  // this queue entry's (the sender's keeps it until the frame has left)
   }
   return f;
@@ -254,11 +254,11 @@ Tick Nic::receive_local(Frame* f) {
     dma.stream(true, f->bytes, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(f) | 1u), f->tail - now_ticks());
     return kNever;
   }
-  ++m->frames_received;
+  ++m->nic.frames_received;
   const Tick tail = f->tail;
-  m->delivered_at = std::max(m->delivered_at, tail);
+  m->nic.delivered_at = std::max(m->nic.delivered_at, tail);
   // By count: striped frames and in-switch results may arrive out of order.
-  if (m->frames_received == m->frames_total) Calendar::instance().schedule(m->delivered_at, this, kDeliver, m);
+  if (m->nic.frames_received == m->nic.frames_total) Calendar::instance().schedule(m->nic.delivered_at, this, kDeliver, m);
   f->retire();
   return tail;  // the NIC drains at line rate: the buffer is free when the tail is in
 }
@@ -283,8 +283,8 @@ void Nic::written(Frame* f) {
   forwarder_.release_input(f, now_ticks());
   f->retire();
   // Writes can finish out of order: the message is in when all are.
-  if (++m->frames_received == m->frames_total) {
-    m->delivered_at = now_ticks();
+  if (++m->nic.frames_received == m->nic.frames_total) {
+    m->nic.delivered_at = now_ticks();
     deliver(m);
   }
 }

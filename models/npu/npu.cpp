@@ -213,17 +213,17 @@ void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what,
   }
   m->dst = mem->address;
   m->flow = static_cast<std::uint32_t>(rank_) * 0x9e37u + 0x51u;
-  m->tag_user = kMemoryMessage;
-  m->tag_collective = seq;
-  m->tag_src_rank = static_cast<std::uint32_t>(rank_);
-  m->tag_step = store ? kStoreData : kLoadRequest;
+  m->tag.user = kMemoryMessage;
+  m->tag.collective = seq;
+  m->tag.src_rank = static_cast<std::uint32_t>(rank_);
+  m->tag.step = store ? kStoreData : kLoadRequest;
   m->bytes = store ? bytes : kMemoryRequestBytes;
   // Successive operations stream through the memory's range.
   if (memory_cursor_ + bytes > mem->size) memory_cursor_ = 0;
-  m->mem_address = mem->base + memory_cursor_;
+  m->memory.address = mem->base + memory_cursor_;
   memory_cursor_ += bytes;
-  m->mem_bytes = bytes;
-  m->sender_port = static_cast<std::uint32_t>(mem->nic);
+  m->memory.bytes = bytes;
+  m->sender.port = static_cast<std::uint32_t>(mem->nic);
   post(m);
 }
 
@@ -270,9 +270,9 @@ Message* Npu::new_message(int peer, std::uint64_t bytes) {
     m->src = a->address;
     m->dst = unit.address;
     m->bytes = bytes;
-    m->tag_src_rank = static_cast<std::uint32_t>(rank_);
+    m->tag.src_rank = static_cast<std::uint32_t>(rank_);
     m->flow = static_cast<std::uint32_t>(rank_) * 0x10001u + unit.address * 0x9e37u;
-    m->sender_port = static_cast<std::uint32_t>(a->nic);
+    m->sender.port = static_cast<std::uint32_t>(a->nic);
     return m;
   }
   if (peer != cached_peer_) {
@@ -289,15 +289,15 @@ Message* Npu::new_message(int peer, std::uint64_t bytes) {
   m->src = cached_src_;
   m->dst = route.address;
   m->bytes = bytes;
-  m->tag_src_rank = static_cast<std::uint32_t>(rank_);
+  m->tag.src_rank = static_cast<std::uint32_t>(rank_);
   m->flow = static_cast<std::uint32_t>(rank_) * 0x10001u + static_cast<std::uint32_t>(peer);
-  if (cached_hop_ != peer) m->final_rank = peer;
-  m->sender_port = static_cast<std::uint32_t>(route.nic);
+  if (cached_hop_ != peer) m->sender.final_rank = peer;
+  m->sender.port = static_cast<std::uint32_t>(route.nic);
   return m;
 }
 
 void Npu::post(Message* m) {
-  const unsigned nic = m->sender_port;
+  const unsigned nic = m->sender.port;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   nic_path_[nic](m->payload(), phase, delay);
@@ -316,21 +316,21 @@ void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient*
   if (peer == rank_) {  // to itself: no fabric involved
     Message* m = Message::allocate();
     m->bytes = bytes;
-    m->tag_user = kPointToPointMessage;
-    m->tag_src_rank = static_cast<std::uint32_t>(rank_);
-    m->tag_collective = static_cast<std::uint64_t>(tag);
-    m->origin_node = label.node;
+    m->tag.user = kPointToPointMessage;
+    m->tag.src_rank = static_cast<std::uint32_t>(rank_);
+    m->tag.collective = static_cast<std::uint64_t>(tag);
+    m->sender.origin_node = label.node;
     message_arrived(m);
     end_op(p);
     return;
   }
   Message* m = new_message(peer, bytes);
-  m->tag_user = kPointToPointMessage;
-  m->tag_collective = static_cast<std::uint64_t>(tag);
-  m->origin_node = label.node;
+  m->tag.user = kPointToPointMessage;
+  m->tag.collective = static_cast<std::uint64_t>(tag);
+  m->sender.origin_node = label.node;
   // The send is done when its last byte has left (the NIC's END_REQ, always
   // later than this call): the operation is told.
-  m->owner = p;
+  m->sender.owner = p;
   post(m);
 }
 
@@ -359,7 +359,7 @@ void Npu::receive_matched(Pending* recv, Message* m, std::int64_t tag) {
     std::ostringstream os;
     const std::string where = recv->client ? recv->client->where(recv->ctx) : "";
     if (!where.empty()) os << where << ": ";
-    os << "a send and its receive disagree on the size: NPU " << m->tag_src_rank << " (node " << m->origin_node
+    os << "a send and its receive disagree on the size: NPU " << m->tag.src_rank << " (node " << m->sender.origin_node
        << ") sends " << m->bytes << " bytes to NPU " << rank_ << " with tag " << tag << ", NPU " << rank_
        << " (node " << recv->label.node;
     if (recv->label.name) os << " \"" << *recv->label.name << "\"";
@@ -381,7 +381,7 @@ std::string Npu::describe_tag_mismatch() const {
       std::ostringstream os;
       const std::string where = recv.client ? recv.client->where(recv.ctx) : "";
       if (!where.empty()) os << where << ": ";
-      os << "a send and its receive disagree on the tag: NPU " << have.peer << " (node " << m.origin_node
+      os << "a send and its receive disagree on the tag: NPU " << have.peer << " (node " << m.sender.origin_node
          << ") sent " << m.bytes << " bytes to NPU " << rank_ << " with tag " << have.tag << ", NPU " << rank_
          << " (node " << recv.label.node << ") waits to receive " << recv.bytes << " bytes with tag " << want.tag;
       return os.str();
@@ -401,8 +401,8 @@ std::uint64_t Npu::unmatched_messages() const {
 tlm::tlm_sync_enum Npu::nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase from NIC");
   Message* m = Message::cast(gp);
-  if (m->owner) {
-    m->owner->message_left(*m, absolute(delay));
+  if (m->sender.owner) {
+    m->sender.owner->message_left(*m, absolute(delay));
   } else {  // relayed or memory traffic: nobody here waits for its leaving
     m->unref();
   }
@@ -431,34 +431,34 @@ void Npu::Pending::message_left(Message& m, Tick left) {
 }
 
 void Npu::message_arrived(Message* m) {
-  if (m->final_rank >= 0 && m->final_rank != rank_) {
+  if (m->sender.final_rank >= 0 && m->sender.final_rank != rank_) {
     // Passing through: send it on towards its NPU.
-    Message* next = new_message(m->final_rank, m->bytes);
-    next->tag_user = m->tag_user;
-    next->tag_collective = m->tag_collective;
-    next->tag_chunk = m->tag_chunk;
-    next->tag_step = m->tag_step;
-    next->tag_src_rank = m->tag_src_rank;
-    next->dtype = m->dtype;
-    next->op = m->op;
+    Message* next = new_message(m->sender.final_rank, m->bytes);
+    next->tag.user = m->tag.user;
+    next->tag.collective = m->tag.collective;
+    next->tag.chunk = m->tag.chunk;
+    next->tag.step = m->tag.step;
+    next->tag.src_rank = m->tag.src_rank;
+    next->reduction.dtype = m->reduction.dtype;
+    next->reduction.op = m->reduction.op;
     next->data.swap(m->data);
-    next->relayed = true;
+    next->sender.relayed = true;
     ++relayed_;
     m->unref();
     post(next);
     return;
   }
-  switch (m->tag_user) {
+  switch (m->tag.user) {
     case kCollectiveMessage:
       collectives_.on_message(m);
       break;
     case kMemoryMessage: {
-      auto it = memory_ops_.find(m->tag_collective);
+      auto it = memory_ops_.find(m->tag.collective);
       if (it == memory_ops_.end()) throw std::logic_error(std::string(name()) + ": an answer to no memory request");
       Pending* p = it->second;
       memory_ops_.erase(it);
-      const bool error = m->mem_error;
-      const std::uint64_t a = m->mem_address, n = m->mem_bytes;
+      const bool error = m->memory.error;
+      const std::uint64_t a = m->memory.address, n = m->memory.bytes;
       m->unref();
       if (error) {
         const Directory::MemoryRoute* mem = directory_.memory(rank_);
@@ -472,7 +472,7 @@ void Npu::message_arrived(Message* m) {
       break;
     }
     case kPointToPointMessage: {
-      const P2pKey key{static_cast<int>(m->tag_src_rank), static_cast<std::int64_t>(m->tag_collective)};
+      const P2pKey key{static_cast<int>(m->tag.src_rank), static_cast<std::int64_t>(m->tag.collective)};
       auto it = posted_recvs_.find(key);
       if (it == posted_recvs_.end() || it->second.empty()) {
         unexpected_p2p_[key].push_back(m);

@@ -99,7 +99,7 @@ std::size_t ReductionUnit::Hash::operator()(const OpKey& k) const {
 
 ReductionUnit::OpKey ReductionUnit::op_of(const Message& m) {
   const bool multicast = m.kind == MessageKind::kMulticast || m.kind == MessageKind::kMulticastDown;
-  return OpKey{m.group, m.tag_collective, m.tag_chunk, m.tag_step, multicast ? m.tag_src_rank : kNoOrigin};
+  return OpKey{m.reduction.group, m.tag.collective, m.tag.chunk, m.tag.step, multicast ? m.tag.src_rank : kNoOrigin};
 }
 
 ReductionUnit::ReductionUnit(const sc_core::sc_module_name& name, const Params& params, AggregationManager& manager)
@@ -144,13 +144,13 @@ void ReductionUnit::on_calendar(std::uint32_t kind, void* arg) {
 }
 
 const AggregationManager::Plan& ReductionUnit::plan_of(const Message& m) {
-  return manager_.plan(m.group, params_.address);
+  return manager_.plan(m.reduction.group, params_.address);
 }
 
 void ReductionUnit::check_supported(const Message& m) const {
-  if (params_.supported & reduction_bit(m.op, m.dtype)) return;
-  throw ModelError(std::string(name()) + ": this switch's reduction unit does not support " + to_string(m.op) + " on " +
-                   to_string(m.dtype) + " (it supports " + describe_reductions(params_.supported) + ")");
+  if (params_.supported & reduction_bit(m.reduction.op, m.reduction.dtype)) return;
+  throw ModelError(std::string(name()) + ": this switch's reduction unit does not support " + to_string(m.reduction.op) + " on " +
+                   to_string(m.reduction.dtype) + " (it supports " + describe_reductions(params_.supported) + ")");
 }
 
 void ReductionUnit::arrive(Frame* f) {
@@ -184,7 +184,7 @@ void ReductionUnit::arrive(Frame* f) {
 
 bool ReductionUnit::try_slot_frame(Frame* f, bool buffer_freed) {
   Message& m = *f->msg;
-  const SlotKey key{op_of(m), m.slot_base + f->index};
+  const SlotKey key{op_of(m), m.reduction.slot_base + f->index};
   auto it = slots_.find(key);
   if (it == slots_.end()) {
     if (m.hardware) throw std::logic_error(std::string(name()) + ": an answer to a read request this unit never made");
@@ -206,8 +206,8 @@ bool ReductionUnit::try_slot_frame(Frame* f, bool buffer_freed) {
     slot->offset = f->offset;
     slot->bytes = f->bytes;
     slot->message_bytes = m.bytes;
-    slot->frames = m.frames_total;
-    if (slot->pull && !manager_.single_level(m.group)) {
+    slot->frames = m.nic.frames_total;
+    if (slot->pull && !manager_.single_level(m.reduction.group)) {
       throw ModelError(std::string(name()) + ": pull (NVLS-style) reductions need every member on the same switches");
     }
     slot->seen.assign(slot->plan->expected(), false);
@@ -231,8 +231,8 @@ bool ReductionUnit::try_slot_frame(Frame* f, bool buffer_freed) {
     for (Address member : slot.plan->local) {
       const SlotKey rkey{read, member};
       Message* r = result_message(rkey, m, MessageKind::kPullRequest, params_.peer_id, f->bytes, 1);
-      r->data_offset = m.data_offset + f->offset;
-      r->slot_base = key.frame;
+      r->reduction.data_offset = m.reduction.data_offset + f->offset;
+      r->reduction.slot_base = key.frame;
       const Tick out = now_ticks() + params_.latency;
       send_copy(rkey, r, 0, 0, f->bytes, f->wire_bytes, out, std::max(out, f->tail + params_.latency), nullptr);
     }
@@ -292,8 +292,8 @@ void ReductionUnit::compute_externally(Slot* slot) {
   const Message& like = *slot->like;
   const bool data = !slot->parts.empty() && !slot->parts.front().empty();
   ReductionCommand cmd;
-  cmd.op = like.op;
-  cmd.dtype = like.dtype;
+  cmd.op = like.reduction.op;
+  cmd.dtype = like.reduction.dtype;
   cmd.count = slot->parts.size();
   cmd.bytes = slot->bytes;
   for (const auto& p : slot->parts) cmd.parts.push_back(data ? p.data() : nullptr);
@@ -352,7 +352,7 @@ void ReductionUnit::emit(Slot* slot) {
       if (slot->parts[i].size() != result.size()) {
         throw std::logic_error(std::string(name()) + ": contributions of different sizes");
       }
-      reduce_into(result.data(), slot->parts[i].data(), result.size(), like.dtype, like.op);
+      reduce_into(result.data(), slot->parts[i].data(), result.size(), like.reduction.dtype, like.reduction.op);
     }
   }
   struct Dest {
@@ -362,17 +362,17 @@ void ReductionUnit::emit(Slot* slot) {
   std::vector<Dest> dests;
   if (!slot->pull && plan.parent != kNoAddress) {
     dests.push_back({plan.parent, MessageKind::kReduce});  // a partial result, up the tree
-  } else if (like.reduce_target < 0) {
+  } else if (like.reduction.target < 0) {
     for (Address a : plan.local) dests.push_back({a, MessageKind::kResult});
     for (Address a : plan.children) dests.push_back({a, MessageKind::kResult});
   } else {
-    const auto& members = manager_.members(like.group);
-    dests.push_back({members.at(static_cast<std::size_t>(like.reduce_target)), MessageKind::kResult});
+    const auto& members = manager_.members(like.reduction.group);
+    dests.push_back({members.at(static_cast<std::size_t>(like.reduction.target)), MessageKind::kResult});
   }
   const Tick out = now_ticks() + params_.latency;
   for (const Dest& d : dests) {
     const SlotKey rkey{slot->key.op, d.address};
-    const std::uint32_t src_rank = d.kind == MessageKind::kReduce ? like.tag_src_rank : kFromReductionUnit;
+    const std::uint32_t src_rank = d.kind == MessageKind::kReduce ? like.tag.src_rank : kFromReductionUnit;
     Message* r = result_message(rkey, like, d.kind, src_rank, slot->message_bytes, slot->frames);
     if (!result.empty()) {
       r->data.resize(r->bytes);
@@ -407,11 +407,11 @@ bool ReductionUnit::try_fan_out(Frame* f) {
   }
   auto* fan = new Fanout(*this);
   fan->bytes = f->bytes;
-  const std::uint32_t src_rank = m.kind == MessageKind::kResult ? kFromReductionUnit : m.tag_src_rank;
+  const std::uint32_t src_rank = m.kind == MessageKind::kResult ? kFromReductionUnit : m.tag.src_rank;
   const Tick now = now_ticks();
   for (const auto& [address, kind] : dests) {
     const SlotKey rkey{op_of(m), address};
-    Message* r = result_message(rkey, m, kind, src_rank, m.bytes, m.frames_total);
+    Message* r = result_message(rkey, m, kind, src_rank, m.bytes, m.nic.frames_total);
     if (!m.data.empty()) {
       r->data.resize(r->bytes);
       std::copy_n(m.data.begin() + static_cast<std::ptrdiff_t>(f->offset), f->bytes,
@@ -438,17 +438,17 @@ Message* ReductionUnit::result_message(const SlotKey& key, const Message& like, 
   r->bytes = bytes;
   r->kind = kind;
   r->flow = static_cast<std::uint32_t>(Hash()(key));
-  r->tag_user = like.tag_user;
-  r->tag_collective = like.tag_collective;
-  r->tag_chunk = like.tag_chunk;
-  r->tag_step = like.tag_step;
-  r->tag_src_rank = src_rank;
-  r->group = like.group;
-  r->reduce_target = like.reduce_target;
-  r->dtype = like.dtype;
-  r->op = like.op;
-  r->frames_total = frames;
-  r->posted_at = now_ticks();
+  r->tag.user = like.tag.user;
+  r->tag.collective = like.tag.collective;
+  r->tag.chunk = like.tag.chunk;
+  r->tag.step = like.tag.step;
+  r->tag.src_rank = src_rank;
+  r->reduction.group = like.reduction.group;
+  r->reduction.target = like.reduction.target;
+  r->reduction.dtype = like.reduction.dtype;
+  r->reduction.op = like.reduction.op;
+  r->nic.frames_total = frames;
+  r->nic.posted_at = now_ticks();
   results_.emplace(key, r);
   return r;
 }
@@ -464,7 +464,7 @@ void ReductionUnit::send_copy(const SlotKey& key, Message* m, std::uint32_t inde
   c->offset = offset;
   c->bytes = bytes;
   c->wire_bytes = wire_bytes;
-  c->last = index + 1 == m->frames_total;
+  c->last = index + 1 == m->nic.frames_total;
   c->request = m->kind == MessageKind::kPullRequest;
   c->head = head;
   c->tail = std::max(head, tail);
@@ -472,7 +472,7 @@ void ReductionUnit::send_copy(const SlotKey& key, Message* m, std::uint32_t inde
   if (holder) ++holder->copies_out;
   ++stats_.copies;
   if (m->kind != MessageKind::kPullRequest) stats_.result_bytes += bytes;
-  if (++m->frames_sent == m->frames_total) {
+  if (++m->nic.frames_sent == m->nic.frames_total) {
     results_.erase(key);
     m->unref();  // ours; the receiver keeps its own
   }
@@ -529,7 +529,7 @@ void ReductionUnit::end_request(Frame* f, Tick when) {
 void ReductionUnit::release(Frame* f, Tick when, bool buffer_freed) {
   Message* m = f->msg;
   if (!buffer_freed) end_request(f, when);
-  if (++m->frames_received == m->frames_total) m->unref();  // every frame of it is done with here
+  if (++m->nic.frames_received == m->nic.frames_total) m->unref();  // every frame of it is done with here
   f->retire();
 }
 
@@ -550,7 +550,7 @@ void ReductionUnit::admit_waiting() {
     Frame* f = it->frame;
     const MessageKind kind = f->msg->kind;
     const bool fans_out = kind != MessageKind::kReduce && kind != MessageKind::kPullRequest;
-    const bool has_slot = !fans_out && slots_.count(SlotKey{op_of(*f->msg), f->msg->slot_base + f->index}) > 0;
+    const bool has_slot = !fans_out && slots_.count(SlotKey{op_of(*f->msg), f->msg->reduction.slot_base + f->index}) > 0;
     if (fans_out ? copies_blocked : (!has_slot && slots_blocked)) {
       ++it;
       continue;

@@ -88,11 +88,11 @@ struct UnitBench {
     m->src = group.at(i);
     m->dst = kUnit;
     m->bytes = frames * kFrame;
-    m->frames_total = frames;
-    m->group = kGroup;
-    m->tag_collective = 1;
-    m->tag_src_rank = i;
-    m->reduce_target = reduce_target;
+    m->nic.frames_total = frames;
+    m->reduction.group = kGroup;
+    m->tag.collective = 1;
+    m->tag.src_rank = i;
+    m->reduction.target = reduce_target;
     return m;
   }
   /// Offers frame `index` of `m` at `at`, its tail kTailAfter behind.
@@ -102,7 +102,7 @@ struct UnitBench {
     f->src = m->src;
     f->index = index;
     f->offset = index * kFrame;
-    f->last = index + 1 == m->frames_total;
+    f->last = index + 1 == m->nic.frames_total;
     crossbar_in.send(f, at, kTailAfter);
   }
 };
