@@ -4,6 +4,7 @@
 #include "tlm/fabric_protocol.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -23,7 +24,26 @@ Tick g_calendar_now = 0;
 
 namespace {
 Calendar* g_calendar = nullptr;
+
+/// Entries a bucket's loop looks ahead. With a thousand NPUs every event's
+/// client and payload are cold in the cache; an event takes about as long as
+/// a miss, so asking for the objects of the event a few places ahead lets the
+/// misses overlap with the work instead of following one another.
+constexpr std::size_t kPrefetchAhead = 4;
+
+/// Starts loading what the entry's event will touch first: the client's
+/// vtable pointer and, when the argument is a pooled payload (a message or
+/// frame: the common case), the fields that follow the generic payload. An
+/// argument that is not a pointer (a port number) makes a prefetch that is
+/// dropped: prefetches never fault.
+template <typename Entry>
+inline void prefetch(const Entry& e) {
+  __builtin_prefetch(static_cast<const void*>(e.client));
+  // As an integer: the argument may be null or a number.
+  const std::uintptr_t fields = reinterpret_cast<std::uintptr_t>(e.arg) + sizeof(tlm::tlm_generic_payload);
+  __builtin_prefetch(reinterpret_cast<const void*>(fields));
 }
+}  // namespace
 
 Calendar& Calendar::instance() {
   if (!g_calendar) g_calendar = new Calendar("fabric_calendar");  // lives as long as the kernel
@@ -130,6 +150,7 @@ void Calendar::drain() {
     // Entries scheduled for `now` while this bucket runs join its end.
     for (std::size_t i = 0; i < b->entries.size(); ++i) {
       const Entry e = b->entries[i];
+      if (i + kPrefetchAhead < b->entries.size()) prefetch(b->entries[i + kPrefetchAhead]);
       --pending_;
       ++events_run_;
       try {
