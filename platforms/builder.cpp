@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
+#include "platforms/reduction_models.h"
 #include "platforms/routing.h"
-#ifdef FABRICSIM_HAVE_RTL
-#include "rtl/rtl_reduction.h"
-#endif
 #include "tlm/calendar.h"
 
 namespace fabricsim {
@@ -72,6 +71,25 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   }
 }
 
+const std::vector<Platform::NodeKind>& Platform::node_kinds() {
+  // Adding a kind of node: its model in its own folder under models/, a
+  // FabricNode::Kind for the topologies to place it, and one line here.
+  static const std::vector<NodeKind> kinds = {
+      {FabricNode::Kind::kNic, "nic", &Platform::make_nic},
+      {FabricNode::Kind::kSwitch, "switch", &Platform::make_switch},
+      {FabricNode::Kind::kMemory, "memory", &Platform::make_memory_node},
+      {FabricNode::Kind::kReductionUnit, "reduction_unit", &Platform::make_reduction_unit},
+  };
+  return kinds;
+}
+
+const char* Platform::kind_name(FabricNode::Kind kind) {
+  for (const NodeKind& k : node_kinds()) {
+    if (k.kind == kind) return k.name;
+  }
+  throw std::logic_error("a fabric node kind with no entry in Platform::node_kinds()");
+}
+
 void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   BuiltFabric& bf = fabrics_[fi];
   bf.name = f.name;
@@ -90,13 +108,9 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
     if (nports == 0) {
       throw InputError(spec_.file + ": fabric \"" + f.name + "\": " + n.name + " is not connected to anything");
     }
-    switch (n.kind) {
-      case FabricNode::Kind::kNic: router[u] = make_nic(fi, n, nports, nic); break;
-      case FabricNode::Kind::kMemory: router[u] = make_memory_node(fi, f, n, nports, nic); break;
-      case FabricNode::Kind::kReductionUnit:
-        make_reduction_unit(fi, n, f.nodes[static_cast<std::size_t>(ports[u].front().peer)].name, nic);
-        break;
-      case FabricNode::Kind::kSwitch: router[u] = make_switch(fi, n, nports); break;
+    const std::string& attached_to = f.nodes[static_cast<std::size_t>(ports[u].front().peer)].name;
+    for (const NodeKind& k : node_kinds()) {
+      if (k.kind == n.kind) router[u] = (this->*k.make)(NodeContext{fi, f, n, nports, nic, attached_to});
     }
   }
   make_links(fi, f, router, frame_wire);
@@ -145,11 +159,13 @@ Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire)
   return nic;
 }
 
-Forwarder* Platform::make_nic(std::size_t fi, const FabricNode& n, unsigned ports, const Nic::Params& nic) {
+Forwarder* Platform::make_nic(const NodeContext& c) {
+  const std::size_t fi = c.fabric;
+  const FabricNode& n = c.node;
   BuiltFabric& bf = fabrics_[fi];
-  Nic::Params p = nic;
+  Nic::Params p = c.nic;
   p.address = n.address;
-  p.ports = ports;
+  p.ports = c.ports;
   auto m = std::make_unique<Nic>((bf.name + "_" + n.name + "_nic").c_str(), p);
   Nic* raw = m.get();
   bf.nic_of_rank[static_cast<std::size_t>(n.npu)] = raw;
@@ -169,15 +185,17 @@ Forwarder* Platform::make_nic(std::size_t fi, const FabricNode& n, unsigned port
   return &raw->forwarder();
 }
 
-Forwarder* Platform::make_memory_node(std::size_t fi, const FabricSpec& f, const FabricNode& n, unsigned ports,
-                                        const Nic::Params& nic) {
+Forwarder* Platform::make_memory_node(const NodeContext& c) {
   // A memory node: its own NIC, the controller, and the memory.
+  const std::size_t fi = c.fabric;
+  const FabricSpec& f = c.spec;
+  const FabricNode& n = c.node;
   BuiltFabric& bf = fabrics_[fi];
   const std::string prefix = bf.name + "_";
   const MemorySpec& ms = f.memories.at(static_cast<std::size_t>(n.memory));
-  Nic::Params p = nic;
+  Nic::Params p = c.nic;
   p.address = n.address;
-  p.ports = ports;
+  p.ports = c.ports;
   auto m = std::make_unique<Nic>((prefix + n.name + "_nic").c_str(), p);
   Nic* raw = m.get();
   BuiltMemory bm;
@@ -206,53 +224,41 @@ Forwarder* Platform::make_memory_node(std::size_t fi, const FabricSpec& f, const
   return &raw->forwarder();
 }
 
-void Platform::make_reduction_unit(std::size_t fi, const FabricNode& n, const std::string& switch_name,
-                                   const Nic::Params& nic) {
+Forwarder* Platform::make_reduction_unit(const NodeContext& c) {
+  // Bound straight to its switch's crossbar (make_links): no forwarder.
+  const std::size_t fi = c.fabric;
+  const FabricNode& n = c.node;
+  const std::string& switch_name = c.attached_to;
   BuiltFabric& bf = fabrics_[fi];
   const std::string prefix = bf.name + "_";
   ReductionUnit::Params p = n.reduction->unit;
   p.address = n.address;
   p.peer_id = static_cast<std::uint32_t>(directory_.add_unit(static_cast<std::uint16_t>(fi), n.address));
-  p.mtu_bytes = nic.mtu_bytes;
-  p.header_bytes = nic.header_bytes;
+  p.mtu_bytes = c.nic.mtu_bytes;
+  p.header_bytes = c.nic.header_bytes;
   if (!bf.aggregation) bf.aggregation = std::make_unique<AggregationManager>();
   bf.units.push_back(std::make_unique<ReductionUnit>((prefix + n.name).c_str(), p, *bf.aggregation));
-  if (n.reduction->rtl) {
-#ifdef FABRICSIM_HAVE_RTL
-    // The Verilated unit combines the slots, behind the unit's ALU port.
-    RtlReductionAlu::Params rp;
-    rp.clock_MHz = n.reduction->clock_hz / 1e6;
-    rp.plusargs = spec_.rtl.plusargs;
-    if (!spec_.rtl.vcd.empty()) {
-      // One waveform per RTL unit: the first takes the name given.
-      rp.vcd = spec_.rtl.vcd;
-      if (rtl_units_ > 0) {
-        const auto dot = rp.vcd.rfind('.');
-        const std::string stem = dot == std::string::npos ? rp.vcd : rp.vcd.substr(0, dot);
-        rp.vcd = stem + "." + prefix + n.name + (dot == std::string::npos ? "" : rp.vcd.substr(dot));
-      }
-      rp.vcd_from = spec_.rtl.vcd_from;
-      rp.vcd_to = spec_.rtl.vcd_to;
-    }
-    auto alu = std::make_unique<RtlReductionAlu>((prefix + n.name + "_rtl").c_str(), rp);
-    bf.units.back()->alu.bind(alu->in);
+  const ReductionModel& model = reduction_model(*n.reduction);
+  if (!model.unavailable.empty()) {
+    throw InputError(spec_.file + ": switch \"" + switch_name + "\" asks for the " + model.name +
+                     " reduction unit (model: " + model.name + "), but " + model.unavailable);
+  }
+  if (model.attach) {
+    unsigned& made = units_of_model_[model.name];
+    auto alu = model.attach(*bf.units.back(), ReductionModelContext{prefix + n.name + "_" + model.name, *n.reduction,
+                                                                    spec_.rtl, made++});
     bf.unit_alus.push_back(std::move(alu));
-    ++rtl_units_;
-#else
-    throw InputError(spec_.file + ": switch \"" + switch_name +
-                     "\" asks for the RTL reduction unit (model: rtl), but this build has none: build with "
-                     "Verilator installed (-DFABRICSIM_RTL=ON)");
-#endif
   }
   bf.unit_switch.push_back(switch_name);
+  return nullptr;
 }
 
-Forwarder* Platform::make_switch(std::size_t fi, const FabricNode& n, unsigned ports) {
-  BuiltFabric& bf = fabrics_[fi];
+Forwarder* Platform::make_switch(const NodeContext& c) {
+  BuiltFabric& bf = fabrics_[c.fabric];
   Switch::Params p;
-  p.ports = ports;
-  p.hop_latency = n.hop_latency;
-  bf.switches.push_back(std::make_unique<Switch>((bf.name + "_" + n.name).c_str(), p));
+  p.ports = c.ports;
+  p.hop_latency = c.node.hop_latency;
+  bf.switches.push_back(std::make_unique<Switch>((bf.name + "_" + c.node.name).c_str(), p));
   return &bf.switches.back()->forwarder();
 }
 

@@ -2,6 +2,7 @@
 // and fills the routing tables. The returned Platform owns the modules.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +73,8 @@ class Platform {
   void attach_timeline(TimelineSink* timeline, TimelineLinks links);
   std::vector<const ReductionUnit*> units() const;
   std::vector<const BuiltLink*> links() const;
+  /// "nic", "switch", "memory", "reduction_unit": a node kind's name in reports.
+  static const char* kind_name(FabricNode::Kind kind);
 
  private:
   /// Elaborates fabric `index`: its nodes by kind, its links, lookaheads
@@ -80,12 +83,28 @@ class Platform {
   /// The fabric's NIC parameters with frames shortened to fit its smallest
   /// buffer (noted for the user); `frame_wire` gets a frame's wire bytes.
   Nic::Params fit_frames(const FabricSpec& f, std::uint64_t& frame_wire);
-  Forwarder* make_nic(std::size_t index, const FabricNode& n, unsigned ports, const Nic::Params& nic);
-  Forwarder* make_memory_node(std::size_t index, const FabricSpec& f, const FabricNode& n, unsigned ports,
-                                const Nic::Params& nic);
-  void make_reduction_unit(std::size_t index, const FabricNode& n, const std::string& switch_name,
-                           const Nic::Params& nic);
-  Forwarder* make_switch(std::size_t index, const FabricNode& n, unsigned ports);
+  /// What the maker of a node's component is told.
+  struct NodeContext {
+    std::size_t fabric;      // index of the fabric being built
+    const FabricSpec& spec;  // its description
+    const FabricNode& node;
+    unsigned ports;             // its edges: port p is its p-th edge
+    const Nic::Params& nic;     // every NIC's parameters on this fabric, frames fitted
+    const std::string& attached_to;  // the node its first port leads to
+  };
+  /// The component a node of each kind becomes, and its name in reports; see
+  /// node_kinds() in builder.cpp. Each returns the node's forwarder, or null
+  /// for a node its neighbour binds directly (a switch's reduction unit).
+  struct NodeKind {
+    FabricNode::Kind kind;
+    const char* name;
+    Forwarder* (Platform::*make)(const NodeContext&);
+  };
+  static const std::vector<NodeKind>& node_kinds();
+  Forwarder* make_nic(const NodeContext& c);
+  Forwarder* make_memory_node(const NodeContext& c);
+  Forwarder* make_reduction_unit(const NodeContext& c);
+  Forwarder* make_switch(const NodeContext& c);
   void make_links(std::size_t index, const FabricSpec& f, const std::vector<Forwarder*>& router,
                   std::uint64_t frame_wire);
   void set_lookaheads(const FabricSpec& f, const std::vector<Forwarder*>& router);
@@ -103,7 +122,7 @@ class Platform {
   std::vector<BuiltFabric> fabrics_;
   std::vector<BuiltMemory> memories_;
   std::vector<std::string> notes_;
-  [[maybe_unused]] int rtl_units_ = 0;  // counted only in builds with the RTL
+  std::map<std::string, unsigned> units_of_model_;  // reduction units made so far, by model
 };
 
 }  // namespace fabricsim

@@ -8,6 +8,7 @@
 #include "platforms/astra_network.h"
 #include "platforms/generators.h"
 #include "platforms/parameter_catalogue.h"
+#include "platforms/reduction_models.h"
 #include "platforms/topologies.h"
 #include "platforms/yaml_input.h"
 #include "models/switch/switch.h"
@@ -78,16 +79,12 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
       }
     }
   }
-  if (r.rtl) {
-    // The RTL unit (rtl/reduction_pkg.sv) has no fp16 datapath.
-    const std::uint32_t fp16 = reduction_bit(ReduceOp::kSum, DataType::kFp16) |
-                               reduction_bit(ReduceOp::kMin, DataType::kFp16) |
-                               reduction_bit(ReduceOp::kMax, DataType::kFp16);
-    if (node["ops"] && (p.supported & fp16)) {
-      in.fail(node["ops"], "the RTL reduction unit does not support fp16 (sum, min and max on fp32, bf16 and int32)");
-    }
-    p.supported &= ~fp16;
+  const ReductionModel& model = reduction_model(r);
+  if (model.unsupported && node["ops"] && (p.supported & model.unsupported)) {
+    in.fail(node["ops"], std::string("the ") + model.name + " reduction unit does not support " +
+                             describe_reductions(p.supported & model.unsupported));
   }
+  p.supported &= ~model.unsupported;
   return r;
 }
 

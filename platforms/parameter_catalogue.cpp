@@ -1,4 +1,5 @@
 #include "platforms/parameter_catalogue.h"
+#include "platforms/reduction_models.h"
 
 #include <algorithm>
 
@@ -22,7 +23,8 @@ const ParamTable<ReductionSpec>& reduction_spec_table() {
           .legacy("pipeline_bytes", 1, "bytes")
           .add("pipeline_depth", Quantity::kCount, &ReductionSpec::pipeline_depth, "pieces whose reads are in flight at once")
           .range(1, 1 << 16)
-          .choice("model", &ReductionSpec::rtl, {"tlm", "rtl"}, "tlm: the TLM model; rtl: the Verilated SystemVerilog unit")
+          .choice("model", &ReductionSpec::model, reduction_model_names(),
+                  "what does the arithmetic: tlm, the TLM model; rtl, the Verilated SystemVerilog unit")
           .add("clock", Quantity::kFrequency, &ReductionSpec::clock_hz, "the RTL unit's clock")
           .legacy("clock_MHz", 1e6, "MHz");
   return table;

@@ -34,7 +34,7 @@ struct ReductionSpec {
   bool pull = false;           // all-reduce and reduce-scatter pull (NVLS) rather than push (SHARP)
   std::uint64_t pipeline_bytes = 1 << 20;  // pull all-reduce: pieces in which pulls and multicasts overlap
   std::uint32_t pipeline_depth = 4;        // pieces whose reads are in flight at once
-  bool rtl = false;            // run the Verilated RTL unit instead of the TLM model
+  unsigned model = 0;          // what does the arithmetic: an index into reduction_models() (0: the TLM model)
   double clock_hz = 1e9;       // the RTL unit's clock
 };
 

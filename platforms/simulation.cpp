@@ -254,10 +254,7 @@ ordered_json fabric_shapes(const PlatformSpec& spec) {
     for (const FabricNode& n : f.nodes) {
       ordered_json ne;
       ne["name"] = n.name;
-      ne["kind"] = n.kind == FabricNode::Kind::kNic      ? "nic"
-                   : n.kind == FabricNode::Kind::kSwitch ? "switch"
-                   : n.kind == FabricNode::Kind::kMemory ? "memory"
-                                                         : "reduction_unit";
+      ne["kind"] = Platform::kind_name(n.kind);
       if (n.npu >= 0) ne["npu"] = n.npu;
       if (!n.coords.empty()) ne["coords"] = n.coords;
       if (n.kind == FabricNode::Kind::kSwitch) ne["level"] = n.level;

@@ -8,6 +8,7 @@
 
 #include "models/collectives/algorithm_choice.h"
 #include "platforms/collbench.h"
+#include "platforms/reduction_models.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
 
@@ -341,6 +342,9 @@ TEST(Errors, BadReductionSettingsNameTheFileAndLine) {
       {"{throughput: 5 GB}", "\"throughput\" is \"5 GB\": it has unit \"GB\", not a unit of a bandwidth"},
       {"{throughput: 5 GB/s, throughput_GBps: 5}", "\"throughput\" and \"throughput_GBps\" are the same parameter; give one"},
       {"{through_put: 5 GB/s}", "unknown key \"through_put\" in a switch's reduction unit (known: ops, throughput, throughput_GBps,"},
+      {"{model: hls}", "\"model\" is \"hls\": it must be one of tlm, rtl"},
+      // The RTL has no fp16 datapath, whether or not this build has the RTL.
+      {"{model: rtl, ops: {sum: [fp32, fp16]}}", "the rtl reduction unit does not support sum on fp16"},
   };
   for (const auto& c : cases) {
     const auto path = testutil::platform_file(one_switch(c.reduction));
@@ -349,6 +353,29 @@ TEST(Errors, BadReductionSettingsNameTheFileAndLine) {
     EXPECT_NE(r.err.find(path + ":6:"), std::string::npos) << c.reduction << ": " << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.reduction << ": " << r.err;
   }
+}
+
+TEST(ReductionModels, EachIsReachedByItsNameAndAMissingOneSaysHowToGetIt) {
+  // Every model the registry lists is accepted by name on the command line;
+  // one this build lacks is refused naming the switch and the way to build it.
+  ASSERT_EQ(reduction_model_names(), (std::vector<std::string>{"tlm", "rtl"}));
+  const auto path = testutil::platform_file(one_switch("{}"));
+  for (const ReductionModel& model : reduction_models()) {
+    const auto r = testutil::run_fabricsim("collbench --quiet --algo in_switch --platform " + path +
+                                           " --reduction-model " + model.name + " -b 64K -e 64K");
+    if (model.unavailable.empty()) {
+      EXPECT_EQ(r.exit_code, 0) << model.name << ": " << r.err;
+    } else {
+      EXPECT_EQ(r.exit_code, 2) << model.name;
+      EXPECT_NE(r.err.find("switch \"switch\" asks for the " + std::string(model.name) + " reduction unit"),
+                std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find(model.unavailable), std::string::npos) << r.err;
+    }
+  }
+  const auto bad = testutil::run_fabricsim("collbench --platform " + path + " --reduction-model hls -b 64K -e 64K");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--reduction-model hls: use one of tlm, rtl"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "tlm/reduction.h"
 #include "platforms/loader.h"
 #include "platforms/parameter_catalogue.h"
+#include "platforms/reduction_models.h"
 #include "platforms/simulation.h"
 #include "platforms/timeline.h"
 #include "platforms/yaml_input.h"
@@ -81,18 +82,18 @@ void apply_rtl_options(const RtlArgs& a, PlatformSpec& spec) {
   const std::string& vcd = a.vcd;
   const std::string& window = a.vcd_window;
   if (!model.empty()) {
-    if (model != "tlm" && model != "rtl") throw InputError("--reduction-model " + model + ": use tlm or rtl");
+    ReductionSpec probe;
+    if (!set_reduction_model(probe, model)) {
+      std::string known;
+      for (const auto& name : reduction_model_names()) known += (known.empty() ? "" : ", ") + name;
+      throw InputError("--reduction-model " + model + ": use one of " + known);
+    }
     bool any = false;
     for (auto& f : spec.fabrics) {
       for (auto& n : f.nodes) {
         if (!n.reduction) continue;
         any = true;
-        n.reduction->rtl = model == "rtl";
-        if (n.reduction->rtl) {  // no fp16 datapath in the RTL
-          for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}) {
-            n.reduction->unit.supported &= ~reduction_bit(op, DataType::kFp16);
-          }
-        }
+        set_reduction_model(*n.reduction, model);
       }
     }
     if (!any) throw InputError("--reduction-model " + model + ": the platform's switches have no reduction units");
@@ -108,7 +109,7 @@ void apply_rtl_options(const RtlArgs& a, PlatformSpec& spec) {
   if (!a.plusargs.empty()) {
     bool rtl = false;
     for (const auto& f : spec.fabrics) {
-      for (const auto& n : f.nodes) rtl |= n.reduction && n.reduction->rtl;
+      for (const auto& n : f.nodes) rtl |= n.reduction && std::string(reduction_model(*n.reduction).name) == "rtl";
     }
     if (!rtl) throw InputError("--rtl-plusarg: no reduction unit runs the RTL (use --reduction-model rtl)");
   }
