@@ -38,10 +38,13 @@ def collbench(fabricsim, platform, size, algo):
 
 def variant(text, throughput, slots):
     """The platform with every reduction unit's throughput and slots replaced."""
-    text, n1 = re.subn(r"(throughput_GBps:\s*)[0-9.]+", rf"\g<1>{throughput}", text)
+    # Either form a platform file may use: "throughput: 819.2 GB/s" or "throughput_GBps: 819.2".
+    text, n1 = re.subn(r"(\bthroughput:\s*)[0-9.]+\s*[A-Za-z/]+", rf"\g<1>{throughput} GB/s", text)
+    if n1 == 0:
+        text, n1 = re.subn(r"(throughput_GBps:\s*)[0-9.]+", rf"\g<1>{throughput}", text)
     text, n2 = re.subn(r"(\bslots:\s*)[0-9]+", rf"\g<1>{slots}", text)
     if n1 == 0 or n2 == 0:
-        sys.exit("the platform's reduction units must give throughput_GBps and slots")
+        sys.exit("the platform's reduction units must give throughput (or throughput_GBps) and slots")
     return text
 
 
