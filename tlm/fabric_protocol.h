@@ -137,8 +137,10 @@ class Message : public tlm::tlm_generic_payload {
     std::uint32_t frames_total = 0;
     std::uint32_t frames_sent = 0;
     std::uint32_t frames_received = 0;
+    std::uint32_t frames_out = 0;  // sent frames whose leaving the output link has reported
     bool striped = false;  // spread over several NIC ports
     Tick posted_at = 0;
+    Tick left_at = 0;      // when the last of those left
     Tick delivered_at = 0;
   } nic;
   std::uint64_t id = 0;

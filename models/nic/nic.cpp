@@ -229,11 +229,14 @@ void Nic::pump(unsigned port) {
 void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
   TxPort& tp = tx_ports_[port];
   tp.frame_out = false;
-  if (f->last) {
+  Message* m = f->msg;
+  m->nic.left_at = std::max(m->nic.left_at, left);
+  if (++m->nic.frames_out == m->nic.frames_total) {
     // The whole message has left: tell the sender, whose buffer is now free.
-    Message* m = f->msg;
+    // By count and the latest time: a striped message's frames leave by
+    // several ports, the one numbered last not necessarily last.
     tlm::tlm_phase phase = tlm::END_REQ;
-    sc_core::sc_time delay = delay_until(left);
+    sc_core::sc_time delay = delay_until(m->nic.left_at);
     to_sender_(m->payload(), phase, delay);
   }
   if ((tp.idle() && tp.prefetch.empty()) || tp.wake_pending) return;

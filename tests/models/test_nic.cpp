@@ -229,11 +229,9 @@ TEST(NicTiming, AStripedMessageSpreadsItsFramesOverItsPortsEachTakingTheNextWhen
   m->unref();
 }
 
-// Disabled: the NIC disagrees with fabric_protocol.h here. It reports END_REQ
-// when the frame numbered last has left (Nic::frame_sent looks at f->last),
-// at 2T/3, while frame 0 is still on port 0 until T. Left for the model's
-// owner to decide; the test says what the protocol documents.
-TEST(NicTiming, DISABLED_AStripedMessageOverUnequalPortsHasLeftWhenItsSlowestFrameHas) {
+// The NIC used to report END_REQ when the frame numbered last had left, at
+// 2T/3, while frame 0 was still on port 0 until T.
+TEST(NicTiming, AStripedMessageOverUnequalPortsHasLeftWhenItsSlowestFrameHas) {
   // Port 1 is three times faster: port 0 takes frame 0 over [0, T], port 1
   // frames 1 and 2 over [0, T/3] and [T/3, 2T/3]. END_REQ says when the
   // message's last byte has left the NIC (fabric_protocol.h): T, when frame 0
