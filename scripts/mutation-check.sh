@@ -61,7 +61,7 @@ mutations=(
   "injection not shared by the ports|models/nic/nic.cpp|        if (!params_.injection.is_unlimited()) injection_free_ = f->tail;|        (void)0;|NicTiming.InjectionBandwidthIsShared"
   "a NIC port sends messages whole (NIC alone)|models/nic/nic.cpp|    queue.push_back(m);  // round robin between messages|    queue.insert(0, m);|NicTiming.TwoMessages"
   "striping ignored|models/nic/nic.cpp|  if (params_.stripe && num_ports() > 1) {|  if (false) {|NicTiming.AStripedMessageSpreads"
-  "a striped message has left when its last-numbered frame has|models/nic/nic.cpp|  if (++m->nic.frames_out == m->nic.frames_total) {|  if (++m->nic.frames_out, f->last) {|NicTiming.AStripedMessageOverUnequalPorts"
+  "a message has left when its last frame to be reported has, not its latest|models/nic/nic.cpp|  m->nic.left_at = std::max(m->nic.left_at, left);|  m->nic.left_at = left;|NicTiming.AStripedMessageOverUnequalPorts"
   "forward latency ignored (NIC alone)|models/nic/nic.cpp|      forwarder_(*this, params.forward_latency) {|      forwarder_(*this, 0) {|NicTiming.AFramePassingThrough"
   "switch hop latency ignored|models/switch/switch.cpp|      forwarder_(*this, params.hop_latency) {|      forwarder_(*this, 0) {|SwitchTiming.AFrameLeaves"
   "switch hop latency ignored (incast)|models/switch/switch.cpp|      forwarder_(*this, params.hop_latency) {|      forwarder_(*this, 0) {|SwitchTiming.UnderIncast"
@@ -75,6 +75,7 @@ mutations=(
   "reduction slots unlimited|models/switch/reduction_unit.cpp|      return false;\n    }\n    check_supported(m);|    }\n    check_supported(m);|ReductionUnitSlots"
   "a slot freed before its copies have left|models/switch/reduction_unit.cpp|    if (slot->last_left > now_ticks()) {|    if (false) {|ReductionUnitSlots"
   "multicast copies store-and-forward|models/switch/reduction_unit.cpp|f->wire_bytes, now + params_.latency,|f->wire_bytes, std::max(now, f->tail) + params_.latency,|ReductionUnitTiming.AMulticast"
+  "multicast buffer unlimited|models/switch/reduction_unit.cpp|  if (copy_buffer_used_ + f->bytes > params_.multicast_buffer_bytes) {|  if (false) {|ReductionUnitTiming.AMulticastFrameFinding"
 )
 
 restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }

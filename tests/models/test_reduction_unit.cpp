@@ -207,6 +207,47 @@ TEST(ReductionUnitTiming, AMulticastFrameIsCopiedToEveryMemberALatencyAfterItsHe
   b.crossbar_out.unref_messages();
 }
 
+TEST(ReductionUnitTiming, AMulticastFrameFindingTheReplicationBufferFullWaitsUntilTheCopiesBeforeItHaveLeft) {
+  // A multicast buffer of one frame. Frame A fans out at once; frame B, in
+  // 200 ns later, waits in its input buffer until every copy of A has left
+  // the switch (the sink holds each copy kHold after its tail): F = A's tail
+  // + latency + kHold. B's copies then start a latency after F, and B's input
+  // is free at F. With the default buffer B would go at once.
+  constexpr unsigned n = 3;
+  constexpr Tick kHold = 1'000'000;
+  ReductionUnit::Params small = unit_params(1);
+  small.multicast_buffer_bytes = kFrame;
+  UnitBench full("replication_full", small, n, kHold);
+  UnitBench room("replication_room", unit_params(1), n, kHold);
+  for (UnitBench* b : {&full, &room}) {
+    Message* a = b->contribution(0, 1);
+    Message* c = b->contribution(1, 1);
+    a->kind = c->kind = MessageKind::kMulticast;
+    b->offer(a, 0, kStart);
+    b->offer(c, 0, kStart + kSpacing);
+  }
+  testutil::run_to_end();
+
+  const Tick a_tail = kStart + kTailAfter + kLatency;
+  const Tick free_at = a_tail + kHold;
+  for (UnitBench* b : {&full, &room}) {
+    const bool limited = b == &full;
+    const Tick b_head = limited ? free_at + kLatency : kStart + kSpacing + kLatency;
+    const Tick b_tail = limited ? free_at + kLatency : kStart + kSpacing + kTailAfter + kLatency;
+    const auto& copies = b->crossbar_out.arrivals();
+    ASSERT_EQ(copies.size(), 2 * n) << b->unit.name();
+    for (unsigned i = 0; i < 2 * n; ++i) {
+      const bool first = copies[i].msg->tag.src_rank == 0;
+      EXPECT_EQ(copies[i].head, first ? kStart + kLatency : b_head) << b->unit.name() << " copy " << i;
+      EXPECT_EQ(copies[i].tail, first ? a_tail : b_tail) << b->unit.name() << " copy " << i;
+    }
+    ASSERT_EQ(b->crossbar_in.left().size(), 2u) << b->unit.name();
+    EXPECT_EQ(b->crossbar_in.left()[0], kStart + kTailAfter) << b->unit.name();
+    EXPECT_EQ(b->crossbar_in.left()[1], limited ? free_at : kStart + kSpacing + kTailAfter) << b->unit.name();
+    b->crossbar_out.unref_messages();
+  }
+}
+
 // Out of slots or out of accumulator memory, the wait is the same.
 class ReductionUnitSlots : public ::testing::TestWithParam<bool> {};
 
