@@ -43,19 +43,11 @@ void Forwarder::forward(Frame* f) {
   // The next hop rewrites hop_in when the frame reaches it, possibly before
   // the call returns: keep ours.
   const std::uint32_t hop_in = f->hop_in;
-  tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_core::sc_time delay = delay_until(std::max(f->head, now_ticks()));
-  if (ports_[out].output(f->payload(), phase, delay) == tlm::TLM_UPDATED) {
-    if (phase != tlm::END_REQ) {
-      throw std::logic_error(std::string(owner_.name()) + ": link answered with a phase other than END_REQ");
-    }
-    release(f, hop_in, absolute(delay));
-  }
+  Tick left = 0;
+  if (offer(out, f, &left)) release(f, hop_in, left);
 }
 
-bool Forwarder::send_from_here(unsigned port, Frame* f, Tick* left) {
-  f->hop_in = kFromHere;
-  f->entering_ring = ports_[port].ring >= 0;
+bool Forwarder::offer(unsigned port, Frame* f, Tick* left) {
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = delay_until(std::max(f->head, now_ticks()));
   if (ports_[port].output(f->payload(), phase, delay) != tlm::TLM_UPDATED) return false;
@@ -64,6 +56,12 @@ bool Forwarder::send_from_here(unsigned port, Frame* f, Tick* left) {
   }
   *left = absolute(delay);
   return true;
+}
+
+bool Forwarder::send_from_here(unsigned port, Frame* f, Tick* left) {
+  f->hop_in = kFromHere;
+  f->entering_ring = ports_[port].ring >= 0;
+  return offer(port, f, left);
 }
 
 bool Forwarder::output_free(unsigned, Frame* f, Tick when) {

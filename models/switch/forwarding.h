@@ -77,6 +77,9 @@ class Forwarder final : private Calendar::Client {
  private:
   void on_calendar(std::uint32_t kind, void* arg) override;
   void forward(Frame* f);
+  /// BEGIN_REQ to the link on `port`; true if it answered at once that the
+  /// frame leaves at `*left`.
+  bool offer(unsigned port, Frame* f, Tick* left);
   void release(Frame* f, std::uint32_t port, Tick when);
 
   /// What a frame needs of a port, in one place (one cache miss, not three).
