@@ -165,6 +165,7 @@ void ReductionUnit::arrive(Frame* f) {
         const bool request = f->msg->kind == MessageKind::kPullRequest;
         if (request) end_request(f, now_ticks());
         waiting_.push_back(Waiting{f, now_ticks(), request});
+        ++waiting_per_slot_[SlotKey{op_of(*f->msg), f->msg->reduction.slot_base + f->index}];
         ++stats_.frames_waited;
       }
       return;
@@ -173,6 +174,7 @@ void ReductionUnit::arrive(Frame* f) {
     case MessageKind::kResult:
       if (!try_fan_out(f)) {  // waits in its switch input buffer for room in the unit's
         waiting_.push_back(Waiting{f, now_ticks(), false});
+        ++waiting_fanouts_;
         ++stats_.frames_waited;
       }
       return;
@@ -217,6 +219,7 @@ bool ReductionUnit::try_slot_frame(Frame* f, bool buffer_freed) {
       slot->last_byte.assign(slot->plan->expected(), 0);
     }
     it = slots_.emplace(key, slot).first;
+    if (auto w = waiting_per_slot_.find(key); w != waiting_per_slot_.end()) waiting_with_slot_ += w->second;
     buffer_used_ += f->bytes;
     stats_.peak_slots = std::max(stats_.peak_slots, static_cast<unsigned>(slots_.size()));
     stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, buffer_used_);
@@ -534,6 +537,7 @@ void ReductionUnit::release(Frame* f, Tick when, bool buffer_freed) {
 }
 
 void ReductionUnit::free_slot(Slot* slot) {
+  if (auto w = waiting_per_slot_.find(slot->key); w != waiting_per_slot_.end()) waiting_with_slot_ -= w->second;
   buffer_used_ -= slot->bytes;
   slots_.erase(slot->key);
   slot->like->unref();
@@ -544,13 +548,18 @@ void ReductionUnit::free_slot(Slot* slot) {
 
 void ReductionUnit::admit_waiting() {
   // First come, first served within each resource: once a frame finds no
-  // room, later ones that need the same resource wait behind it.
+  // room, later ones that need the same resource wait behind it; a frame
+  // whose slot is open (another member's contribution opened it) goes in.
   bool slots_blocked = false, copies_blocked = false;
   for (auto it = waiting_.begin(); it != waiting_.end();) {
+    // Frames behind this one are admitted only if their slot is open or
+    // their resource has room: stop when neither can be true.
+    if (slots_blocked && waiting_with_slot_ == 0 && (copies_blocked || waiting_fanouts_ == 0)) break;
     Frame* f = it->frame;
     const MessageKind kind = f->msg->kind;
     const bool fans_out = kind != MessageKind::kReduce && kind != MessageKind::kPullRequest;
-    const bool has_slot = !fans_out && slots_.count(SlotKey{op_of(*f->msg), f->msg->reduction.slot_base + f->index}) > 0;
+    const SlotKey key{op_of(*f->msg), f->msg->reduction.slot_base + f->index};
+    const bool has_slot = !fans_out && slots_.count(key) > 0;
     if (fans_out ? copies_blocked : (!has_slot && slots_blocked)) {
       ++it;
       continue;
@@ -558,6 +567,13 @@ void ReductionUnit::admit_waiting() {
     const Tick since = it->since;
     if (fans_out ? try_fan_out(f) : try_slot_frame(f, it->buffer_freed)) {
       stats_.wait_time += now_ticks() - since;
+      if (fans_out) {
+        --waiting_fanouts_;
+      } else {
+        auto w = waiting_per_slot_.find(key);
+        if (--w->second == 0) waiting_per_slot_.erase(w);
+        --waiting_with_slot_;  // its slot is open now, if it was not before
+      }
       it = waiting_.erase(it);
     } else {
       (fans_out ? copies_blocked : slots_blocked) = true;

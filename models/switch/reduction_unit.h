@@ -51,7 +51,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -217,7 +217,14 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
   Stats stats_;
   std::unordered_map<SlotKey, Slot*, Hash> slots_;
   std::unordered_map<SlotKey, Message*, Hash> results_;  // result message per (operation, destination)
-  std::deque<Waiting> waiting_;
+  // Frames waiting for room, in arrival order. Most wait for a slot no one
+  // has opened yet (read requests of a large pulled reduction can number
+  // thousands), so a scan stops once nothing behind it can be admitted: the
+  // counts below say when.
+  std::list<Waiting> waiting_;
+  std::unordered_map<SlotKey, std::uint32_t, Hash> waiting_per_slot_;  // waiting slot frames by slot key
+  std::uint64_t waiting_with_slot_ = 0;  // of those, frames whose slot is open (admitted at the next scan)
+  std::uint64_t waiting_fanouts_ = 0;    // waiting multicast and result frames
   std::uint64_t buffer_used_ = 0;
   std::uint64_t copy_buffer_used_ = 0;
   Tick alu_free_ = 0;
