@@ -233,21 +233,38 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
   return rows;
 }
 
+namespace {
+/// What ran: a hierarchical collective names each level's algorithm,
+/// lowest first ("hierarchical(in_switch,double_binary_tree)").
+std::string what_ran(AlgorithmKind a, const Platform& platform) {
+  std::string text = to_string(a);
+  if (a != AlgorithmKind::kHierarchical) return text;
+  const char* sep = "(";
+  for (const Dimension& d : platform.spec().collectives.dims) {
+    text += sep;
+    text += to_string(d.algorithm);
+    sep = ",";
+  }
+  return text + ")";
+}
+}  // namespace
+
 void print_collbench(std::ostream& os, const Platform& platform, const CollbenchOptions& o,
                      const std::vector<CollbenchRow>& rows) {
   os << "# fabricsim collbench: " << to_string(o.type) << (o.all_to_all_v ? " (v)" : "") << " on "
      << platform.spec().name << ", " << collbench_npus(platform, o) << " of " << platform.npus() << " NPUs, "
      << to_string(o.dtype) << " " << to_string(o.op) << "\n";
+  const int kAlgoWidth = 44;  // "hierarchical(in_switch,double_binary_tree)"
   os << "# busbw = algbw * " << std::setprecision(4) << busbw_factor(o.type, collbench_npus(platform, o))
      << " (nccl-tests' factor); times from the collective's start to its end on the last NPU\n";
-  os << "#" << std::setw(14) << "size" << std::setw(14) << "count" << std::setw(8) << "type" << std::setw(20)
+  os << "#" << std::setw(14) << "size" << std::setw(14) << "count" << std::setw(8) << "type" << std::setw(kAlgoWidth)
      << "algorithm" << std::setw(14) << "time" << std::setw(10) << "algbw" << std::setw(10) << "busbw\n";
-  os << "#" << std::setw(14) << "(B)" << std::setw(14) << "(elements)" << std::setw(8) << "" << std::setw(20) << ""
+  os << "#" << std::setw(14) << "(B)" << std::setw(14) << "(elements)" << std::setw(8) << "" << std::setw(kAlgoWidth) << ""
      << std::setw(14) << "(us)" << std::setw(10) << "(GB/s)" << std::setw(10) << "(GB/s)\n";
   os << std::fixed;
   for (const auto& r : rows) {
     os << std::setw(15) << r.size_bytes << std::setw(14) << r.count << std::setw(8) << to_string(o.dtype)
-       << std::setw(20) << to_string(r.algorithm) << std::setw(14) << std::setprecision(2) << r.time_us
+       << std::setw(kAlgoWidth) << what_ran(r.algorithm, platform) << std::setw(14) << std::setprecision(2) << r.time_us
        << std::setw(10) << r.algbw_GBps << std::setw(10) << r.busbw_GBps << "\n";
   }
   os.unsetf(std::ios::floatfield);
@@ -267,6 +284,11 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
     e["size_bytes"] = r.size_bytes;
     e["count"] = r.count;
     e["algorithm"] = to_string(r.algorithm);
+    if (r.algorithm == AlgorithmKind::kHierarchical) {
+      auto levels = nlohmann::ordered_json::array();
+      for (const Dimension& d : platform.spec().collectives.dims) levels.push_back(to_string(d.algorithm));
+      e["levels"] = std::move(levels);  // lowest first
+    }
     e["time_us"] = r.time_us;
     e["algbw_GBps"] = r.algbw_GBps;
     e["busbw_GBps"] = r.busbw_GBps;

@@ -221,7 +221,8 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   if (topology.empty()) in.fail(node, "missing \"topology\" in fabric");
   const TopologyKind* kind = find_topology(topology);
   if (!kind) in.fail(node["topology"], "unknown topology \"" + topology + "\" (known: " + topology_names() + ")");
-  std::vector<std::string> keys = {"name", "topology", "link", "uplink", "switch", "nic", "group_size", "group_stride", "memories"};
+  std::vector<std::string> keys = {"name",         "topology",     "link",     "uplink",   "switch",
+                                   "nic",          "group_size",   "group_stride", "memories", "algorithm"};
   keys.insert(keys.end(), kind->keys.begin(), kind->keys.end());
   in.only_keys(node, keys, "a " + topology + " fabric");
   Link::Params link;
@@ -318,13 +319,27 @@ PlatformSpec read_platform(const std::string& path) {
     }
     if (dim.size <= 1) continue;
     shapes.push_back(topology);
-    // Reduction units in a dimension's switches: in-switch within it.
+    // Reduction units in a dimension's switches: in-switch within it, unless
+    // the fabric names the algorithm its level of a hierarchical collective runs.
     if (fabrics[i]["switch"] && fabrics[i]["switch"]["reduction"]) dim.algorithm = AlgorithmKind::kInSwitch;
+    if (const YAML::Node a = fabrics[i]["algorithm"]) {
+      const auto algo = a.IsScalar() ? algorithm_from_name(a.Scalar()) : std::nullopt;
+      const bool level = algo && (*algo == AlgorithmKind::kRing || *algo == AlgorithmKind::kDirect ||
+                                  *algo == AlgorithmKind::kHalvingDoubling || *algo == AlgorithmKind::kDoubleBinaryTree ||
+                                  *algo == AlgorithmKind::kInSwitch);
+      if (!level) {
+        in.fail(a, "\"algorithm\" " + (a.IsScalar() ? "\"" + a.Scalar() + "\"" : std::string("must be a name")) +
+                       ": this fabric's level of a hierarchical collective runs ring, direct, halving_doubling, "
+                       "double_binary_tree (last level only) or in_switch");
+      }
+      dim.algorithm = *algo;
+    }
     if ((topology == "torus" || topology == "mesh") && fabrics[i]["dims"] && fabrics[i]["dims"].IsSequence()) {
       // A torus is a dimension per axis (x fastest).
       int axis_stride = dim.stride;
       for (const auto& d : fabrics[i]["dims"]) {
         Dimension axis;
+        axis.algorithm = dim.algorithm;
         axis.size = static_cast<int>(in.count_at(d, "an entry of \"dims\"", 1, limits::kMaxNpus));
         axis.stride = axis_stride;
         axis_stride = capped_product(axis_stride, axis.size);

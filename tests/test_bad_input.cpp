@@ -557,5 +557,36 @@ TEST(BadWork, TheEstimateWarnsPastTenMinutesAndRefusesPastTwoHours) {
   EXPECT_EQ(b.check(e, "x"), "");
 }
 
+TEST(BadLevels, ALevelAlgorithmThatCannotRunALevelIsRefusedWithItsPlace) {
+  // A fabric's `algorithm` is its level of a hierarchical collective: a name
+  // that is no level algorithm stops at load with file:line; a tree below the
+  // top level stops when the collective is made (it has no reduce-scatter);
+  // --levels gets the same checks.
+  const std::string dir = testutil::scratch_dir("bad-levels");
+  const std::string two_levels =
+      "npus: 8\nfabrics:\n"
+      "  - {name: node, topology: switch, group_size: 4, algorithm: %A0%}\n"
+      "  - {name: net, topology: ring, group_size: 2, group_stride: 4, algorithm: %A1%}\n";
+  auto with = [&](const std::string& a0, const std::string& a1) {
+    std::string y = two_levels;
+    y.replace(y.find("%A0%"), 4, a0);
+    y.replace(y.find("%A1%"), 4, a1);
+    return y;
+  };
+  expect_refused(run_platform(dir, with("ring", "hierarchical")), dir + "/p.yaml:4:",
+                 "\"algorithm\" \"hierarchical\": this fabric's level of a hierarchical collective runs ring, direct");
+  expect_refused(run_platform(dir, with("sideways", "ring")), dir + "/p.yaml:3:", "\"algorithm\" \"sideways\"");
+  testutil::write_text(dir + "/low.yaml", with("double_binary_tree", "ring"));
+  auto r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/low.yaml -b 1M -e 1M");
+  expect_refused(r, "hierarchical", "double_binary_tree runs only in the last dimension");
+  testutil::write_text(dir + "/ok.yaml", with("ring", "ring"));
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 1M -e 1M --levels ring");
+  expect_refused(r, "--levels ring", "names 1 algorithm(s), but the platform has 2 level(s)");
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 1M -e 1M --levels double_binary_tree,ring");
+  expect_refused(r, "--levels double_binary_tree,ring", "\"double_binary_tree\" for level 0");
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 1M -e 1M --data --levels ring,double_binary_tree");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 }  // namespace
 

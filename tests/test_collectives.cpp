@@ -164,6 +164,28 @@ TEST(ClosedForm, HierarchicalOnATwoLevelHierarchy) {
   EXPECT_NEAR(t, expected, 0.01 * expected);
 }
 
+TEST(ClosedForm, PipelinedHierarchicalTakesItsSlowestLevelPlusFillAndDrain) {
+  // The two-level hierarchy above with a slower network (25 GB/s): cut into
+  // 4 MiB chunks, two per level's phase at a time, the levels overlap, so a
+  // 256 MiB all-reduce takes the network's own time (its reduce-scatter and
+  // all-gather share each ring link: 6 rounds of S/16) plus filling and
+  // draining the pipeline: the first chunk's reduce-scatter in its node and
+  // the last one's all-gather. Back to back it would take the sum of the
+  // levels, half as long again.
+  const double S = 256.0 * MiB, s = 4.0 * MiB;
+  const double t = all_reduce_ns(
+      "npus: 16\ncollectives: {pipeline_chunk: 4 MiB, chunks_per_stage: 2}\nfabrics:\n"
+      "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 200, latency_ns: 200}}\n"
+      "  - {name: net, topology: ring, group_size: 4, group_stride: 4, link: {bandwidth_GBps: 25, latency_ns: 1000}}\n",
+      AlgorithmKind::kHierarchical, 256 * MiB);
+  const double network = 6 * (S / 16 / 25);
+  const double fill_and_drain = 2 * 3 * (s / 4 / 200 + 2 * 200);
+  const double expected = network + fill_and_drain;
+  EXPECT_NEAR(t, expected, 0.02 * expected);
+  const double back_to_back = network + 6 * (S / 4 / 200);
+  EXPECT_LT(t, 0.75 * back_to_back);
+}
+
 // ---- scheduling between concurrent collectives ---------------------------------------
 
 /// Two independent all-reduces (the second with comm_priority 5) on 4 NPUs,

@@ -149,7 +149,7 @@ npu: { peak_flops: 989 TFLOP/s, memory_bandwidth: 3.35 TB/s, cpu_flops: 2 TFLOP/
        hbm: { size: 80 GiB, channels: 80, bandwidth: 3350 GB/s, latency: 120 ns, interleave: 512 } }
 nic: { mtu: 8 KiB, header: 64, segment: 1 MiB, message_overhead: 1.5 us, injection_bandwidth: 400 Gb/s,
        forward_latency: 80 ns, stripe: true }
-collectives: { chunks: 8, active_chunks: 16, scheduling: lifo, local_reduction_bandwidth: 200 GB/s }
+collectives: { chunks: 8, active_chunks: 16, chunks_per_stage: 3, pipeline_chunk: 8 MiB, scheduling: lifo, local_reduction_bandwidth: 200 GB/s }
 fabrics:
   - topology: switch
     link: { bandwidth: 3.6 Tb/s, latency: 0.25 us, buffer: 8 MiB }
@@ -165,7 +165,7 @@ npu: { peak_tflops: 989, memory_bandwidth_GBps: 3350, cpu_gflops: 2000, remote_m
        hbm: { size_GiB: 80, channels: 80, bandwidth_GBps: 3350, latency_ns: 120, interleave_bytes: 512 } }
 nic: { mtu_bytes: 8192, header_bytes: 64, segment_bytes: 1048576, message_overhead_ns: 1500,
        injection_bandwidth_GBps: 50, forward_latency_ns: 80, stripe: true }
-collectives: { chunks: 8, active_chunks: 16, scheduling: lifo, local_reduction_bandwidth: 1.6 Tb/s }
+collectives: { chunks: 8, active_chunks: 16, chunks_per_stage: 3, pipeline_chunk: 8388608, scheduling: lifo, local_reduction_bandwidth: 1.6 Tb/s }
 fabrics:
   - topology: switch
     link: { bandwidth_GBps: 450, latency_ns: 250, buffer_bytes: 8388608 }
@@ -287,7 +287,7 @@ TEST(Topologies, TheRegistryNamesWhatIsKnownAndEachTopologyTakesOnlyItsKeys) {
       {"{ topology: hypercube }", "unknown topology \"hypercube\" (known: ring, unidirectional_ring, fully_connected, "
                                   "switch, torus, mesh, fat_tree, netlist)"},
       {"{ topology: switch, dims: [2, 2] }", "unknown key \"dims\" in a switch fabric (known: name, topology, link, "
-                                             "uplink, switch, nic, group_size, group_stride, memories, lanes)"},
+                                             "uplink, switch, nic, group_size, group_stride, memories, algorithm, lanes)"},
       {"{ topology: ring, leaf_down: 4 }", "unknown key \"leaf_down\" in a ring fabric"},
       {"{ topology: torus }", "missing \"dims\" in a torus fabric"},
   };

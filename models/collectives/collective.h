@@ -194,6 +194,13 @@ class Program {
   /// The algorithm phase round `r` belongs to, for timelines ("reduce-scatter",
   /// "all-gather", ...). Consecutive rounds of one phase share the pointer's text.
   virtual const char* phase(std::uint32_t r) const = 0;
+  /// Programs whose rounds fall into stages that use different resources
+  /// (a hierarchical all-reduce: each level's reduce-scatter and all-gather)
+  /// say so here; the engine then lets chunks overlap stage by stage, a
+  /// limited number per stage, entering each in chunk order
+  /// (CollectiveConfig::chunks_per_stage).
+  virtual std::uint32_t stages() const { return 1; }
+  virtual std::uint32_t stage(std::uint32_t /*r*/) const { return 0; }
 };
 
 /// A dimension of a multi-dimensional platform: groups of `size` NPUs

@@ -19,6 +19,14 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
           .add("active_chunks", Quantity::kCount, &CollectiveConfig::active_chunks,
                "chunks in flight per NPU, all collectives together; 0: no limit")
           .range(0, limits::kMaxChunks)
+          .add("chunks_per_stage", Quantity::kCount, &CollectiveConfig::chunks_per_stage,
+               "hierarchical collectives: chunks of one collective in one level's reduce-scatter or all-gather at "
+               "once on an NPU, so levels overlap chunk by chunk; 0: no limit (levels run one after another)")
+          .range(0, limits::kMaxChunks)
+          .add("pipeline_chunk", Quantity::kBytes, &CollectiveConfig::pipeline_chunk,
+               "hierarchical collectives: most bytes per chunk, so that a large collective has chunks enough to "
+               "fill its levels' pipeline; 0: `chunks` only")
+          .range(0, static_cast<double>(limits::kMaxBytes))
           .choice("scheduling", &CollectiveConfig::policy, {"fifo", "lifo", "priority"},
                   "which ready chunk goes next")
           .add("local_reduction_bandwidth", Quantity::kBandwidth, &CollectiveConfig::local_reduce,
@@ -29,7 +37,10 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
 
 namespace {
 // Calendar events of the engine; the argument is the run.
-enum : std::uint32_t { kRunWake = 0xffffffffu };  // any other kind: resume that chunk
+enum : std::uint32_t {
+  kRunWake = 0xffffffffu,      // the run's last send has left
+  kStageTurn = 0x80000000u,    // | chunk: that chunk's turn to enter the stage it waits for
+};                             // any other kind: that chunk's local reduction is done
 }  // namespace
 
 const char* to_string(SchedulingPolicy p) {
@@ -74,6 +85,19 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   plan.sizes = spec.sizes.get();
   plan.in_switch = host_.in_switch();
   auto programs = make_programs(plan, me);  // throws if the algorithm does not apply
+  const std::uint32_t stages = programs.empty() ? 1 : programs.front()->stages();
+  if (stages > 1 && config_.pipeline_chunk > 0) {
+    // Enough chunks that the stages overlap (the same on every member: it
+    // depends on the size and the platform's settings only).
+    const std::uint64_t wanted = std::min<std::uint64_t>(
+        limits::kMaxChunks, (spec.bytes + config_.pipeline_chunk - 1) / config_.pipeline_chunk);
+    if (wanted > plan.chunks) {
+      plan.chunks = static_cast<std::uint32_t>(wanted);
+      run->spec.chunks = plan.chunks;
+      programs = make_programs(plan, me);
+    }
+  }
+  if (stages > 1) run->stages_.resize(stages);
   run->chunks_.resize(programs.size());
   for (std::size_t k = 0; k < programs.size(); ++k) run->chunks_[k].program = std::move(programs[k]);
   // The group's sequence number is taken only once the collective is
@@ -166,6 +190,11 @@ void CollectiveEngine::on_calendar(std::uint32_t kind, void* arg) {
     finish_if_done(run);
     return;
   }
+  if (kind & kStageTurn) {  // a chunk's turn to enter the stage it waited for
+    begin_round(run, kind & ~kStageTurn);
+    if (!scheduling_) finish_done_runs();
+    return;
+  }
   // A round whose received data has now been reduced.
   ++run.chunks_[kind].round;
   begin_round(run, kind);
@@ -177,11 +206,16 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
   for (;;) {
     if (chunk.round >= chunk.program->num_rounds()) {
       if (timeline_) end_phase(run, chunk, c);
+      leave_stage(run, c);
       chunk.finished = true;
       --active_chunks_;
       ++run.chunks_done_;
       schedule_chunks();
       return;
+    }
+    if (!run.stages_.empty()) {
+      const std::uint32_t s = chunk.program->stage(chunk.round);
+      if (s != chunk.stage && !enter_stage(run, c, s)) return;  // resumed at its turn (kStageTurn)
     }
     chunk.program->round(chunk.round, chunk.current);
     if (timeline_) {
@@ -233,6 +267,40 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
     }
     ++chunk.round;
   }
+}
+
+bool CollectiveEngine::enter_stage(CollectiveRun& run, std::uint32_t c, std::uint32_t s) {
+  leave_stage(run, c);
+  CollectiveRun::Stage& stage = run.stages_.at(s);
+  const bool room = config_.chunks_per_stage == 0 || stage.inside < config_.chunks_per_stage;
+  if (stage.next != c || !room) {
+    stage.waiting.push_back(c);
+    return false;
+  }
+  ++stage.inside;
+  ++stage.next;
+  run.chunks_[c].stage = s;
+  wake_stage(run, s);  // the chunk after this one may be waiting already
+  return true;
+}
+
+void CollectiveEngine::leave_stage(CollectiveRun& run, std::uint32_t c) {
+  CollectiveRun::Chunk& chunk = run.chunks_[c];
+  if (chunk.stage == CollectiveRun::kNoStage) return;
+  const std::uint32_t s = chunk.stage;
+  --run.stages_[s].inside;
+  chunk.stage = CollectiveRun::kNoStage;
+  wake_stage(run, s);
+}
+
+void CollectiveEngine::wake_stage(CollectiveRun& run, std::uint32_t s) {
+  CollectiveRun::Stage& stage = run.stages_[s];
+  if (config_.chunks_per_stage != 0 && stage.inside >= config_.chunks_per_stage) return;
+  auto it = std::find(stage.waiting.begin(), stage.waiting.end(), stage.next);
+  if (it == stage.waiting.end()) return;
+  stage.waiting.erase(it);
+  // Not resumed from in here: the caller is in the middle of another chunk.
+  Calendar::instance().schedule(now_ticks(), this, kStageTurn | stage.next, &run);
 }
 
 void CollectiveEngine::end_phase(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::uint32_t c) {

@@ -35,6 +35,12 @@ struct CollectiveConfig {
   std::optional<AlgorithmKind> algorithm[10];
   std::uint32_t chunks = 4;         // splits of each collective, pipelined
   std::uint32_t active_chunks = 0;  // chunks in flight per NPU, all collectives together; 0 = no limit
+  /// Staged programs (hierarchical): chunks of one collective in one stage at
+  /// once on an NPU; 0 = no limit (every chunk runs every stage together).
+  std::uint32_t chunks_per_stage = 2;
+  /// Staged programs: a collective is cut into at least bytes / pipeline_chunk
+  /// chunks so that its stages overlap; 0 = `chunks` only.
+  std::uint64_t pipeline_chunk = 32u << 20;
   SchedulingPolicy policy = SchedulingPolicy::kFifo;
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
@@ -103,7 +109,18 @@ class CollectiveRun final : public MessageOwner {
     Tick reduced_at = 0;  // local reduction of this round's data done
     const char* phase = nullptr;  // timeline: the algorithm phase running, since phase_start
     Tick phase_start = 0;
+    std::uint32_t stage = kNoStage;  // staged programs: the stage it holds a place in
   };
+  static constexpr std::uint32_t kNoStage = 0xffffffffu;
+  /// Staged programs: per stage, chunks in it and the next chunk to enter
+  /// (chunks enter every stage in chunk order, so that no two members can
+  /// admit different chunks and wait on each other), and who waits.
+  struct Stage {
+    std::uint32_t inside = 0;
+    std::uint32_t next = 0;
+    std::vector<std::uint32_t> waiting;  // chunk indices
+  };
+  std::vector<Stage> stages_;
   std::vector<Chunk> chunks_;
   std::uint32_t next_chunk_ = 0;
   std::size_t chunks_done_ = 0;
@@ -174,6 +191,12 @@ class CollectiveEngine : public Calendar::Client {
   }
 
   void end_phase(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::uint32_t c);
+  /// Staged programs: moves chunk c into stage s (leaving its old one);
+  /// false when it must wait for its turn.
+  bool enter_stage(CollectiveRun& run, std::uint32_t c, std::uint32_t s);
+  void leave_stage(CollectiveRun& run, std::uint32_t c);
+  /// Schedules the turn of the stage's next chunk if it waits and has room.
+  void wake_stage(CollectiveRun& run, std::uint32_t s);
 
   Host& host_;
   const CollectiveConfig& config_;

@@ -68,6 +68,7 @@ struct RunArgs {
   bool data = false;
   std::optional<std::uint32_t> chunks;
   std::vector<std::string> algorithms;  // TYPE=ALGO
+  std::string levels;                   // hierarchical: ALGO,ALGO,... per level
   std::string timeline;
   std::string timeline_npus;
   std::string timeline_window;
@@ -126,7 +127,36 @@ void add_rtl_options(CLI::App* cmd, RtlArgs& a) {
                   "+fault_lane=N flips a bit of lane N, to see the result check fire)");
 }
 
+/// --levels: the algorithm each level (dimension) of a hierarchical
+/// collective runs, lowest first.
+void apply_levels(const std::string& list, PlatformSpec& spec) {
+  if (list.empty()) return;
+  auto& dims = spec.collectives.dims;
+  std::vector<std::string> names;
+  std::string::size_type start = 0;
+  for (;;) {
+    const auto comma = list.find(',', start);
+    names.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (names.size() != dims.size()) {
+    throw InputError("--levels " + list + ": names " + std::to_string(names.size()) + " algorithm(s), but the platform has " +
+                     std::to_string(dims.size()) + " level(s) of more than one NPU (one per fabric, lowest first)");
+  }
+  for (std::size_t d = 0; d < names.size(); ++d) {
+    const auto algo = algorithm_from_name(names[d]);
+    if (!algo || *algo == AlgorithmKind::kHierarchical ||
+        (*algo == AlgorithmKind::kDoubleBinaryTree && d + 1 != names.size())) {
+      throw InputError("--levels " + list + ": \"" + names[d] + "\" for level " + std::to_string(d) +
+                       " (a level runs ring, direct, halving_doubling, in_switch, or double_binary_tree as the last)");
+    }
+    dims[d].algorithm = *algo;
+  }
+}
+
 void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
+  apply_levels(a.levels, spec);
   if (a.chunks) {
     if (*a.chunks == 0) throw InputError("--chunks must be >= 1");
     spec.collectives.chunks = *a.chunks;
@@ -214,6 +244,7 @@ struct CollbenchArgs {
   double factor = 2;
   std::string json;
   std::optional<std::uint32_t> chunks;
+  std::string levels;
   int root = 0;
   bool data = false;
   bool force = false;
@@ -229,6 +260,7 @@ int collbench(const CollbenchArgs& a) {
   std::vector<std::string> notes;
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
   apply_rtl_options(a.rtl, spec);
+  apply_levels(a.levels, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   CollbenchOptions o;
   const std::string op = a.op;
@@ -296,6 +328,10 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   cmd->add_option("--algorithm", a.algorithms,
                   "Collective algorithm, ALGO or TYPE=ALGO (ring, direct, halving_doubling, "
                   "double_binary_tree, hierarchical, in_switch)");
+  cmd->add_option("--levels", a.levels,
+                  "Hierarchical collectives: the algorithm of each level, lowest first, comma-separated "
+                  "(ring, direct, halving_doubling, in_switch; double_binary_tree as the last), e.g. "
+                  "in_switch,double_binary_tree for NCCL's NVLS-tree");
   cmd->add_flag("-q,--quiet", a.quiet, "Print nothing but warnings and errors (no progress line)");
   cmd->add_option("--timeline", a.timeline, "Write a Chrome/Perfetto trace-event timeline (open it in ui.perfetto.dev)");
   cmd->add_option("--timeline-npus", a.timeline_npus, "Record only these NPUs: 0-15, 0,4,8 (default: all)");
@@ -322,6 +358,10 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
   cmd->add_option("--json", a.json, "Write the rows as JSON");
   cmd->add_option("--chunks", a.chunks, "Pipelined chunks per collective")
       ->check(CLI::Range(std::uint64_t{1}, limits::kMaxChunks));
+  cmd->add_option("--levels", a.levels,
+                  "Hierarchical collectives: the algorithm of each level, lowest first, comma-separated "
+                  "(ring, direct, halving_doubling, in_switch; double_binary_tree as the last), e.g. "
+                  "in_switch,double_binary_tree for NCCL's NVLS-tree");
   cmd->add_option("--root", a.root, "Root NPU of rooted collectives");
   cmd->add_flag("--data", a.data, "Carry real bytes and check every result");
   cmd->add_flag("--force", a.force, kForceHelp);

@@ -280,6 +280,10 @@ TEST(CollectivePrograms, HierarchicalAllReduceRunsEachDimensionsAlgorithm) {
        2 * 3 + 2 * 1 + 2 * 1},
       {{{2, 1, AlgorithmKind::kDirect}, {4, 2, AlgorithmKind::kRing}}, 2 * 1 + 2 * 3},
       {{{5, 1, AlgorithmKind::kRing}}, 2 * 4},
+      // A tree on top all-reduces in one phase (4 rounds), tree A on even
+      // chunks, B on odd; 3 at the top: B is A shifted by one.
+      {{{4, 1, AlgorithmKind::kRing}, {4, 4, AlgorithmKind::kDoubleBinaryTree}}, 2 * 3 + 4},
+      {{{2, 1, AlgorithmKind::kDirect}, {3, 2, AlgorithmKind::kDoubleBinaryTree}}, 2 * 1 + 4},
   };
   for (const Shape& s : shapes) {
     int n = 1;
@@ -315,6 +319,56 @@ TEST(CollectivePrograms, HierarchicalAllReduceRunsEachDimensionsAlgorithm) {
     plan.dims = &s.dims;
     EXPECT_THROW(make_programs(plan, 0), std::invalid_argument);
   }
+}
+
+TEST(CollectivePrograms, HierarchicalLevelsAreStagesInTheOrderChunksPassThem) {
+  // Up through each level's reduce-scatter, down through the all-gathers in
+  // reverse: one stage each, so the engine can overlap chunks level by level.
+  const std::vector<Dimension> dims = {{4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kHalvingDoubling}};
+  std::vector<int> ranks(8);
+  for (int r = 0; r < 8; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  ProgramPlan plan;
+  plan.algorithm = AlgorithmKind::kHierarchical;
+  plan.ranks = &ranks;
+  plan.bytes = 4096;
+  plan.dims = &dims;
+  const auto programs = make_programs(plan, 5);
+  const Program& p = *programs.at(0);
+  EXPECT_EQ(p.stages(), 4u);
+  std::vector<std::uint32_t> stage_of_round;
+  for (std::uint32_t r = 0; r < p.num_rounds(); ++r) stage_of_round.push_back(p.stage(r));
+  // ring reduce-scatter (3), halving-doubling reduce-scatter (1), its
+  // all-gather (1), ring all-gather (3)
+  EXPECT_EQ(stage_of_round, (std::vector<std::uint32_t>{0, 0, 0, 1, 2, 3, 3, 3}));
+  // One-level algorithms are one stage: the engine leaves them alone.
+  plan.algorithm = AlgorithmKind::kRing;
+  EXPECT_EQ(make_programs(plan, 0).at(0)->stages(), 1u);
+}
+
+TEST(CollectivePrograms, TheTreesAreNcclsBinaryTreeAndItsMirrorOrShift) {
+  // ncclGetBtree on 8 ranks: 0 -> 4 -> {2, 6}, 2 -> {1, 3}, 6 -> {5, 7};
+  // tree B mirrors it (n even); on 5 ranks it is shifted by one.
+  auto parents = [](int n, int tree) {
+    std::vector<int> ranks(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
+    ProgramPlan plan;
+    plan.algorithm = AlgorithmKind::kDoubleBinaryTree;
+    plan.ranks = &ranks;
+    plan.bytes = 4 * 64 * static_cast<std::uint64_t>(n);
+    std::vector<int> parent(static_cast<std::size_t>(n), -1);
+    for (int m = 0; m < n; ++m) {
+      const auto programs = make_programs(plan, m);
+      Round round;
+      programs.at(static_cast<std::size_t>(tree))->round(1, round);  // round 1 sends up
+      if (!round.sends.empty()) parent[static_cast<std::size_t>(m)] = round.sends[0].peer;
+    }
+    return parent;
+  };
+  EXPECT_EQ(parents(8, 0), (std::vector<int>{-1, 2, 4, 2, 0, 6, 4, 6}));
+  EXPECT_EQ(parents(8, 1), (std::vector<int>{1, 3, 1, 7, 5, 3, 5, -1}));
+  // 5 ranks: A is 0 -> 4 -> 2 -> {1, 3}; B shifts every rank by one.
+  EXPECT_EQ(parents(5, 0), (std::vector<int>{-1, 2, 4, 2, 0}));
+  EXPECT_EQ(parents(5, 1), (std::vector<int>{1, -1, 3, 0, 3}));
 }
 
 TEST(CollectivePrograms, AllToAllVMovesEachPairsOwnSize) {

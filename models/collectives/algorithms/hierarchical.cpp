@@ -33,6 +33,10 @@ class HierarchicalProgram : public Program {
     current.base = s.segments.total();
     current.element = s.element;
     int keep = 0;  // which segment of `current` the next dimension works on
+    std::size_t top = s.dims->size();  // the last dimension of more than one NPU
+    for (std::size_t d = 0; d < s.dims->size(); ++d) {
+      if ((*s.dims)[d].size > 1) top = d;
+    }
     // Up: reduce-scatter per dimension.
     for (std::size_t d = 0; d < s.dims->size(); ++d) {
       const Dimension& dim = (*s.dims)[d];
@@ -49,12 +53,25 @@ class HierarchicalProgram : public Program {
       sub.segments = current.split(keep, dim.size, s.element);
       sub.element = s.element;
       sub.in_switch = s.in_switch;
+      sub.chunk = s.chunk;
+      sub.chunks = s.chunks;
       current = sub.segments;
       keep = coord;
+      const std::string label = "dim " + std::to_string(d) + " ";
+      if (dim.algorithm == AlgorithmKind::kDoubleBinaryTree) {
+        // A tree has no reduce-scatter: the top level all-reduces the part
+        // the levels below left this NPU (NCCL's NVLS-tree and tree).
+        if (d != top) not_applicable(s, "double_binary_tree runs only in the last dimension (it has no reduce-scatter)");
+        sub.type = CollectiveType::kAllReduce;
+        sub.variant = kTreeByChunk;
+        ph.up = make_program(sub);
+        ph.up_name = label + "all-reduce (" + std::string(to_string(sub.algorithm)) + ")";
+        phases_.push_back(std::move(ph));
+        continue;
+      }
       ph.up = make_program(sub);
       sub.type = CollectiveType::kAllGather;
       ph.down = make_program(sub);
-      const std::string label = "dim " + std::to_string(d) + " ";
       ph.up_name = label + "reduce-scatter (" + to_string(sub.algorithm) + ")";
       ph.down_name = label + "all-gather (" + to_string(sub.algorithm) + ")";
       phases_.push_back(std::move(ph));
@@ -64,44 +81,31 @@ class HierarchicalProgram : public Program {
 
   std::uint32_t num_rounds() const override {
     std::uint32_t n = up_rounds_;
-    for (const Phase& ph : phases_) n += ph.down->num_rounds();
+    for (const Phase& ph : phases_) n += ph.down ? ph.down->num_rounds() : 0;
     return n;
   }
 
   const char* phase(std::uint32_t r) const override {
-    std::uint32_t offset = 0;
-    for (const Phase& ph : phases_) {
-      if (r - offset < ph.up->num_rounds()) return ph.up_name.c_str();
-      offset += ph.up->num_rounds();
-    }
-    for (auto it = phases_.rbegin(); it != phases_.rend(); ++it) {
-      if (r - offset < it->down->num_rounds()) return it->down_name.c_str();
-      offset += it->down->num_rounds();
-    }
-    return "all-gather";
+    const Where w = locate(r);
+    if (!w.program) return "all-gather";
+    return w.up ? phases_[w.phase].up_name.c_str() : phases_[w.phase].down_name.c_str();
   }
 
+  // Each level's reduce-scatter and all-gather is a stage of its own: they
+  // use different links (or the same links in the other direction), so
+  // chunks overlap level by level as NCCL's pipelined algorithms do.
+  std::uint32_t stages() const override { return static_cast<std::uint32_t>(2 * phases_.size()); }
+  std::uint32_t stage(std::uint32_t r) const override { return locate(r).stage; }
+
   void round(std::uint32_t r, Round& out) const override {
-    std::uint32_t offset = 0;
-    const Program* program = nullptr;
-    for (const Phase& ph : phases_) {
-      if (!program && r - offset < ph.up->num_rounds()) program = ph.up.get();
-      if (!program) offset += ph.up->num_rounds();
-    }
-    for (auto it = phases_.rbegin(); it != phases_.rend() && !program; ++it) {
-      if (r - offset < it->down->num_rounds()) {
-        program = it->down.get();
-      } else {
-        offset += it->down->num_rounds();
-      }
-    }
+    const Where w = locate(r);
     out.clear();
-    if (!program) return;
-    program->round(r - offset, out);
+    if (!w.program) return;
+    w.program->round(r - w.offset, out);
     // A phase's own tags count its own rounds.
     for (TransferList* list : {&out.sends, &out.recvs}) {
       for (Transfer& t : *list) {
-        if (t.tag != Transfer::kSameRound) t.tag += offset;
+        if (t.tag != Transfer::kSameRound) t.tag += w.offset;
       }
     }
   }
@@ -112,6 +116,41 @@ class HierarchicalProgram : public Program {
     std::unique_ptr<Program> up, down;
     std::string up_name, down_name;  // "dim 0 reduce-scatter (ring)"...
   };
+  /// Where round r falls: going up through the phases' reduce-scatters,
+  /// then down through their all-gathers in reverse.
+  struct Where {
+    const Program* program = nullptr;
+    std::uint32_t offset = 0;  // rounds before this phase
+    std::uint32_t stage = 0;
+    std::size_t phase = 0;
+    bool up = true;
+  };
+  Where locate(std::uint32_t r) const {
+    Where w;
+    for (std::size_t i = 0; i < phases_.size(); ++i, ++w.stage) {
+      const std::uint32_t n = phases_[i].up->num_rounds();
+      if (r - w.offset < n) {
+        w.program = phases_[i].up.get();
+        w.phase = i;
+        return w;
+      }
+      w.offset += n;
+    }
+    for (std::size_t i = phases_.size(); i-- > 0; ++w.stage) {
+      if (!phases_[i].down) continue;  // the top level all-reduced on the way up
+      const std::uint32_t n = phases_[i].down->num_rounds();
+      if (r - w.offset < n) {
+        w.program = phases_[i].down.get();
+        w.phase = i;
+        w.up = false;
+        return w;
+      }
+      w.offset += n;
+    }
+    w.stage = 0;
+    return w;
+  }
+
   ProgramSpec spec_;
   std::vector<Phase> phases_;
   std::uint32_t up_rounds_ = 0;

@@ -12,6 +12,10 @@ namespace fabricsim::algorithms {
 
 inline int mod(int a, int n) { return ((a % n) + n) % n; }
 
+/// ProgramSpec::variant of the double binary tree: the whole chunk down one
+/// tree, A for even chunks, B for odd.
+constexpr int kTreeByChunk = 2;
+
 /// Throws std::invalid_argument: "the <algorithm> algorithm does not apply to
 /// <type>: <why>".
 [[noreturn]] void not_applicable(const ProgramSpec& s, const std::string& why = "");
