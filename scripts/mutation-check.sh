@@ -76,6 +76,11 @@ mutations=(
   "a slot freed before its copies have left|models/switch/reduction_unit.cpp|    if (slot->last_left > now_ticks()) {|    if (false) {|ReductionUnitSlots"
   "multicast copies store-and-forward|models/switch/reduction_unit.cpp|f->wire_bytes, now + params_.latency,|f->wire_bytes, std::max(now, f->tail) + params_.latency,|ReductionUnitTiming.AMulticast"
   "multicast buffer unlimited|models/switch/reduction_unit.cpp|  if (copy_buffer_used_ + f->bytes > params_.multicast_buffer_bytes) {|  if (false) {|ReductionUnitTiming.AMulticastFrameFinding"
+  "hierarchical levels not staged|models/collectives/algorithms/hierarchical.cpp|std::uint32_t stages() const override { return static_cast<std::uint32_t>(2 * phases_.size()); }|std::uint32_t stages() const override { return 1; }|ClosedForm.PipelinedHierarchical"
+  "pipeline_chunk ignored|models/collectives/collective_engine.cpp|    if (wanted > plan.chunks) {|    if (false) {|ClosedForm.PipelinedHierarchical"
+  "a tree that is not NCCL's|models/collectives/algorithms/double_binary_tree.cpp|  if (t.parent >= n) t.parent = p ^ bit;|  t.parent = p ^ bit;|CollectivePrograms.TheTrees"
+  "a waiting contribution skipped once slots are full|models/switch/reduction_unit.cpp|waiting_with_slot_ == 0 && (copies_blocked|true && (true|Limits"
+  "a bad level algorithm accepted|platforms/loader.cpp|      if (!level) {|      if (!algo) {|BadLevels"
 )
 
 restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }
