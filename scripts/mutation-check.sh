@@ -80,6 +80,7 @@ mutations=(
   "pipeline_chunk ignored|models/collectives/collective_engine.cpp|    if (wanted > plan.chunks) {|    if (false) {|ClosedForm.PipelinedHierarchical"
   "a tree that is not NCCL's|models/collectives/algorithms/double_binary_tree.cpp|  if (t.parent >= n) t.parent = p ^ bit;|  t.parent = p ^ bit;|CollectivePrograms.TheTrees"
   "a waiting contribution skipped once slots are full|models/switch/reduction_unit.cpp|waiting_with_slot_ == 0 && (copies_blocked|true && (true|Limits"
+  "NIC read-ahead ignored|models/nic/nic.cpp|tp.prefetch_bytes < params_.read_ahead_bytes|tp.prefetch_bytes < params_.segment_bytes|Hbm.ANicReadsAhead"
   "a bad level algorithm accepted|platforms/loader.cpp|      if (!level) {|      if (!algo) {|BadLevels"
 )
 

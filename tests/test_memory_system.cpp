@@ -88,6 +88,40 @@ TEST(Hbm, AMemoryBoundKernelBesideAnAllReduceSlowsBoth) {
   }
 }
 
+TEST(Hbm, ANicReadsAheadAsManyBytesAsItsReadAheadAllows) {
+  // HBM with a 2 us read latency and bandwidth to spare; a 100 GB/s link. A
+  // 2-NPU ring all-reduce of 1 MiB sends 16 frames of 32 KiB per step (two
+  // steps). Reading one frame ahead, each frame waits out a read: a step
+  // takes 16 reads of L. Reading 16 frames ahead, a step takes one read and
+  // then its 16 frames on the wire, 16 x 32 KiB / B. (Each step also waits
+  // for its last frame to be written at the receiver, one more L.)
+  const std::string dir = testutil::scratch_dir("readahead");
+  const double L = 2000, B = 100, frame = 32.0 * 1024;
+  write_nodes(dir + "/ar", 2, [&](int, traces::EtWriter& w) {
+    ChakraProtoMsg::Node ar;
+    ar.set_id(0);
+    ar.set_name("all_reduce");
+    ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    traces::add_int(ar, "comm_type", 0);
+    traces::add_uint(ar, "comm_size", MiB);
+    w.write(ar);
+  });
+  for (const int ahead : {1, 16}) {
+    const std::string platform = testutil::platform_file(
+        "npus: 2\n"
+        "npu: { hbm: { size: 16 GiB, channels: 1, bandwidth: 1000 TB/s, latency: 2 us } }\n"
+        "nic: { segment: 32 KiB, read_ahead: " + std::to_string(ahead * 32) + " KiB }\n"
+        "collectives: { chunks: 1, algorithms: { all_reduce: ring } }\n"
+        "fabrics: [ { topology: fully_connected, link: { bandwidth: 100 GB/s, latency: 0, buffer: 64 MiB } } ]\n",
+        "readahead" + std::to_string(ahead) + ".yaml");
+    const auto j = run("--platform " + platform + " --workload " + dir + "/ar");
+    const double step = ahead == 1 ? 16 * L + frame / B + L : L + 16 * frame / B + L;
+    for (const auto& npu : j["npus"]) {
+      EXPECT_NEAR(finish_of(npu, "all_reduce"), 2 * step, 0.02 * 2 * step) << "read_ahead " << ahead << " frames";
+    }
+  }
+}
+
 std::string mem_trace(const std::string& dir, int npus, bool store, std::uint64_t bytes) {
   const std::string prefix = dir + "/mem";
   write_nodes(prefix, npus, [&](int, traces::EtWriter& w) {

@@ -18,6 +18,11 @@ const ParamTable<Nic::Params>& Nic::Params::table() {
           .add("segment", Quantity::kBytes, &Params::segment_bytes, "most message bytes per frame (a frame holds whole packets)")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("segment_bytes", 1, "bytes")
+          .add("read_ahead", Quantity::kBytes, &Params::read_ahead_bytes,
+               "bytes of frames each port reads from the NPU's memory ahead of the wire (outstanding DMA reads; "
+               "at least one frame, at most 16); unset: one segment")
+          .range(1, static_cast<double>(limits::kMaxBytes))
+          .follows("segment")
           .add("message_overhead", Quantity::kDuration, &Params::message_overhead,
                "per message, before its first frame leaves")
           .legacy("message_overhead_ns", 1e3, "ns")
@@ -205,10 +210,11 @@ void Nic::pump(unsigned port) {
         continue;
       }
     }
-    // Frames are read from memory ahead of the wire: up to a frame's worth
-    // of bytes (so small frames do not wait out a memory latency each).
+    // Frames are read from memory ahead of the wire: up to read_ahead bytes
+    // (so small frames do not wait out a memory latency each, and a fast
+    // link is not held to one read's latency per frame).
     if (dma_bound_ && !tp.idle() && tp.prefetch.size() < kMaxPrefetch &&
-        (tp.prefetch.empty() || tp.prefetch_bytes < params_.segment_bytes)) {
+        (tp.prefetch.empty() || tp.prefetch_bytes < params_.read_ahead_bytes)) {
       Frame* f = next_frame(port);
       if (!f) continue;
       tp.prefetch.push_back(f);

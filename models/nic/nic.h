@@ -35,6 +35,9 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     std::uint64_t mtu_bytes = 4096;         // payload bytes per packet
     std::uint64_t header_bytes = 0;         // added on the wire per packet
     std::uint64_t segment_bytes = 256 << 10;  // most message bytes per frame
+    /// Bytes of frames a port reads from the NPU's memory ahead of the wire
+    /// (outstanding DMA reads); unset, one segment.
+    std::uint64_t read_ahead_bytes = 256 << 10;
     Bandwidth injection = Bandwidth::unlimited();
     Tick message_overhead = 0;  // per message, before its first frame leaves
     Tick forward_latency = 0;   // for frames passing through to other NPUs

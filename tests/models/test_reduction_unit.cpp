@@ -292,6 +292,41 @@ TEST_P(ReductionUnitSlots, AFrameFindingNoRoomWaitsUntilEveryCopyOfTheSlotsResul
   b.crossbar_out.unref_messages();
 }
 
+TEST_P(ReductionUnitSlots, AWaitingContributionGoesInAsSoonAsItsSlotOpensEvenBehindOneThatFindsNoRoom) {
+  // Two members, three frames each, one slot. Frames 1 and 2 of both wait,
+  // in the order 0:1, 0:2, 1:1, 1:2. When frame 0's slot frees at F, 0:1
+  // opens frame 1's slot and 0:2 finds no room; 1:1, behind it, has its slot
+  // open and goes in at once (kept waiting, frame 1 could never finish and
+  // nothing would free a slot again). Each frame's result: both passes, a
+  // latency, then `hold` until the slot is free.
+  constexpr Tick kHold = 1'000'000;
+  constexpr Tick P = pass_time(1);
+  ReductionUnit::Params p = unit_params(1);
+  if (GetParam()) {
+    p.slots = 1;
+  } else {
+    p.buffer_bytes = kFrame;
+  }
+  UnitBench b("behind", p, 2, kHold);
+  Message* m0 = b.contribution(0, 3);
+  Message* m1 = b.contribution(1, 3);
+  for (std::uint32_t i = 0; i < 3; ++i) b.offer(m0, i, kStart + i * kSpacing);
+  for (std::uint32_t i = 0; i < 3; ++i) b.offer(m1, i, kStart + (3 + i) * kSpacing);
+  testutil::run_to_end();
+
+  const Tick r0 = kStart + 2 * P + kLatency;
+  const Tick r1 = r0 + kHold + 2 * P + kLatency;
+  const Tick r2 = r1 + kHold + 2 * P + kLatency;
+  const auto& copies = b.crossbar_out.arrivals();
+  ASSERT_EQ(copies.size(), 6u);
+  const Tick expected[] = {r0, r0, r1, r1, r2, r2};
+  for (unsigned i = 0; i < 6; ++i) {
+    EXPECT_EQ(copies[i].index, i / 2) << "copy " << i;
+    EXPECT_EQ(copies[i].head, expected[i]) << "copy " << i;
+  }
+  b.crossbar_out.unref_messages();
+}
+
 INSTANTIATE_TEST_SUITE_P(Limits, ReductionUnitSlots, ::testing::Values(true, false),
                          [](const auto& i) { return i.param ? "OneSlot" : "OneFrameOfBuffer"; });
 
