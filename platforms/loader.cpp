@@ -368,14 +368,17 @@ PlatformSpec read_platform(const std::string& path) {
   }
   for (const FabricSpec& f : spec.fabrics) {
     std::vector<int> domain;
-    bool units = false;
+    bool units = false, pull = false;
     for (const FabricNode& n : f.nodes) {
       if (n.kind == FabricNode::Kind::kNic) domain.push_back(n.npu);
-      units |= n.kind == FabricNode::Kind::kSwitch && n.reduction.has_value();
+      const bool unit = n.kind == FabricNode::Kind::kSwitch && n.reduction.has_value();
+      units |= unit;
+      pull |= unit && n.reduction->pull;
     }
     if (!units || domain.size() < 2) continue;
     std::sort(domain.begin(), domain.end());
     spec.hints.in_switch_domains.push_back(std::move(domain));
+    spec.hints.in_switch_pull.push_back(pull);
   }
   return spec;
 }

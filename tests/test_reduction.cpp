@@ -283,6 +283,17 @@ TEST(DefaultChoice, InSwitchWhereTheGroupHasReductionUnitsAndItWins) {
   EXPECT_NE(choice(CollectiveType::kReduceScatter, 64 * MiB, node), AlgorithmKind::kInSwitch);
   // A group that leaves the switches' NPUs does not.
   EXPECT_NE(choice(CollectiveType::kAllReduce, 64 * MiB, beyond), AlgorithmKind::kInSwitch);
+  // All-reduce in-switch only where it moves fewer bytes per NPU than a
+  // ring: pushed, S up and S down against 2(n-1)/n S, from 3 members on;
+  // pulled, (1 + 1/n) S up, from 4 on (equal at 3).
+  const std::vector<int> two = {0, 4}, three = {0, 1, 2}, four = {0, 1, 2, 3};
+  for (const bool pull : {false, true}) {
+    hints.in_switch_pull = {pull};
+    EXPECT_NE(choice(CollectiveType::kAllReduce, 64 * MiB, two), AlgorithmKind::kInSwitch) << pull;
+    EXPECT_EQ(choice(CollectiveType::kAllReduce, 64 * MiB, three) == AlgorithmKind::kInSwitch, !pull) << pull;
+    EXPECT_EQ(choice(CollectiveType::kAllReduce, 64 * MiB, four), AlgorithmKind::kInSwitch) << pull;
+    EXPECT_EQ(choice(CollectiveType::kBroadcast, 64 * MiB, two), AlgorithmKind::kInSwitch) << pull;
+  }
   hints.in_switch_domains.clear();
   EXPECT_NE(choice(CollectiveType::kAllReduce, 64 * MiB, node), AlgorithmKind::kInSwitch);
 }

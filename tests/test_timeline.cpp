@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A training step (compute, TP/DP collectives, PP send/recv) on a DGX
+/// A training step (compute, TP all-reduces of 4 GPUs in-switch, PP send/recv) on a DGX
 /// H100 model, generated once per test in its scratch folder.
 struct Workload {
   std::string dir, prefix, platform, groups;
@@ -30,7 +30,7 @@ Workload training(const std::string& name) {
   w.prefix = w.dir + "/train";
   w.platform = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml";
   w.groups = w.prefix + ".comm_groups.json";
-  const auto g = testutil::run_fabricsim("gen training --dp 2 --tp 2 --pp 2 --layers 2 --microbatches 2 --out " + w.prefix);
+  const auto g = testutil::run_fabricsim("gen training --dp 1 --tp 4 --pp 2 --layers 2 --microbatches 2 --out " + w.prefix);
   EXPECT_EQ(g.exit_code, 0) << g.err;
   return w;
 }

@@ -11,14 +11,26 @@ constexpr std::uint64_t kInSwitchReduceScatter = 1u << 20;
 bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 }  // namespace
 
-bool PlatformHints::in_switch(const std::vector<int>& ranks) const {
-  for (const auto& domain : in_switch_domains) {
+int PlatformHints::in_switch_domain(const std::vector<int>& ranks) const {
+  for (std::size_t d = 0; d < in_switch_domains.size(); ++d) {
+    const auto& domain = in_switch_domains[d];
     bool all = true;
     for (int r : ranks) all &= std::binary_search(domain.begin(), domain.end(), r);
-    if (all) return true;
+    if (all) return static_cast<int>(d);
   }
-  return false;
+  return -1;
 }
+
+namespace {
+/// Whether an in-switch all-reduce of n members moves fewer bytes through
+/// each NPU's busiest link direction than a ring's 2(n-1)/n S. Pulled (NVLS):
+/// the units read all of S from every member and each member stores its
+/// reduced S/n for the multicast, (1 + 1/n) S up: fewer from n = 4 on
+/// (equal at 3). Pushed (SHARP): S up and S down: fewer from n = 3 on.
+bool in_switch_all_reduce_moves_less(int n, bool pull) {
+  return pull ? n + 1 < 2 * (n - 1) : n < 2 * (n - 1);
+}
+}  // namespace
 
 AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const std::vector<int>& ranks,
                                 bool group_is_world, const PlatformHints& hints) {
@@ -38,14 +50,19 @@ AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const 
     return AlgorithmKind::kHierarchical;  // in-switch within the dimensions that have reduction units
   }
   // Switch reduction units, where the group has them: all-reduce sends each
-  // byte up once and down once, broadcast and reduce become one multicast or
-  // one reduction. All-gather and reduce-scatter gain only while few steps
+  // byte up once and down once (where that is fewer bytes than a ring's:
+  // not on 2 NPUs), broadcast and reduce become one multicast or one
+  // reduction. All-gather and reduce-scatter gain only while few steps
   // matter more than bytes: a multicast also returns the sender's own data,
   // and pulled reductions carry read requests (crossovers on dgx_h100,
   // docs/collectives.md).
-  if (hints.in_switch(ranks)) {
+  if (const int domain = hints.in_switch_domain(ranks); domain >= 0) {
+    const bool pull = static_cast<std::size_t>(domain) < hints.in_switch_pull.size() &&
+                      hints.in_switch_pull[static_cast<std::size_t>(domain)];
     switch (type) {
       case CollectiveType::kAllReduce:
+        if (in_switch_all_reduce_moves_less(n, pull)) return AlgorithmKind::kInSwitch;
+        break;
       case CollectiveType::kBroadcast:
       case CollectiveType::kReduce:
         return AlgorithmKind::kInSwitch;

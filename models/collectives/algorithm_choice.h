@@ -19,7 +19,12 @@ struct PlatformHints {
   /// The NPUs of each fabric whose switches have reduction units (sorted):
   /// a group inside one of them can run in-switch collectives.
   std::vector<std::vector<int>> in_switch_domains;
-  bool in_switch(const std::vector<int>& ranks) const;
+  /// Per domain: its units pull (NVLS: members read reduced ranges) rather
+  /// than push (SHARP: contributions go up, results come down).
+  std::vector<bool> in_switch_pull;
+  /// The domain holding every rank, or -1.
+  int in_switch_domain(const std::vector<int>& ranks) const;
+  bool in_switch(const std::vector<int>& ranks) const { return in_switch_domain(ranks) >= 0; }
 };
 
 AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const std::vector<int>& ranks,
