@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tlm/time.h"
@@ -93,7 +95,15 @@ double to_base(const T& x) {
 }
 template <class T>
 void from_base(double v, T& x) {
-  x = static_cast<T>(v);
+  if constexpr (std::is_integral_v<T>) {
+    // Saturate: a value past the type (a narrower field following a wider
+    // one's default) must not be an out-of-range conversion.
+    constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    x = v >= hi ? std::numeric_limits<T>::max() : v <= lo ? std::numeric_limits<T>::lowest() : static_cast<T>(v);
+  } else {
+    x = static_cast<T>(v);
+  }
 }
 }  // namespace param_detail
 

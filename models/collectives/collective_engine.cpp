@@ -97,7 +97,10 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
       programs = make_programs(plan, me);
     }
   }
-  if (stages > 1) run->stages_.resize(stages);
+  if (stages > 1) {
+    run->stages_.resize(stages);
+    run->staged_ = true;
+  }
   run->chunks_.resize(programs.size());
   for (std::size_t k = 0; k < programs.size(); ++k) run->chunks_[k].program = std::move(programs[k]);
   // The group's sequence number is taken only once the collective is
@@ -213,7 +216,7 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       schedule_chunks();
       return;
     }
-    if (!run.stages_.empty()) {
+    if (run.staged_) {
       const std::uint32_t s = chunk.program->stage(chunk.round);
       if (s != chunk.stage && !enter_stage(run, c, s)) return;  // resumed at its turn (kStageTurn)
     }

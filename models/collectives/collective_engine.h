@@ -99,6 +99,7 @@ class CollectiveRun final : public MessageOwner {
   bool done() const { return chunks_done_ == chunks_.size() && sends_outstanding_ == 0; }
 
  private:
+  static constexpr std::uint32_t kNoStage = 0xffffffffu;
   struct Chunk {
     std::unique_ptr<Program> program;
     std::uint32_t round = 0;
@@ -106,26 +107,27 @@ class CollectiveRun final : public MessageOwner {
     Round current;
     bool started = false;
     bool finished = false;
+    std::uint32_t stage = kNoStage;  // staged programs: the stage it holds a place in (in the bools' padding)
     Tick reduced_at = 0;  // local reduction of this round's data done
     const char* phase = nullptr;  // timeline: the algorithm phase running, since phase_start
     Tick phase_start = 0;
-    std::uint32_t stage = kNoStage;  // staged programs: the stage it holds a place in
   };
-  static constexpr std::uint32_t kNoStage = 0xffffffffu;
+  std::vector<Chunk> chunks_;
+  std::uint32_t next_chunk_ = 0;
+  std::size_t chunks_done_ = 0;
+  bool wake_pending_ = false;
+  bool staged_ = false;  // its programs have stages (stages_ below is not empty)
+  std::unordered_map<std::uint64_t, Message*> early_;  // arrived before their round
   /// Staged programs: per stage, chunks in it and the next chunk to enter
   /// (chunks enter every stage in chunk order, so that no two members can
-  /// admit different chunks and wait on each other), and who waits.
+  /// admit different chunks and wait on each other), and who waits. Last:
+  /// the fields above are on every message's path.
   struct Stage {
     std::uint32_t inside = 0;
     std::uint32_t next = 0;
     std::vector<std::uint32_t> waiting;  // chunk indices
   };
   std::vector<Stage> stages_;
-  std::vector<Chunk> chunks_;
-  std::uint32_t next_chunk_ = 0;
-  std::size_t chunks_done_ = 0;
-  bool wake_pending_ = false;
-  std::unordered_map<std::uint64_t, Message*> early_;  // arrived before their round
 };
 
 class CollectiveAgreement;

@@ -21,7 +21,7 @@ const ParamTable<Nic::Params>& Nic::Params::table() {
           .add("read_ahead", Quantity::kBytes, &Params::read_ahead_bytes,
                "bytes of frames each port reads from the NPU's memory ahead of the wire (outstanding DMA reads; "
                "at least one frame, at most 16); unset: one segment")
-          .range(1, static_cast<double>(limits::kMaxBytes))
+          .range(1, static_cast<double>(1u << 30))
           .follows("segment")
           .add("message_overhead", Quantity::kDuration, &Params::message_overhead,
                "per message, before its first frame leaves")
