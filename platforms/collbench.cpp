@@ -234,15 +234,22 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
 }
 
 namespace {
-/// What ran: a hierarchical collective names each level's algorithm,
-/// lowest first ("hierarchical(in_switch,double_binary_tree)").
+/// Each level's algorithm, lowest first, for a hierarchical collective.
+std::vector<std::string> level_algorithms(const Platform& platform) {
+  std::vector<std::string> names;
+  for (const Dimension& d : platform.spec().collectives.dims) names.push_back(to_string(d.algorithm));
+  return names;
+}
+
+/// What ran: a hierarchical collective names each level's algorithm
+/// ("hierarchical(in_switch,double_binary_tree)").
 std::string what_ran(AlgorithmKind a, const Platform& platform) {
   std::string text = to_string(a);
   if (a != AlgorithmKind::kHierarchical) return text;
   const char* sep = "(";
-  for (const Dimension& d : platform.spec().collectives.dims) {
+  for (const std::string& name : level_algorithms(platform)) {
     text += sep;
-    text += to_string(d.algorithm);
+    text += name;
     sep = ",";
   }
   return text + ")";
@@ -284,11 +291,7 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
     e["size_bytes"] = r.size_bytes;
     e["count"] = r.count;
     e["algorithm"] = to_string(r.algorithm);
-    if (r.algorithm == AlgorithmKind::kHierarchical) {
-      auto levels = nlohmann::ordered_json::array();
-      for (const Dimension& d : platform.spec().collectives.dims) levels.push_back(to_string(d.algorithm));
-      e["levels"] = std::move(levels);  // lowest first
-    }
+    if (r.algorithm == AlgorithmKind::kHierarchical) e["levels"] = level_algorithms(platform);  // lowest first
     e["time_us"] = r.time_us;
     e["algbw_GBps"] = r.algbw_GBps;
     e["busbw_GBps"] = r.busbw_GBps;

@@ -324,10 +324,7 @@ PlatformSpec read_platform(const std::string& path) {
     if (fabrics[i]["switch"] && fabrics[i]["switch"]["reduction"]) dim.algorithm = AlgorithmKind::kInSwitch;
     if (const YAML::Node a = fabrics[i]["algorithm"]) {
       const auto algo = a.IsScalar() ? algorithm_from_name(a.Scalar()) : std::nullopt;
-      const bool level = algo && (*algo == AlgorithmKind::kRing || *algo == AlgorithmKind::kDirect ||
-                                  *algo == AlgorithmKind::kHalvingDoubling || *algo == AlgorithmKind::kDoubleBinaryTree ||
-                                  *algo == AlgorithmKind::kInSwitch);
-      if (!level) {
+      if (!algo || !runs_a_level(*algo)) {
         in.fail(a, "\"algorithm\" " + (a.IsScalar() ? "\"" + a.Scalar() + "\"" : std::string("must be a name")) +
                        ": this fabric's level of a hierarchical collective runs ring, direct, halving_doubling, "
                        "double_binary_tree (last level only) or in_switch");

@@ -81,7 +81,7 @@ mutations=(
   "a tree that is not NCCL's|models/collectives/algorithms/double_binary_tree.cpp|  if (t.parent >= n) t.parent = p ^ bit;|  t.parent = p ^ bit;|CollectivePrograms.TheTrees"
   "a waiting contribution skipped once slots are full|models/switch/reduction_unit.cpp|waiting_with_slot_ == 0 && (copies_blocked|true && (true|Limits"
   "NIC read-ahead ignored|models/nic/nic.cpp|tp.prefetch_bytes < params_.read_ahead_bytes|tp.prefetch_bytes < params_.segment_bytes|Hbm.ANicReadsAhead"
-  "a bad level algorithm accepted|platforms/loader.cpp|      if (!level) {|      if (!algo) {|BadLevels"
+  "a bad level algorithm accepted|platforms/loader.cpp|!runs_a_level(*algo)) {|false) {|BadLevels"
 )
 
 restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }

@@ -35,6 +35,10 @@ std::optional<CollectiveType> collective_from_name(const std::string& name);
 enum class AlgorithmKind : std::uint8_t { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kHierarchical, kInSwitch };
 const char* to_string(AlgorithmKind a);
 std::optional<AlgorithmKind> algorithm_from_name(const std::string& name);
+/// Whether `a` can run one level of a hierarchical collective (every
+/// algorithm but hierarchical itself; a double binary tree only as the top
+/// level, which hierarchical refuses otherwise).
+inline bool runs_a_level(AlgorithmKind a) { return a != AlgorithmKind::kHierarchical; }
 
 /// A set of ranks that run collectives together. Index i of `ranks` is the
 /// member's position in the group.

@@ -146,7 +146,7 @@ void apply_levels(const std::string& list, PlatformSpec& spec) {
   }
   for (std::size_t d = 0; d < names.size(); ++d) {
     const auto algo = algorithm_from_name(names[d]);
-    if (!algo || *algo == AlgorithmKind::kHierarchical ||
+    if (!algo || !runs_a_level(*algo) ||
         (*algo == AlgorithmKind::kDoubleBinaryTree && d + 1 != names.size())) {
       throw InputError("--levels " + list + ": \"" + names[d] + "\" for level " + std::to_string(d) +
                        " (a level runs ring, direct, halving_doubling, in_switch, or double_binary_tree as the last)");

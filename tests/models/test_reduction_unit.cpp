@@ -249,7 +249,21 @@ TEST(ReductionUnitTiming, AMulticastFrameFindingTheReplicationBufferFullWaitsUnt
 }
 
 // Out of slots or out of accumulator memory, the wait is the same.
-class ReductionUnitSlots : public ::testing::TestWithParam<bool> {};
+class ReductionUnitSlots : public ::testing::TestWithParam<bool> {
+ protected:
+  /// One stream, and room for one frame's slot: one slot, or one frame of
+  /// accumulator memory.
+  static ReductionUnit::Params one_slots_room() {
+    ReductionUnit::Params p = unit_params(1);
+    if (GetParam()) {
+      p.slots = 1;
+    } else {
+      p.buffer_bytes = kFrame;
+    }
+    return p;
+  }
+  static constexpr Tick kHold = 1'000'000;  // a result copy leaves the switch this long after it came
+};
 
 TEST_P(ReductionUnitSlots, AFrameFindingNoRoomWaitsUntilEveryCopyOfTheSlotsResultHasLeft) {
   // Two members, two frames each, one slot's worth of room. Frame 0's slot
@@ -259,15 +273,8 @@ TEST_P(ReductionUnitSlots, AFrameFindingNoRoomWaitsUntilEveryCopyOfTheSlotsResul
   // until F, then pass one after the other: the result is at F + 2P +
   // latency, and their inputs are freed at F + P and F + 2P. (With room for
   // both, frame 1 would follow at kStart + 4P + latency.)
-  constexpr Tick kHold = 1'000'000;
   constexpr Tick P = pass_time(1);
-  ReductionUnit::Params p = unit_params(1);
-  if (GetParam()) {
-    p.slots = 1;
-  } else {
-    p.buffer_bytes = kFrame;
-  }
-  UnitBench b("slots", p, 2, kHold);
+  UnitBench b("slots", one_slots_room(), 2, kHold);
   Message* m0 = b.contribution(0, 2);
   Message* m1 = b.contribution(1, 2);
   b.offer(m0, 0, kStart);
@@ -299,15 +306,8 @@ TEST_P(ReductionUnitSlots, AWaitingContributionGoesInAsSoonAsItsSlotOpensEvenBeh
   // open and goes in at once (kept waiting, frame 1 could never finish and
   // nothing would free a slot again). Each frame's result: both passes, a
   // latency, then `hold` until the slot is free.
-  constexpr Tick kHold = 1'000'000;
   constexpr Tick P = pass_time(1);
-  ReductionUnit::Params p = unit_params(1);
-  if (GetParam()) {
-    p.slots = 1;
-  } else {
-    p.buffer_bytes = kFrame;
-  }
-  UnitBench b("behind", p, 2, kHold);
+  UnitBench b("behind", one_slots_room(), 2, kHold);
   Message* m0 = b.contribution(0, 3);
   Message* m1 = b.contribution(1, 3);
   for (std::uint32_t i = 0; i < 3; ++i) b.offer(m0, i, kStart + i * kSpacing);
