@@ -70,7 +70,10 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
     } else if (key == "endpoint-delay") {
       // Per message, at the sending end (ns).
       const Tick t = ns_to_ticks(number(key, limits::kMaxLatencyNs));
-      for (auto& f : spec.fabrics) f.nic.message_overhead = t;
+      for (auto& f : spec.fabrics) {
+        f.nic.message_overhead = t;  // and every protocol's step, which ASTRA-sim does not tell apart
+        f.nic.step_overhead_simple = f.nic.step_overhead_ll = f.nic.step_overhead_ll128 = t;
+      }
     } else if (key == "active-chunks-per-dimension") {
       spec.collectives.active_chunks = static_cast<std::uint32_t>(whole(key, limits::kMaxChunks));
     } else if (key == "preferred-dataset-splits") {

@@ -162,6 +162,7 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     spec.root = o.root;
     spec.algorithm = o.algorithm ? *o.algorithm
                                  : choose_algorithm(config, platform.spec().hints, o.type, bytes, world.ranks, n == platform.npus());
+    spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
     spec.chunks = o.chunks ? o.chunks : config.chunks;
     spec.dtype = o.dtype;
     spec.op = o.op;
@@ -213,6 +214,7 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     row.size_bytes = bytes;
     row.count = bytes / elem;
     row.algorithm = spec.algorithm;
+    row.protocol = spec.protocol;
     row.time_us = ticks_to_us(bench.elapsed());
     std::uint64_t moved = bytes;
     if (o.all_to_all_v) {
@@ -242,9 +244,12 @@ std::vector<std::string> level_algorithms(const Platform& platform) {
 }
 
 /// What ran: a hierarchical collective names each level's algorithm
-/// ("hierarchical(in_switch,double_binary_tree)").
-std::string what_ran(AlgorithmKind a, const Platform& platform) {
+/// ("hierarchical(in_switch,double_binary_tree)"), a point-to-point one its
+/// protocol ("ring/ll128").
+std::string what_ran(const CollbenchRow& row, const Platform& platform) {
+  const AlgorithmKind a = row.algorithm;
   std::string text = to_string(a);
+  if (row.protocol != CommProtocol::kPlain) return text + "/" + to_string(row.protocol);
   if (a != AlgorithmKind::kHierarchical) return text;
   const char* sep = "(";
   for (const std::string& name : level_algorithms(platform)) {
@@ -271,7 +276,7 @@ void print_collbench(std::ostream& os, const Platform& platform, const Collbench
   os << std::fixed;
   for (const auto& r : rows) {
     os << std::setw(15) << r.size_bytes << std::setw(14) << r.count << std::setw(8) << to_string(o.dtype)
-       << std::setw(kAlgoWidth) << what_ran(r.algorithm, platform) << std::setw(14) << std::setprecision(2) << r.time_us
+       << std::setw(kAlgoWidth) << what_ran(r, platform) << std::setw(14) << std::setprecision(2) << r.time_us
        << std::setw(10) << r.algbw_GBps << std::setw(10) << r.busbw_GBps << "\n";
   }
   os.unsetf(std::ios::floatfield);
@@ -292,6 +297,7 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
     e["count"] = r.count;
     e["algorithm"] = to_string(r.algorithm);
     if (r.algorithm == AlgorithmKind::kHierarchical) e["levels"] = level_algorithms(platform);  // lowest first
+    if (r.protocol != CommProtocol::kPlain) e["protocol"] = to_string(r.protocol);
     e["time_us"] = r.time_us;
     e["algbw_GBps"] = r.algbw_GBps;
     e["busbw_GBps"] = r.busbw_GBps;

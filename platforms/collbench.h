@@ -49,6 +49,7 @@ struct CollbenchRow {
   double algbw_GBps = 0;
   double busbw_GBps = 0;
   AlgorithmKind algorithm = AlgorithmKind::kRing;
+  CommProtocol protocol = CommProtocol::kPlain;  // NCCL's protocol of its steps, where it has one
 };
 
 /// nccl-tests' bus-bandwidth factor for n ranks.

@@ -283,6 +283,38 @@ int capped_product(int a, int b) {
   return static_cast<int>(std::min<std::int64_t>(p, 2 * static_cast<std::int64_t>(limits::kMaxNpus)));
 }
 
+/// What choosing a protocol needs of a fabric (PlatformHints::FabricCosts):
+/// its NPUs, and for an NPU's NIC (the first's) each protocol's step
+/// overhead plus its link's latency, and the payload its links carry per
+/// second (headers taken off), at most its injection bandwidth.
+PlatformHints::FabricCosts protocol_costs(const FabricSpec& f) {
+  PlatformHints::FabricCosts c;
+  int first = -1;
+  for (std::size_t i = 0; i < f.nodes.size(); ++i) {
+    if (f.nodes[i].kind != FabricNode::Kind::kNic) continue;
+    c.npus.push_back(f.nodes[i].npu);
+    if (first < 0) first = static_cast<int>(i);
+  }
+  std::sort(c.npus.begin(), c.npus.end());
+  if (first < 0) return c;
+  double bytes_per_second = 0;
+  Tick latency = 0;
+  for (const FabricEdge& e : f.edges) {
+    if (e.internal || (e.a != first && e.b != first)) continue;
+    bytes_per_second += e.link.bandwidth.bytes_per_ps() * 1e12;
+    if (latency == 0) latency = e.link.latency;
+  }
+  if (!f.nic.injection.is_unlimited()) {
+    bytes_per_second = std::min(bytes_per_second, f.nic.injection.bytes_per_ps() * 1e12);
+  }
+  const double mtu = static_cast<double>(f.nic.mtu_bytes);
+  c.bandwidth = bytes_per_second * mtu / (mtu + static_cast<double>(f.nic.header_bytes));
+  c.step[0] = f.nic.step_overhead_simple + latency;
+  c.step[1] = f.nic.step_overhead_ll + latency;
+  c.step[2] = f.nic.step_overhead_ll128 + latency;
+  return c;
+}
+
 PlatformSpec read_platform(const std::string& path) {
   const YAML::Node root = load_yaml_file(path);
   if (is_astra_network(root)) return load_astra_network(path);
@@ -363,6 +395,7 @@ PlatformSpec read_platform(const std::string& path) {
       spec.fabrics.push_back(std::move(f));
     }
   }
+  for (const FabricSpec& f : spec.fabrics) spec.hints.fabric_costs.push_back(protocol_costs(f));
   for (const FabricSpec& f : spec.fabrics) {
     std::vector<int> domain;
     bool units = false, pull = false;

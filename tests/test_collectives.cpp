@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "models/collectives/algorithm_choice.h"
 #include "platforms/astra_system.h"
 #include "platforms/collbench.h"
 #include "platforms/simulation.h"
@@ -184,6 +185,134 @@ TEST(ClosedForm, PipelinedHierarchicalTakesItsSlowestLevelPlusFillAndDrain) {
   EXPECT_NEAR(t, expected, 0.02 * expected);
   const double back_to_back = network + 6 * (S / 4 / 200);
   EXPECT_LT(t, 0.75 * back_to_back);
+}
+
+// ---- NCCL's protocols and launch latency ---------------------------------------
+
+struct ProtocolCase {
+  std::string name;
+  double launch_ns, overhead_ns, wire_per_byte;  // what the platform below gives the protocol
+};
+class ProtocolClosedForm : public ::testing::TestWithParam<ProtocolCase> {};
+
+TEST_P(ProtocolClosedForm, DirectAllReduceTakesLaunchPlusTwoStepsOfOverheadAndFlaggedBytes) {
+  // Direct all-reduce on 8 fully connected NPUs: a reduce-scatter step and an
+  // all-gather step, each S/n per peer link. Under a protocol each step waits
+  // that protocol's overhead and carries its flags (LL: 8 bytes a 4-byte word,
+  // LL128: 128 a 120-byte line), after the collective's launch latency.
+  const ProtocolCase& c = GetParam();
+  const int n = 8;
+  const double B = 100, L = 500, S = 7.5 * MiB;  // S/n = 983,040 B: a whole number of 120-byte lines
+  const double t = all_reduce_ns(
+      "npus: 8\ncollectives: {protocol: " + c.name +
+          ", launch_simple: 10 us, launch_ll: 3 us, launch_ll128: 5 us}\n"
+          "nic: {header: 0, message_overhead: 7 us, step_overhead_simple: 1 us, step_overhead_ll: 2 us, "
+          "step_overhead_ll128: 4 us}\n"
+          "fabrics: [{topology: fully_connected, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+      AlgorithmKind::kDirect, static_cast<std::uint64_t>(S));
+  const double expected = c.launch_ns + 2 * (S / n * c.wire_per_byte / B + L + c.overhead_ns);
+  EXPECT_NEAR(t, expected, 0.002 * expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Protocols, ProtocolClosedForm,
+                         ::testing::Values(ProtocolCase{"simple", 10000, 1000, 1.0},
+                                           ProtocolCase{"ll", 3000, 2000, 2.0},
+                                           ProtocolCase{"ll128", 5000, 4000, 128.0 / 120.0}),
+                         [](const ::testing::TestParamInfo<ProtocolCase>& i) { return i.param.name; });
+
+/// NCCL's ring costs on NVLink (tuning.cc): launch and per-hop latency of
+/// Simple, LL, LL128, at 369 GB/s of goodput per GPU.
+CollectiveConfig nccl_launches() {
+  CollectiveConfig c;
+  c.launch_simple = 8'400'000;
+  c.launch_ll = 6'600'000;
+  c.launch_ll128 = 14'000'000;
+  return c;
+}
+PlatformHints nvlink_costs(int npus) {
+  PlatformHints h;
+  PlatformHints::FabricCosts f;
+  for (int r = 0; r < npus; ++r) f.npus.push_back(r);
+  f.step[0] = 3'400'000;
+  f.step[1] = 600'000;
+  f.step[2] = 1'900'000;
+  f.bandwidth = 369e9;
+  h.fabric_costs.push_back(f);
+  return h;
+}
+
+TEST(ProtocolChoice, AutoTakesLLThenLL128ThenSimpleAtTheCostModelsCrossovers) {
+  // Ring all-reduce on 8 GPUs, W = 2(n-1)/n S bytes per GPU at B:
+  //   LL     6.6 + 14 x 0.6 + 2 W/B
+  //   LL128  14 + 14 x 1.9 + (128/120) W/B
+  //   Simple 8.4 + 14 x 3.4 + W/B   (us)
+  // LL = LL128 at W/B = 25.6 / (14/15) us; LL128 = Simple at W/B = 15.4 x 15 us.
+  const CollectiveConfig config = nccl_launches();
+  const PlatformHints hints = nvlink_costs(8);
+  const std::vector<int> ranks = {0, 1, 2, 3, 4, 5, 6, 7};
+  const double B = 369e9, per_byte = 2.0 * 7 / 8 / B;
+  const auto size_at = [&](double us) { return static_cast<std::uint64_t>(us * 1e-6 / per_byte); };
+  const std::uint64_t ll_to_ll128 = size_at(25.6 * 15 / 14), ll128_to_simple = size_at(15.4 * 15);
+  const auto pick = [&](std::uint64_t bytes) {
+    return choose_protocol(config, hints, CollectiveType::kAllReduce, AlgorithmKind::kRing, bytes, ranks);
+  };
+  EXPECT_EQ(pick(128), CommProtocol::kLL);
+  EXPECT_EQ(pick(ll_to_ll128 * 99 / 100), CommProtocol::kLL);
+  EXPECT_EQ(pick(ll_to_ll128 * 101 / 100), CommProtocol::kLL128);
+  EXPECT_EQ(pick(ll128_to_simple * 99 / 100), CommProtocol::kLL128);
+  EXPECT_EQ(pick(ll128_to_simple * 101 / 100), CommProtocol::kSimple);
+  EXPECT_EQ(pick(1ull << 30), CommProtocol::kSimple);
+}
+
+TEST(ProtocolChoice, InSwitchAndHierarchicalStepsArePlainAndAForcedProtocolIsKept) {
+  CollectiveConfig config = nccl_launches();
+  const PlatformHints hints = nvlink_costs(8);
+  const std::vector<int> ranks = {0, 1, 2, 3};
+  for (AlgorithmKind a : {AlgorithmKind::kInSwitch, AlgorithmKind::kHierarchical}) {
+    EXPECT_EQ(choose_protocol(config, hints, CollectiveType::kAllReduce, a, 128, ranks), CommProtocol::kPlain);
+  }
+  config.protocol = ProtocolChoice::kLL128;
+  EXPECT_EQ(choose_protocol(config, hints, CollectiveType::kAllReduce, AlgorithmKind::kRing, 1ull << 30, ranks),
+            CommProtocol::kLL128);
+  // No costs known (an ASTRA-sim network): steps stay plain.
+  config.protocol = ProtocolChoice::kAuto;
+  EXPECT_EQ(choose_protocol(config, PlatformHints{}, CollectiveType::kAllReduce, AlgorithmKind::kRing, 128, ranks),
+            CommProtocol::kPlain);
+}
+
+TEST(ProtocolChoice, AGroupAcrossFabricsIsCostedOnTheSlowestOfThem) {
+  // NVLink inside each node of 2, a network across them whose Simple hop is
+  // 14 us: a group within a node takes NVLink's costs, one across the nodes
+  // the network's, under which LL wins up to a larger size.
+  CollectiveConfig config = nccl_launches();
+  PlatformHints hints;
+  for (int node = 0; node < 2; ++node) {
+    PlatformHints::FabricCosts f = nvlink_costs(2).fabric_costs[0];
+    f.npus = {2 * node, 2 * node + 1};
+    hints.fabric_costs.push_back(f);
+  }
+  PlatformHints::FabricCosts net;
+  net.npus = {0, 1, 2, 3};
+  net.step[0] = 14'000'000;
+  net.step[1] = 2'700'000;
+  net.step[2] = 4'000'000;
+  net.bandwidth = 48.5e9;
+  hints.fabric_costs.push_back(net);
+  const CollectiveConfig& c = config;
+  const auto estimate = [&](const PlatformHints::FabricCosts& f, CommProtocol p, std::uint64_t bytes, int n) {
+    return protocol_estimate(c, f, p, CollectiveType::kAllReduce, AlgorithmKind::kRing, bytes, n);
+  };
+  // At 1 MiB on 4 GPUs across the nodes LL128 is the cheapest on the network...
+  const std::uint64_t bytes = 1 << 20;
+  EXPECT_LT(estimate(net, CommProtocol::kLL128, bytes, 4), estimate(net, CommProtocol::kLL, bytes, 4));
+  EXPECT_LT(estimate(net, CommProtocol::kLL128, bytes, 4), estimate(net, CommProtocol::kSimple, bytes, 4));
+  EXPECT_EQ(choose_protocol(config, hints, CollectiveType::kAllReduce, AlgorithmKind::kRing, bytes, {0, 1, 2, 3}),
+            CommProtocol::kLL128);
+  // ...while 2 GPUs of one node take NVLink's costs, where LL is.
+  EXPECT_LT(estimate(hints.fabric_costs[0], CommProtocol::kLL, bytes, 2),
+            estimate(hints.fabric_costs[0], CommProtocol::kLL128, bytes, 2));
+  EXPECT_EQ(choose_protocol(config, hints, CollectiveType::kAllReduce, AlgorithmKind::kRing, bytes, {2, 3}),
+            CommProtocol::kLL);
 }
 
 // ---- scheduling between concurrent collectives ---------------------------------------

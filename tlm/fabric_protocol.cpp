@@ -44,6 +44,7 @@ void Message::reset() {
   bytes = 0;
   kind = MessageKind::kUnicast;
   hardware = false;
+  protocol = CommProtocol::kPlain;
   flow = 0;
   nic = NicProgress{};
   tag = Tags{};

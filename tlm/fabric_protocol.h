@@ -130,6 +130,9 @@ class Message : public tlm::tlm_generic_payload {
   /// Made by hardware (a memory system answering a switch's read), not by
   /// software: no per-message overhead at the NIC.
   bool hardware = false;
+  /// A collective step's protocol: what the NIC adds per message and on the
+  /// wire (message_kind.h).
+  CommProtocol protocol = CommProtocol::kPlain;
   std::uint32_t flow = 0;  // spreads flows over equal-cost paths; same flow, same path
 
   // --- the NICs' bookkeeping (next to the above: the hot path) -----------

@@ -19,6 +19,26 @@ enum class MessageKind : std::uint8_t {
   kResult,         // a reduction's result, on its way down a tree of units
 };
 
+/// How a collective step's receiver learns that its data has arrived, as
+/// NCCL's protocols do it (each with its own per-step latency at the NIC,
+/// models/nic/nic.h). kPlain: no collective protocol (point-to-point sends,
+/// in-switch collectives, memory traffic): the NIC's message overhead.
+///   Simple: the data, then a flag after a memory fence: full bandwidth, the
+///           highest per-step latency;
+///   LL:     a flag in every 8-byte line (4 bytes of data): half the
+///           bandwidth, the lowest latency;
+///   LL128:  a flag in every 128-byte line (120 bytes of data).
+enum class CommProtocol : std::uint8_t { kPlain, kSimple, kLL, kLL128 };
+constexpr int kCommProtocols = 4;
+
+/// Bytes a protocol puts on the wire for `payload` bytes of data (before
+/// packet headers).
+constexpr std::uint64_t protocol_bytes(std::uint64_t payload, CommProtocol p) {
+  return p == CommProtocol::kLL      ? (payload + 3) / 4 * 8
+         : p == CommProtocol::kLL128 ? (payload + 119) / 120 * 128
+                                     : payload;
+}
+
 /// How results of switch reductions name their sender (Message::tag.src_rank);
 /// read requests from a unit carry the unit's own (negative) peer id.
 constexpr std::uint32_t kFromReductionUnit = 0xffffffu;

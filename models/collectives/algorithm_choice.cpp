@@ -1,6 +1,7 @@
 #include "models/collectives/algorithm_choice.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace fabricsim {
 
@@ -98,6 +99,107 @@ AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHin
   const auto& chosen = config.algorithm[static_cast<int>(type)];
   if (chosen) return *chosen;
   return default_algorithm(type, bytes, ranks, group_is_world, hints);
+}
+
+}  // namespace fabricsim
+
+namespace fabricsim {
+
+const char* to_string(CommProtocol p) {
+  switch (p) {
+    case CommProtocol::kPlain: return "plain";
+    case CommProtocol::kSimple: return "simple";
+    case CommProtocol::kLL: return "ll";
+    case CommProtocol::kLL128: return "ll128";
+  }
+  return "?";
+}
+
+namespace {
+bool point_to_point(AlgorithmKind a) {
+  return a == AlgorithmKind::kRing || a == AlgorithmKind::kDirect || a == AlgorithmKind::kHalvingDoubling ||
+         a == AlgorithmKind::kDoubleBinaryTree;
+}
+
+int ceil_log2(int n) {
+  int k = 0;
+  while ((1 << k) < n) ++k;
+  return k;
+}
+
+/// Steps one after another on the critical path (NCCL's nsteps for rings).
+int sequential_steps(CollectiveType type, AlgorithmKind a, int n) {
+  const bool all_reduce = type == CollectiveType::kAllReduce;
+  switch (a) {
+    case AlgorithmKind::kRing: return all_reduce ? 2 * (n - 1) : n - 1;
+    case AlgorithmKind::kDirect: return all_reduce ? 2 : 1;
+    case AlgorithmKind::kHalvingDoubling:
+    case AlgorithmKind::kDoubleBinaryTree: return (all_reduce ? 2 : 1) * ceil_log2(n);
+    default: return 1;
+  }
+}
+
+/// Bytes each NPU sends, as nccl-tests' bus bandwidth counts them.
+double bus_bytes(CollectiveType type, std::uint64_t bytes, int n) {
+  const double s = static_cast<double>(bytes);
+  switch (type) {
+    case CollectiveType::kAllReduce: return s * 2.0 * (n - 1) / n;
+    case CollectiveType::kBroadcast:
+    case CollectiveType::kReduce: return s;
+    case CollectiveType::kBarrier: return 0;
+    default: return s * (n - 1) / n;
+  }
+}
+}  // namespace
+
+double protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs, CommProtocol p,
+                         CollectiveType type, AlgorithmKind algorithm, std::uint64_t bytes, int n) {
+  const int index = p == CommProtocol::kLL ? 1 : p == CommProtocol::kLL128 ? 2 : 0;
+  const double wire = static_cast<double>(protocol_bytes(static_cast<std::uint64_t>(bus_bytes(type, bytes, n)), p));
+  const double seconds = costs.bandwidth > 0 ? wire / costs.bandwidth : 0;
+  return static_cast<double>(config.launch(p)) + sequential_steps(type, algorithm, n) * static_cast<double>(costs.step[index]) +
+         seconds * 1e12;
+}
+
+CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
+                             AlgorithmKind algorithm, std::uint64_t bytes, const std::vector<int>& ranks) {
+  if (!point_to_point(algorithm)) return CommProtocol::kPlain;
+  switch (config.protocol) {
+    case ProtocolChoice::kSimple: return CommProtocol::kSimple;
+    case ProtocolChoice::kLL: return CommProtocol::kLL;
+    case ProtocolChoice::kLL128: return CommProtocol::kLL128;
+    case ProtocolChoice::kAuto: break;
+  }
+  // The fabric holding the whole group; else the slowest its members use.
+  const PlatformHints::FabricCosts* costs = nullptr;
+  for (const auto& f : hints.fabric_costs) {
+    bool all = !f.npus.empty();
+    for (int r : ranks) all = all && std::binary_search(f.npus.begin(), f.npus.end(), r);
+    if (all) {
+      costs = &f;
+      break;
+    }
+  }
+  if (!costs) {
+    for (const auto& f : hints.fabric_costs) {
+      if (f.npus.empty()) continue;
+      if (!costs || f.step[0] > costs->step[0] || (f.step[0] == costs->step[0] && f.bandwidth < costs->bandwidth)) {
+        costs = &f;
+      }
+    }
+  }
+  if (!costs) return CommProtocol::kPlain;
+  const int n = static_cast<int>(ranks.size());
+  CommProtocol best = CommProtocol::kSimple;
+  double best_time = protocol_estimate(config, *costs, best, type, algorithm, bytes, n);
+  for (CommProtocol p : {CommProtocol::kLL128, CommProtocol::kLL}) {
+    const double t = protocol_estimate(config, *costs, p, type, algorithm, bytes, n);
+    if (t < best_time) {
+      best = p;
+      best_time = t;
+    }
+  }
+  return best;
 }
 
 }  // namespace fabricsim

@@ -31,7 +31,19 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
                   "which ready chunk goes next")
           .add("local_reduction_bandwidth", Quantity::kBandwidth, &CollectiveConfig::local_reduce,
                "rate at which an NPU combines received bytes with its own")
-          .zero_unlimited();
+          .zero_unlimited()
+          .choice("protocol", &CollectiveConfig::protocol, {"auto", "simple", "ll", "ll128"},
+                  "NCCL's protocol for the steps of ring, tree, direct and halving-doubling collectives: auto picks "
+                  "per collective the one its cost model finds fastest")
+          .add("launch_simple", Quantity::kDuration, &CollectiveConfig::launch_simple,
+               "per collective of a point-to-point algorithm under the Simple protocol: the kernel's start and "
+               "setup before its first step (NCCL's base latency); in-switch collectives have none")
+          .add("launch_ll", Quantity::kDuration, &CollectiveConfig::launch_ll,
+               "the same under the LL protocol; unset: launch_simple")
+          .follows("launch_simple")
+          .add("launch_ll128", Quantity::kDuration, &CollectiveConfig::launch_ll128,
+               "the same under the LL128 protocol; unset: launch_simple")
+          .follows("launch_simple");
   return table;
 }
 
@@ -39,6 +51,7 @@ namespace {
 // Calendar events of the engine; the argument is the run.
 enum : std::uint32_t {
   kRunWake = 0xffffffffu,      // the run's last send has left
+  kLaunched = 0xfffffffeu,     // the run's launch latency has passed
   kStageTurn = 0x80000000u,    // | chunk: that chunk's turn to enter the stage it waits for
 };                             // any other kind: that chunk's local reduction is done
 }  // namespace
@@ -129,6 +142,11 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
       }
     }
   }
+  if (const Tick launch = config_.launch(spec.protocol); launch > 0) {
+    r.launching_ = true;
+    Calendar::instance().schedule(now_ticks() + launch, this, kLaunched, &r);
+    return;
+  }
   schedule_chunks();  // also ends a collective with nothing to do (one rank)
 }
 
@@ -144,7 +162,7 @@ void CollectiveEngine::schedule_chunks() {
       // The collective whose chunk goes next, by policy.
       CollectiveRun* pick = nullptr;
       for (const auto& r : runs_) {
-        if (r->next_chunk_ >= r->chunks_.size()) continue;
+        if (r->next_chunk_ >= r->chunks_.size() || r->launching_) continue;
         if (!pick) {
           pick = r.get();
           continue;
@@ -193,6 +211,11 @@ void CollectiveEngine::on_calendar(std::uint32_t kind, void* arg) {
     finish_if_done(run);
     return;
   }
+  if (kind == kLaunched) {
+    run.launching_ = false;
+    schedule_chunks();  // also ends a collective with nothing to do
+    return;
+  }
   if (kind & kStageTurn) {  // a chunk's turn to enter the stage it waited for
     begin_round(run, kind & ~kStageTurn);
     if (!scheduling_) finish_done_runs();
@@ -239,6 +262,7 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       m->reduction.dtype = run.spec.dtype;
       m->reduction.op = run.spec.op;
       m->kind = t.kind;
+      m->protocol = run.spec.protocol;
       m->reduction.target = t.target;
       m->reduction.group = t.group;
       if (t.kind == MessageKind::kPullRequest) {

@@ -27,6 +27,9 @@
 namespace fabricsim {
 
 enum class SchedulingPolicy : std::uint8_t { kFifo, kLifo, kPriority };
+/// Which of NCCL's protocols the point-to-point algorithms use: `auto`
+/// picks per collective by cost (algorithm_choice.h).
+enum class ProtocolChoice : std::uint8_t { kAuto, kSimple, kLL, kLL128 };
 const char* to_string(SchedulingPolicy p);
 
 /// How collectives run on every NPU (platform or system-file settings).
@@ -46,6 +49,22 @@ struct CollectiveConfig {
   ReduceOp op = ReduceOp::kSum;
   bool data = false;                  // carry and check real bytes
   Bandwidth local_reduce = Bandwidth::unlimited();  // time to combine received bytes locally
+  ProtocolChoice protocol = ProtocolChoice::kAuto;
+  /// Per collective of a point-to-point algorithm (ring, tree, direct,
+  /// halving-doubling), by its protocol: the kernel's start and setup before
+  /// its first step (NCCL's base latency). In-switch collectives have none.
+  Tick launch_simple = 0;
+  Tick launch_ll = 0;
+  Tick launch_ll128 = 0;
+  Tick launch(CommProtocol p) const {
+    switch (p) {
+      case CommProtocol::kSimple: return launch_simple;
+      case CommProtocol::kLL: return launch_ll;
+      case CommProtocol::kLL128: return launch_ll128;
+      case CommProtocol::kPlain: break;
+    }
+    return 0;
+  }
   std::vector<Dimension> dims;        // the platform's dimensions, for hierarchical
   /// The parameters a platform file sets (algorithms are read apart).
   static const ParamTable<CollectiveConfig>& table();
@@ -58,6 +77,8 @@ struct CollectiveSpec {
   const Group* group = nullptr;
   int root = 0;  // index in the group
   AlgorithmKind algorithm = AlgorithmKind::kRing;
+  /// Its steps' protocol (kPlain for in-switch and hierarchical ones).
+  CommProtocol protocol = CommProtocol::kPlain;
   std::uint32_t chunks = 1;
   int priority = 0;
   DataType dtype = DataType::kFp32;
@@ -96,7 +117,7 @@ class CollectiveRun final : public MessageOwner {
   std::string data_error;          // first mismatch found by the data check
   int timeline_lane = -1;          // recorded on a timeline: its lane there
 
-  bool done() const { return chunks_done_ == chunks_.size() && sends_outstanding_ == 0; }
+  bool done() const { return !launching_ && chunks_done_ == chunks_.size() && sends_outstanding_ == 0; }
 
  private:
   static constexpr std::uint32_t kNoStage = 0xffffffffu;
@@ -117,6 +138,7 @@ class CollectiveRun final : public MessageOwner {
   std::size_t chunks_done_ = 0;
   bool wake_pending_ = false;
   bool staged_ = false;  // its programs have stages (stages_ below is not empty)
+  bool launching_ = false;  // its launch latency has not passed yet: no chunk starts
   std::unordered_map<std::uint64_t, Message*> early_;  // arrived before their round
   /// Staged programs: per stage, chunks in it and the next chunk to enter
   /// (chunks enter every stage in chunk order, so that no two members can

@@ -26,6 +26,16 @@ const ParamTable<Nic::Params>& Nic::Params::table() {
           .add("message_overhead", Quantity::kDuration, &Params::message_overhead,
                "per message, before its first frame leaves")
           .legacy("message_overhead_ns", 1e3, "ns")
+          .add("step_overhead_simple", Quantity::kDuration, &Params::step_overhead_simple,
+               "per message of a collective step under NCCL's Simple protocol (data, fence, flag): its "
+               "synchronization, in place of message_overhead; unset: message_overhead")
+          .follows("message_overhead")
+          .add("step_overhead_ll", Quantity::kDuration, &Params::step_overhead_ll,
+               "the same under the LL protocol (a flag in every 8-byte line); unset: message_overhead")
+          .follows("message_overhead")
+          .add("step_overhead_ll128", Quantity::kDuration, &Params::step_overhead_ll128,
+               "the same under the LL128 protocol (a flag in every 128-byte line); unset: message_overhead")
+          .follows("message_overhead")
           .add("injection_bandwidth", Quantity::kBandwidth, &Params::injection,
                "most bytes per second the NPU hands the NIC, all ports together")
           .zero_unlimited()
@@ -169,10 +179,17 @@ Frame* Nic::next_frame(unsigned port) {
   f->offset = static_cast<std::uint64_t>(f->index) * params_.segment_bytes;
   f->bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, f->offset));
   // A pull request names the bytes it asks for; its packets are headers only.
+  // LL and LL128 put their flags on the wire with the data.
   f->request = m->kind == MessageKind::kPullRequest;
-  f->wire_bytes = f->request ? wire_bytes(f->bytes) - f->bytes : wire_bytes(f->bytes);
+  if (f->request) {
+    f->wire_bytes = wire_bytes(f->bytes) - f->bytes;
+  } else if (m->protocol == CommProtocol::kLL || m->protocol == CommProtocol::kLL128) {
+    f->wire_bytes = wire_bytes(protocol_bytes(f->bytes, m->protocol));
+  } else {
+    f->wire_bytes = wire_bytes(f->bytes);
+  }
   f->last = m->nic.frames_sent == m->nic.frames_total;
-  f->head = std::max(now_ticks(), m->nic.posted_at + (m->hardware ? 0 : params_.message_overhead));
+  f->head = std::max(now_ticks(), m->nic.posted_at + (m->hardware ? 0 : params_.overhead(m->protocol)));
   f->hop_in = port;  // until it is sent: which port it is for
   if (!f->last) {
     queue.push_back(m);  // round robin between messages

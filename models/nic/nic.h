@@ -48,6 +48,22 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     /// padding: a larger Params moved the NIC's hot fields and cost 8% on
     /// the 1,024-NPU runs.
     std::uint32_t read_ahead_bytes = 256 << 10;
+    /// Per message of a collective step, by its protocol (Message::protocol:
+    /// Simple, LL, LL128), in place of message_overhead: the step's
+    /// synchronization. Last, away from the hot fields above.
+    Tick step_overhead_simple = 0;
+    Tick step_overhead_ll = 0;
+    Tick step_overhead_ll128 = 0;
+    /// What a message of protocol `p` waits before its first frame leaves.
+    Tick overhead(CommProtocol p) const {
+      switch (p) {
+        case CommProtocol::kSimple: return step_overhead_simple;
+        case CommProtocol::kLL: return step_overhead_ll;
+        case CommProtocol::kLL128: return step_overhead_ll128;
+        case CommProtocol::kPlain: break;
+      }
+      return message_overhead;
+    }
     /// Every user-settable parameter, with unit, range and description.
     static const ParamTable<Params>& table();
   };

@@ -104,6 +104,52 @@ TEST(NicTiming, AMessageIsCutIntoWholePacketFramesWithAHeaderPerPacketAfterItsOv
   m->unref();
 }
 
+TEST(NicTiming, ACollectiveStepWaitsItsProtocolsOverheadAndCarriesItsFlagsOnTheWire) {
+  // MTU 1000 with 40-byte headers, 1200 bytes of data. Simple sends the data
+  // as it is (2 packets: 1280 on the wire); LL puts 4 bytes of flag in every
+  // 8-byte line (2400 bytes, 3 packets: 2520); LL128 8 in every 128 (10 lines
+  // of 120: 1280 bytes, 2 packets: 1360). Each waits its own step overhead; a
+  // plain message waits message_overhead.
+  Nic::Params p;
+  p.address = 0;
+  p.mtu_bytes = 1000;
+  p.header_bytes = 40;
+  p.message_overhead = 700'000;
+  p.step_overhead_simple = 2'600'000;
+  p.step_overhead_ll = 300'000;
+  p.step_overhead_ll128 = 1'100'000;
+  struct Case {
+    CommProtocol protocol;
+    Tick overhead;
+    std::uint64_t wire;
+  };
+  const std::vector<Case> cases = {{CommProtocol::kPlain, 700'000, 1280},
+                                   {CommProtocol::kSimple, 2'600'000, 1280},
+                                   {CommProtocol::kLL, 300'000, 2520},
+                                   {CommProtocol::kLL128, 1'100'000, 1360}};
+  std::vector<std::unique_ptr<NicBench>> benches;
+  std::vector<Message*> messages;
+  for (const Case& c : cases) {
+    benches.push_back(std::make_unique<NicBench>("proto" + std::to_string(static_cast<int>(c.protocol)), p,
+                                                 std::vector<std::uint64_t>{kGBps}));
+    Message* m = message(0, 1, 1200);
+    m->protocol = c.protocol;
+    benches.back()->npu_out.post(m, kStart);
+    messages.push_back(m);
+  }
+  testutil::run_to_end();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& frames = benches[i]->frames(0);
+    ASSERT_EQ(frames.size(), 1u);
+    EXPECT_EQ(frames[0].bytes, 1200u) << "case " << i;
+    EXPECT_EQ(frames[0].wire_bytes, cases[i].wire) << "case " << i;
+    EXPECT_EQ(frames[0].head, kStart + cases[i].overhead + kLatency) << "case " << i;
+    EXPECT_EQ(benches[i]->npu_out.left(messages[i]), kStart + cases[i].overhead + wire_time(cases[i].wire))
+        << "case " << i;
+    messages[i]->unref();
+  }
+}
+
 TEST(NicTiming, InjectionBandwidthBelowTheLinkRatePacesFramesAndAboveItChangesNothing) {
   // Three 2000-byte frames. At 2 GB/s injection (1 us a frame) frame k leaves
   // the NIC over [k, k + 1] us and the 8 GB/s link is held to that pace; at

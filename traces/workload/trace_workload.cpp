@@ -578,6 +578,8 @@ void TraceWorkload::start_collective(Node* n) {
   spec.root = static_cast<int>(n->root);
   spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, n->comm_size, group->ranks,
                                     group->id == 0);
+  spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, n->comm_size,
+                                  group->ranks);
   spec.chunks = options_.collectives->chunks;
   spec.dims = &options_.collectives->dims;
   spec.priority = static_cast<int>(n->priority);
