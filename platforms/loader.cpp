@@ -283,10 +283,11 @@ int capped_product(int a, int b) {
   return static_cast<int>(std::min<std::int64_t>(p, 2 * static_cast<std::int64_t>(limits::kMaxNpus)));
 }
 
-/// What choosing a protocol needs of a fabric (PlatformHints::FabricCosts):
-/// its NPUs, and for an NPU's NIC (the first's) each protocol's step
-/// overhead plus its link's latency, and the payload its links carry per
-/// second (headers taken off), at most its injection bandwidth.
+/// What the default choices' cost model needs of a fabric
+/// (PlatformHints::FabricCosts), read off its first NIC: its overheads, the
+/// payload its links carry per second (headers taken off, at most its
+/// injection bandwidth), and a hop's latency (two of its links and its
+/// slowest switch).
 PlatformHints::FabricCosts protocol_costs(const FabricSpec& f) {
   PlatformHints::FabricCosts c;
   int first = -1;
@@ -298,20 +299,26 @@ PlatformHints::FabricCosts protocol_costs(const FabricSpec& f) {
   std::sort(c.npus.begin(), c.npus.end());
   if (first < 0) return c;
   double bytes_per_second = 0;
-  Tick latency = 0;
+  Tick latency = 0, switch_latency = 0;
   for (const FabricEdge& e : f.edges) {
     if (e.internal || (e.a != first && e.b != first)) continue;
     bytes_per_second += e.link.bandwidth.bytes_per_ps() * 1e12;
-    if (latency == 0) latency = e.link.latency;
+    latency = std::max(latency, e.link.latency);
+  }
+  for (const FabricNode& n : f.nodes) {
+    if (n.kind == FabricNode::Kind::kSwitch) switch_latency = std::max(switch_latency, n.hop_latency);
   }
   if (!f.nic.injection.is_unlimited()) {
     bytes_per_second = std::min(bytes_per_second, f.nic.injection.bytes_per_ps() * 1e12);
   }
-  const double mtu = static_cast<double>(f.nic.mtu_bytes);
-  c.bandwidth = bytes_per_second * mtu / (mtu + static_cast<double>(f.nic.header_bytes));
-  c.step[0] = f.nic.step_overhead_simple + latency;
-  c.step[1] = f.nic.step_overhead_ll + latency;
-  c.step[2] = f.nic.step_overhead_ll128 + latency;
+  const double mtu = static_cast<double>(f.nic.mtu_bytes), header = static_cast<double>(f.nic.header_bytes);
+  c.bandwidth = bytes_per_second * mtu / (mtu + header);
+  c.header_share = header / (mtu + header);
+  c.step[0] = f.nic.step_overhead_simple;
+  c.step[1] = f.nic.step_overhead_ll;
+  c.step[2] = f.nic.step_overhead_ll128;
+  c.plain = f.nic.message_overhead;
+  c.hop = 2 * latency + switch_latency;
   return c;
 }
 

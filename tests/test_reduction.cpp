@@ -264,36 +264,79 @@ TEST(Hybrid, InSwitchInsideNodesAndAcrossThemGivesTheReferenceResult) {
   }
 }
 
-TEST(DefaultChoice, InSwitchWhereTheGroupHasReductionUnitsAndItWins) {
+/// A DGX H100's NVLink as the default choice's cost model sees it
+/// (platforms/dgx_h100.yaml): 369 GB/s of payload per GPU, 56-byte headers
+/// on 256-byte packets, a 1 us plain overhead and a 0.6 us hop; NCCL's
+/// step overheads and launch latencies.
+PlatformHints dgx_like_hints(bool pull) {
   PlatformHints hints;
   hints.shape = "switch";
   hints.in_switch_domains = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  hints.in_switch_pull = {pull};
+  PlatformHints::FabricCosts f;
+  f.npus = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  f.step[0] = 2'600'000;
+  f.step[1] = 0;
+  f.step[2] = 1'100'000;
+  f.bandwidth = 450e9 * 256 / 312;
+  f.plain = 1'000'000;
+  f.hop = 600'000;
+  f.header_share = 56.0 / 312;
+  hints.fabric_costs = {f};
+  return hints;
+}
+CollectiveConfig nccl_config() {
+  CollectiveConfig c;
+  c.launch_simple = 8'400'000;
+  c.launch_ll = 6'600'000;
+  c.launch_ll128 = 14'000'000;
+  return c;
+}
+
+TEST(DefaultChoice, InSwitchWhereTheGroupHasReductionUnitsAndTheCostModelFindsItFaster) {
+  const CollectiveConfig config = nccl_config();
+  PlatformHints hints = dgx_like_hints(true);
   const std::vector<int> node = {0, 1, 2, 3, 4, 5, 6, 7}, half = {0, 2, 4, 6}, beyond = {6, 7, 8, 9};
   const auto choice = [&](CollectiveType t, std::uint64_t bytes, const std::vector<int>& ranks) {
-    return default_algorithm(t, bytes, ranks, ranks.size() == 8, hints);
+    return default_algorithm(config, t, bytes, ranks, ranks.size() == 8, hints);
   };
   for (std::uint64_t bytes : {4 * KiB, 16 * MiB, 1024 * MiB}) {
     EXPECT_EQ(choice(CollectiveType::kAllReduce, bytes, node), AlgorithmKind::kInSwitch) << bytes;
     EXPECT_EQ(choice(CollectiveType::kBroadcast, bytes, half), AlgorithmKind::kInSwitch) << bytes;
     EXPECT_EQ(choice(CollectiveType::kReduce, bytes, node), AlgorithmKind::kInSwitch) << bytes;
   }
+  // All-gather: a multicast brings each member all of S (its own part too)
+  // in one step; halving-doubling (n - 1)/n S in 3 steps after NCCL's launch:
+  // in-switch until S/8 of wire time outweighs the launch and steps.
   EXPECT_EQ(choice(CollectiveType::kAllGather, 1 * MiB, node), AlgorithmKind::kInSwitch);
-  EXPECT_NE(choice(CollectiveType::kAllGather, 64 * MiB, node), AlgorithmKind::kInSwitch);
+  EXPECT_NE(choice(CollectiveType::kAllGather, 256 * MiB, node), AlgorithmKind::kInSwitch);
+  // Pulled reduce-scatter carries a read request's header per packet.
   EXPECT_EQ(choice(CollectiveType::kReduceScatter, 256 * KiB, node), AlgorithmKind::kInSwitch);
-  EXPECT_NE(choice(CollectiveType::kReduceScatter, 64 * MiB, node), AlgorithmKind::kInSwitch);
+  EXPECT_NE(choice(CollectiveType::kReduceScatter, 256 * MiB, node), AlgorithmKind::kInSwitch);
   // A group that leaves the switches' NPUs does not.
   EXPECT_NE(choice(CollectiveType::kAllReduce, 64 * MiB, beyond), AlgorithmKind::kInSwitch);
-  // All-reduce in-switch only where it moves fewer bytes per NPU than a
-  // ring: pushed, S up and S down against 2(n-1)/n S, from 3 members on;
-  // pulled, (1 + 1/n) S up, from 4 on (equal at 3).
+  // All-reduce on few members: pulled, (1 + h/(m+h)) S + S/n through a
+  // member's busiest direction against a ring's 2(n-1)/n S; pushed, S. On 2
+  // and 3 members a pulled one wins only while the ring's launch and steps
+  // count (small sizes); a pushed one always (no more bytes than a ring).
   const std::vector<int> two = {0, 4}, three = {0, 1, 2}, four = {0, 1, 2, 3};
   for (const bool pull : {false, true}) {
-    hints.in_switch_pull = {pull};
-    EXPECT_NE(choice(CollectiveType::kAllReduce, 64 * MiB, two), AlgorithmKind::kInSwitch) << pull;
+    hints = dgx_like_hints(pull);
+    EXPECT_EQ(choice(CollectiveType::kAllReduce, 64 * KiB, two), AlgorithmKind::kInSwitch) << pull;
+    EXPECT_EQ(choice(CollectiveType::kAllReduce, 64 * MiB, two) == AlgorithmKind::kInSwitch, !pull) << pull;
     EXPECT_EQ(choice(CollectiveType::kAllReduce, 64 * MiB, three) == AlgorithmKind::kInSwitch, !pull) << pull;
     EXPECT_EQ(choice(CollectiveType::kAllReduce, 64 * MiB, four), AlgorithmKind::kInSwitch) << pull;
     EXPECT_EQ(choice(CollectiveType::kBroadcast, 64 * MiB, two), AlgorithmKind::kInSwitch) << pull;
   }
+  // The crossover on 2 pulled members is where the estimates meet:
+  //   2 (plain + hop) + (1.18 + 0.5) S/B = 8.4 + 2 (2.6 + 0.6) + S/B  (us).
+  hints = dgx_like_hints(true);
+  const double B = hints.fabric_costs[0].bandwidth, extra = 56.0 / 312 + 0.5;
+  const double crossover = (8.4 + 2 * 3.2 - 2 * 1.6) * 1e-6 * B / extra;
+  EXPECT_EQ(choice(CollectiveType::kAllReduce, static_cast<std::uint64_t>(crossover * 0.98), two),
+            AlgorithmKind::kInSwitch);
+  EXPECT_NE(choice(CollectiveType::kAllReduce, static_cast<std::uint64_t>(crossover * 1.02), two),
+            AlgorithmKind::kInSwitch);
   hints.in_switch_domains.clear();
   EXPECT_NE(choice(CollectiveType::kAllReduce, 64 * MiB, node), AlgorithmKind::kInSwitch);
 }

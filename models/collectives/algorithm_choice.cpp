@@ -7,8 +7,6 @@ namespace fabricsim {
 
 namespace {
 constexpr std::uint64_t kLarge = 1u << 20;  // where bandwidth starts to matter more than latency
-constexpr std::uint64_t kInSwitchAllGather = 4u << 20;
-constexpr std::uint64_t kInSwitchReduceScatter = 1u << 20;
 bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 }  // namespace
 
@@ -22,19 +20,16 @@ int PlatformHints::in_switch_domain(const std::vector<int>& ranks) const {
   return -1;
 }
 
+// The point-to-point choice, by the shape of the platform (rules 4-6 of
+// docs/collectives.md).
 namespace {
-/// Whether an in-switch all-reduce of n members moves fewer bytes through
-/// each NPU's busiest link direction than a ring's 2(n-1)/n S. Pulled (NVLS):
-/// the units read all of S from every member and each member stores its
-/// reduced S/n for the multicast, (1 + 1/n) S up: fewer from n = 4 on
-/// (equal at 3). Pushed (SHARP): S up and S down: fewer from n = 3 on.
-bool in_switch_all_reduce_moves_less(int n, bool pull) {
-  return pull ? n + 1 < 2 * (n - 1) : n < 2 * (n - 1);
-}
+AlgorithmKind point_to_point_default(CollectiveType type, std::uint64_t bytes, int n, const PlatformHints& hints);
+double best_protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs,
+                              CollectiveType type, AlgorithmKind a, std::uint64_t bytes, int n);
 }  // namespace
 
-AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const std::vector<int>& ranks,
-                                bool group_is_world, const PlatformHints& hints) {
+AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
+                                const std::vector<int>& ranks, bool group_is_world, const PlatformHints& hints) {
   const int n = static_cast<int>(ranks.size());
   switch (type) {
     case CollectiveType::kGather:
@@ -46,38 +41,43 @@ AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const 
     default:
       break;
   }
-  const bool rooted = type == CollectiveType::kBroadcast || type == CollectiveType::kReduce;
   if (hints.shape == "multi_dimensional" && group_is_world && type == CollectiveType::kAllReduce) {
     return AlgorithmKind::kHierarchical;  // in-switch within the dimensions that have reduction units
   }
-  // Switch reduction units, where the group has them: all-reduce sends each
-  // byte up once and down once (where that is fewer bytes than a ring's:
-  // not on 2 NPUs), broadcast and reduce become one multicast or one
-  // reduction. All-gather and reduce-scatter gain only while few steps
-  // matter more than bytes: a multicast also returns the sender's own data,
-  // and pulled reductions carry read requests (crossovers on dgx_h100,
-  // docs/collectives.md).
+  const AlgorithmKind p2p = point_to_point_default(type, bytes, n, hints);
+  // Switch reduction units, where the group has them: broadcast and reduce
+  // become one multicast or one reduction; all-reduce, all-gather and
+  // reduce-scatter take them where the cost model finds them faster than the
+  // point-to-point choice under its best protocol (a multicast also returns
+  // the sender's own data, pulled reductions carry read requests, and on 2
+  // members a pulled all-reduce moves more than a ring: docs/collectives.md).
   if (const int domain = hints.in_switch_domain(ranks); domain >= 0) {
     const bool pull = static_cast<std::size_t>(domain) < hints.in_switch_pull.size() &&
                       hints.in_switch_pull[static_cast<std::size_t>(domain)];
     switch (type) {
-      case CollectiveType::kAllReduce:
-        if (in_switch_all_reduce_moves_less(n, pull)) return AlgorithmKind::kInSwitch;
-        break;
       case CollectiveType::kBroadcast:
       case CollectiveType::kReduce:
         return AlgorithmKind::kInSwitch;
+      case CollectiveType::kAllReduce:
       case CollectiveType::kAllGather:
-        if (bytes < kInSwitchAllGather) return AlgorithmKind::kInSwitch;
-        break;
       case CollectiveType::kReduceScatter:
-      case CollectiveType::kReduceScatterBlock:
-        if (bytes < kInSwitchReduceScatter) return AlgorithmKind::kInSwitch;
-        break;
+      case CollectiveType::kReduceScatterBlock: {
+        const PlatformHints::FabricCosts* costs = group_costs(hints, ranks);
+        if (!costs) return AlgorithmKind::kInSwitch;
+        const double in_switch = in_switch_estimate(*costs, pull, type, bytes, n);
+        return in_switch <= best_protocol_estimate(config, *costs, type, p2p, bytes, n) ? AlgorithmKind::kInSwitch
+                                                                                         : p2p;
+      }
       default:
         break;
     }
   }
+  return p2p;
+}
+
+namespace {
+AlgorithmKind point_to_point_default(CollectiveType type, std::uint64_t bytes, int n, const PlatformHints& hints) {
+  const bool rooted = type == CollectiveType::kBroadcast || type == CollectiveType::kReduce;
   if (hints.shape == "fully_connected") return AlgorithmKind::kDirect;
   if (hints.shape == "ring" || hints.shape == "torus" || hints.shape == "mesh") {
     // Neighbours are one hop apart: rings use every link at once. Small
@@ -93,12 +93,13 @@ AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const 
   if (hints.shape == "switch" && power_of_two(n) && !rooted) return AlgorithmKind::kHalvingDoubling;
   return AlgorithmKind::kRing;
 }
+}  // namespace
 
 AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
                                std::uint64_t bytes, const std::vector<int>& ranks, bool group_is_world) {
   const auto& chosen = config.algorithm[static_cast<int>(type)];
   if (chosen) return *chosen;
-  return default_algorithm(type, bytes, ranks, group_is_world, hints);
+  return default_algorithm(config, type, bytes, ranks, group_is_world, hints);
 }
 
 }  // namespace fabricsim
@@ -157,9 +158,77 @@ double protocol_estimate(const CollectiveConfig& config, const PlatformHints::Fa
   const int index = p == CommProtocol::kLL ? 1 : p == CommProtocol::kLL128 ? 2 : 0;
   const double wire = static_cast<double>(protocol_bytes(static_cast<std::uint64_t>(bus_bytes(type, bytes, n)), p));
   const double seconds = costs.bandwidth > 0 ? wire / costs.bandwidth : 0;
-  return static_cast<double>(config.launch(p)) + sequential_steps(type, algorithm, n) * static_cast<double>(costs.step[index]) +
+  return static_cast<double>(config.launch(p)) +
+         sequential_steps(type, algorithm, n) * static_cast<double>(costs.step[index] + costs.hop) +
          seconds * 1e12;
 }
+
+const PlatformHints::FabricCosts* group_costs(const PlatformHints& hints, const std::vector<int>& ranks) {
+  for (const auto& f : hints.fabric_costs) {
+    bool all = !f.npus.empty();
+    for (int r : ranks) all = all && std::binary_search(f.npus.begin(), f.npus.end(), r);
+    if (all) return &f;
+  }
+  const PlatformHints::FabricCosts* slowest = nullptr;
+  for (const auto& f : hints.fabric_costs) {
+    if (f.npus.empty()) continue;
+    if (!slowest || f.step[0] > slowest->step[0] ||
+        (f.step[0] == slowest->step[0] && f.bandwidth < slowest->bandwidth)) {
+      slowest = &f;
+    }
+  }
+  return slowest;
+}
+
+double in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, CollectiveType type,
+                          std::uint64_t bytes, int n) {
+  // Bytes through a member's busiest link direction, in payload at the
+  // fabric's goodput, and the steps software posts one after another:
+  //   all-reduce, pulled: the answers to the unit's reads of all S, with a
+  //     read request's header per packet, plus the S/n it multicasts; two
+  //     steps (the pull, then the multicast);
+  //   all-reduce, pushed: S up and S down; one step;
+  //   all-gather: S down (the multicast returns the sender's own part);
+  //   reduce-scatter: S up (pulled: and a barrier through the switch).
+  const double s = static_cast<double>(bytes);
+  double wire = s;
+  int steps = 1;
+  switch (type) {
+    case CollectiveType::kAllReduce:
+      if (pull) {
+        wire = s * (1 + costs.header_share) + s / n;
+        steps = 2;
+      }
+      break;
+    case CollectiveType::kReduceScatter:
+    case CollectiveType::kReduceScatterBlock:
+      if (pull) {
+        wire = s * (1 + costs.header_share);
+        steps = 2;
+      }
+      break;
+    default:
+      break;
+  }
+  const double seconds = costs.bandwidth > 0 ? wire / costs.bandwidth : 0;
+  return steps * static_cast<double>(costs.plain + costs.hop) + seconds * 1e12;
+}
+
+namespace {
+double best_protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs,
+                              CollectiveType type, AlgorithmKind a, std::uint64_t bytes, int n) {
+  double best = protocol_estimate(config, costs, CommProtocol::kSimple, type, a, bytes, n);
+  if (config.protocol == ProtocolChoice::kAuto) {
+    for (CommProtocol p : {CommProtocol::kLL, CommProtocol::kLL128}) {
+      best = std::min(best, protocol_estimate(config, costs, p, type, a, bytes, n));
+    }
+  } else if (config.protocol != ProtocolChoice::kSimple) {
+    best = protocol_estimate(config, costs, config.protocol == ProtocolChoice::kLL ? CommProtocol::kLL : CommProtocol::kLL128,
+                             type, a, bytes, n);
+  }
+  return best;
+}
+}  // namespace
 
 CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
                              AlgorithmKind algorithm, std::uint64_t bytes, const std::vector<int>& ranks) {
@@ -170,24 +239,7 @@ CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints
     case ProtocolChoice::kLL128: return CommProtocol::kLL128;
     case ProtocolChoice::kAuto: break;
   }
-  // The fabric holding the whole group; else the slowest its members use.
-  const PlatformHints::FabricCosts* costs = nullptr;
-  for (const auto& f : hints.fabric_costs) {
-    bool all = !f.npus.empty();
-    for (int r : ranks) all = all && std::binary_search(f.npus.begin(), f.npus.end(), r);
-    if (all) {
-      costs = &f;
-      break;
-    }
-  }
-  if (!costs) {
-    for (const auto& f : hints.fabric_costs) {
-      if (f.npus.empty()) continue;
-      if (!costs || f.step[0] > costs->step[0] || (f.step[0] == costs->step[0] && f.bandwidth < costs->bandwidth)) {
-        costs = &f;
-      }
-    }
-  }
+  const PlatformHints::FabricCosts* costs = group_costs(hints, ranks);
   if (!costs) return CommProtocol::kPlain;
   const int n = static_cast<int>(ranks.size());
   CommProtocol best = CommProtocol::kSimple;

@@ -22,15 +22,19 @@ struct PlatformHints {
   /// Per domain: its units pull (NVLS: members read reduced ranges) rather
   /// than push (SHARP: contributions go up, results come down).
   std::vector<bool> in_switch_pull;
-  /// Per fabric (declaration order), what NCCL's cost model needs to pick a
-  /// protocol: its NPUs (sorted), each protocol's per-step latency
-  /// (Simple, LL, LL128: the NIC's step overhead plus a link's latency) and
-  /// the bytes per second an NPU sends into it. Empty: protocols are not
-  /// chosen (`auto` leaves steps plain).
+  /// Per fabric (declaration order), what the cost model of the default
+  /// choices needs: its NPUs (sorted), each protocol's per-step overhead
+  /// (Simple, LL, LL128), a plain message's, the latency of a step's hop,
+  /// and the payload an NPU sends into it per second. Empty: protocols are
+  /// not chosen (`auto` leaves steps plain) and in-switch algorithms are
+  /// taken wherever they apply.
   struct FabricCosts {
     std::vector<int> npus;
-    Tick step[3] = {0, 0, 0};
-    double bandwidth = 0;
+    Tick step[3] = {0, 0, 0};  // the NIC's step overhead per protocol
+    double bandwidth = 0;      // bytes per second of payload (headers taken off)
+    Tick plain = 0;            // a plain message's overhead (in-switch steps)
+    Tick hop = 0;              // NPU to NPU (or to a switch's unit): two links and a switch
+    double header_share = 0;   // header / (mtu + header): a pulled byte's read request
   };
   std::vector<FabricCosts> fabric_costs;
   /// The domain holding every rank, or -1.
@@ -38,8 +42,8 @@ struct PlatformHints {
   bool in_switch(const std::vector<int>& ranks) const { return in_switch_domain(ranks) >= 0; }
 };
 
-AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const std::vector<int>& ranks,
-                                bool group_is_world, const PlatformHints& hints);
+AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
+                                const std::vector<int>& ranks, bool group_is_world, const PlatformHints& hints);
 
 /// The protocol of a collective's steps. kPlain for algorithms that are not
 /// point-to-point steps (in-switch, hierarchical). Otherwise the configured
@@ -49,6 +53,14 @@ AlgorithmKind default_algorithm(CollectiveType type, std::uint64_t bytes, const 
 /// are on); kPlain when the platform gives no costs.
 CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
                              AlgorithmKind algorithm, std::uint64_t bytes, const std::vector<int>& ranks);
+/// The costs of the fabric holding every rank, else of the slowest fabric
+/// any of them is on; nullptr when the platform gives none.
+const PlatformHints::FabricCosts* group_costs(const PlatformHints& hints, const std::vector<int>& ranks);
+/// NCCL-style estimate (ticks) of an in-switch collective: its steps' plain
+/// overhead and hops, and the bytes through a member's busiest link
+/// direction (docs/collectives.md, "The default choice").
+double in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, CollectiveType type,
+                          std::uint64_t bytes, int n);
 /// The protocol's cost-model estimate of the collective's time (ticks), for
 /// choose_protocol and its tests.
 double protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs, CommProtocol p,

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Is fabricsim's default algorithm choice the fastest it offers?
+
+For each platform, group size and collective, runs `fabricsim collbench` once
+with the default choice and once with every algorithm, over a sweep of sizes,
+and prints: what the default ran, its time, the fastest algorithm and its
+time, and the ratio. Exits 1 when the default is more than --tolerance
+slower than the fastest at some point (every point is still printed).
+
+  scripts/check-default-choice.py --fabricsim build/platforms/fabricsim \\
+      --platform platforms/dgx_h100.yaml --npus 2,4,8
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ALGORITHMS = ["ring", "direct", "halving_doubling", "double_binary_tree", "in_switch", "hierarchical"]
+OPS = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"]
+
+
+def collbench(fabricsim, platform, npus, op, algo, first, last, factor, scratch):
+    """{size: (time_us, what ran)}, or None when the algorithm does not apply."""
+    out = os.path.join(scratch, "rows.json")
+    cmd = [fabricsim, "collbench", "--platform", platform, "--op", op, "-b", first, "-e", last, "-f", factor,
+           "--quiet", "--json", out]
+    if npus:
+        cmd += ["--npus", str(npus)]
+    if algo:
+        cmd += ["--algo", algo]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode == 2:
+        return None  # the algorithm does not apply here
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+    rows = {}
+    for row in json.load(open(out))["rows"]:
+        what = row["algorithm"]
+        if "levels" in row:
+            what += "(" + ",".join(row["levels"]) + ")"
+        if "protocol" in row:
+            what += "/" + row["protocol"]
+        rows[row["size_bytes"]] = (row["time_us"], what)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fabricsim", default="build/platforms/fabricsim")
+    ap.add_argument("--platform", action="append", required=True, help="repeatable")
+    ap.add_argument("--npus", default="", help="comma-separated group sizes (the first N NPUs); default: all")
+    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("-b", "--first", default="1K")
+    ap.add_argument("-e", "--last", default="256M")
+    ap.add_argument("-f", "--factor", default="8")
+    ap.add_argument("--tolerance", type=float, default=0.05, help="allowed shortfall (default 0.05: 5%%)")
+    args = ap.parse_args()
+
+    worst = 0.0
+    misses = 0
+    print(f"{'platform':<22} {'npus':>4} {'op':<15} {'size':>11} {'default':<44} {'us':>10} "
+          f"{'fastest':<36} {'us':>10} {'ratio':>6}")
+    with tempfile.TemporaryDirectory() as scratch:
+        for platform in args.platform:
+            for npus in [int(n) for n in args.npus.split(",") if n] or [0]:
+                for op in args.ops.split(","):
+                    chosen = collbench(args.fabricsim, platform, npus, op, None, args.first, args.last, args.factor,
+                                       scratch)
+                    others = {}
+                    for algo in ALGORITHMS:
+                        rows = collbench(args.fabricsim, platform, npus, op, algo, args.first, args.last,
+                                         args.factor, scratch)
+                        if rows:
+                            others[algo] = rows
+                    for size in sorted(chosen):
+                        t, what = chosen[size]
+                        best_t, best_what = min((rows[size] for rows in others.values() if size in rows),
+                                                default=(t, what))
+                        ratio = t / best_t if best_t > 0 else 1.0
+                        worst = max(worst, ratio)
+                        flag = ""
+                        if ratio > 1 + args.tolerance:
+                            misses += 1
+                            flag = "  <- over"
+                        print(f"{os.path.basename(platform):<22} {npus or 'all':>4} {op:<15} {size:>11} {what:<44} "
+                              f"{t:>10.2f} {best_what:<36} {best_t:>10.2f} {ratio:>6.3f}{flag}", flush=True)
+    print(f"# worst ratio {worst:.3f}; {misses} point(s) more than {args.tolerance:.0%} behind the fastest")
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
