@@ -65,6 +65,18 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   }
   fabrics_.resize(spec_.fabrics.size());
   for (std::size_t fi = 0; fi < spec_.fabrics.size(); ++fi) build_fabric(fi, spec_.fabrics[fi]);
+  // The default choices' cost model follows the routes just installed.
+  if (spec_.hints.fabric_costs.size() == spec_.fabrics.size()) {
+    std::vector<PlatformPaths::Fabric> paths;
+    for (std::size_t fi = 0; fi < spec_.fabrics.size(); ++fi) {
+      const bool built = !spec_.fabrics[fi].edges.empty();
+      paths.push_back(PlatformPaths::Fabric{built ? &spec_.fabrics[fi] : nullptr, fabrics_[fi].routers,
+                                            fabrics_[fi].ports, &spec_.hints.fabric_costs[fi]});
+    }
+    paths_ = std::make_unique<PlatformPaths>(directory_, std::move(paths));
+    cost_model_ = std::make_unique<CostModel>(*paths_);
+    spec_.hints.cost_model = cost_model_.get();
+  }
   // NPUs use reduction units only through the control plane.
   if (in_network_.any()) {
     for (auto& npu : npus_) npu->set_in_switch(&in_network_);
@@ -117,6 +129,8 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   set_lookaheads(f, router);
   install_routes(f, ports, router);
   if (bf.aggregation) set_up_aggregation(fi, f);
+  bf.routers.assign(router.begin(), router.end());
+  bf.ports = ports;
 }
 
 Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire) {

@@ -21,6 +21,7 @@
 #include "platforms/in_network_control.h"
 #include "platforms/platform_spec.h"
 #include "platforms/routing.h"
+#include "platforms/traffic_paths.h"
 
 namespace fabricsim {
 
@@ -50,6 +51,8 @@ class Platform {
     std::vector<std::unique_ptr<ReductionUnit>> units;
     std::vector<std::string> unit_switch;  // the switch each unit is in
     std::vector<std::unique_ptr<sc_core::sc_module>> unit_alus;  // RTL units behind their ALU ports
+    std::vector<const Forwarder*> routers;        // per node: its forwarder (null: bound straight to a switch)
+    std::vector<std::vector<PortInfo>> ports;     // per node: its ports' edges and peers
   };
 
   /// Elaborates the platform; throws InputError for inconsistent specs.
@@ -123,6 +126,8 @@ class Platform {
   std::vector<BuiltMemory> memories_;
   std::vector<std::string> notes_;
   std::map<std::string, unsigned> units_of_model_;  // reduction units made so far, by model
+  std::unique_ptr<PlatformPaths> paths_;  // for the default choices' cost model (spec_.hints.cost_model)
+  std::unique_ptr<CostModel> cost_model_;
 };
 
 }  // namespace fabricsim

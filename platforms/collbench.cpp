@@ -160,9 +160,14 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     spec.bytes = bytes;
     spec.group = &world;
     spec.root = o.root;
-    spec.algorithm = o.algorithm ? *o.algorithm
-                                 : choose_algorithm(config, platform.spec().hints, o.type, bytes, world.ranks, n == platform.npus());
-    spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
+    try {  // the default choice weighs the platform's levels, which may not run
+      spec.algorithm = o.algorithm ? *o.algorithm
+                                   : choose_algorithm(config, platform.spec().hints, o.type, bytes, world.ranks,
+                                                      n == platform.npus());
+      spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
     spec.chunks = o.chunks ? o.chunks : config.chunks;
     spec.dtype = o.dtype;
     spec.op = o.op;
@@ -215,6 +220,12 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     row.count = bytes / elem;
     row.algorithm = spec.algorithm;
     row.protocol = spec.protocol;
+    if (!o.algorithm) {
+      for (const auto& [a, t] : default_estimates(config, o.type, bytes, world.ranks, n == platform.npus(),
+                                                  platform.spec().hints)) {
+        row.estimates_us.emplace_back(a, t / 1e6);
+      }
+    }
     row.time_us = ticks_to_us(bench.elapsed());
     std::uint64_t moved = bytes;
     if (o.all_to_all_v) {
@@ -278,6 +289,15 @@ void print_collbench(std::ostream& os, const Platform& platform, const Collbench
     os << std::setw(15) << r.size_bytes << std::setw(14) << r.count << std::setw(8) << to_string(o.dtype)
        << std::setw(kAlgoWidth) << what_ran(r, platform) << std::setw(14) << std::setprecision(2) << r.time_us
        << std::setw(10) << r.algbw_GBps << std::setw(10) << r.busbw_GBps << "\n";
+    if (o.why && !r.estimates_us.empty()) {
+      os << "#   why: the cost model's estimates (us):";
+      const char* sep = " ";
+      for (const auto& [a, t] : r.estimates_us) {
+        os << sep << to_string(a) << " " << std::setprecision(2) << t;
+        sep = ", ";
+      }
+      os << "\n";
+    }
   }
   os.unsetf(std::ios::floatfield);
 }
@@ -298,6 +318,11 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
     e["algorithm"] = to_string(r.algorithm);
     if (r.algorithm == AlgorithmKind::kHierarchical) e["levels"] = level_algorithms(platform);  // lowest first
     if (r.protocol != CommProtocol::kPlain) e["protocol"] = to_string(r.protocol);
+    if (!r.estimates_us.empty()) {
+      nlohmann::ordered_json est;
+      for (const auto& [a, t] : r.estimates_us) est[to_string(a)] = t;
+      e["estimates_us"] = std::move(est);
+    }
     e["time_us"] = r.time_us;
     e["algbw_GBps"] = r.algbw_GBps;
     e["busbw_GBps"] = r.busbw_GBps;

@@ -30,6 +30,7 @@ struct CollbenchOptions {
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
   bool force = false;                        // run past the work bounds (models/npu/work_bounds.h)
+  bool why = false;                          // print the cost model's estimates behind the default choice
 };
 
 /// The sizes a sweep runs, in order (whole elements; whole blocks where the
@@ -50,6 +51,9 @@ struct CollbenchRow {
   double busbw_GBps = 0;
   AlgorithmKind algorithm = AlgorithmKind::kRing;
   CommProtocol protocol = CommProtocol::kPlain;  // NCCL's protocol of its steps, where it has one
+  /// The default choice: the cost model's estimate of each algorithm it
+  /// weighed, us (empty when an algorithm was named or no cost model ran).
+  std::vector<std::pair<AlgorithmKind, double>> estimates_us;
 };
 
 /// nccl-tests' bus-bandwidth factor for n ranks.

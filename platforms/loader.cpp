@@ -319,6 +319,7 @@ PlatformHints::FabricCosts protocol_costs(const FabricSpec& f) {
   c.step[2] = f.nic.step_overhead_ll128;
   c.plain = f.nic.message_overhead;
   c.hop = 2 * latency + switch_latency;
+  c.segment = f.nic.segment_bytes;
   return c;
 }
 

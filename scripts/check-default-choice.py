@@ -9,6 +9,10 @@ slower than the fastest at some point (every point is still printed).
 
   scripts/check-default-choice.py --fabricsim build/platforms/fabricsim \\
       --platform platforms/dgx_h100.yaml --npus 2,4,8
+
+With --training DP,TP it also runs a training step of `fabricsim gen training
+--dp DP --tp TP` on each platform, by default and with every algorithm for
+all-reduce, all-gather and reduce-scatter alike, and compares the step times.
 """
 import argparse
 import json
@@ -46,6 +50,29 @@ def collbench(fabricsim, platform, npus, op, algo, first, last, factor, scratch)
     return rows
 
 
+def training_step(fabricsim, platform, dp, tp, scratch):
+    """[(what, step ms)]: the default first, then each algorithm everywhere."""
+    prefix = os.path.join(scratch, "step")
+    subprocess.run([fabricsim, "gen", "training", "--dp", str(dp), "--tp", str(tp), "--out", prefix],
+                   check=True, capture_output=True)
+    report = os.path.join(scratch, "report.json")
+    out = []
+    for algo in [None] + ALGORITHMS:
+        cmd = [fabricsim, "run", "--quiet", "--platform", platform, "--workload", prefix,
+               "--comm-groups", prefix + ".comm_groups.json", "--report", report]
+        if algo:
+            for op in ["all_reduce", "all_gather", "reduce_scatter"]:
+                cmd += ["--algorithm", f"{op}={algo}"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode == 2:
+            continue  # the algorithm does not apply to some collective of the step
+        if r.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+        step = max(n["finish_ns"] for n in json.load(open(report))["npus"]) / 1e6
+        out.append((algo or "default", step))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fabricsim", default="build/platforms/fabricsim")
@@ -56,6 +83,8 @@ def main():
     ap.add_argument("-e", "--last", default="256M")
     ap.add_argument("-f", "--factor", default="8")
     ap.add_argument("--tolerance", type=float, default=0.05, help="allowed shortfall (default 0.05: 5%%)")
+    ap.add_argument("--training", default="", help="DP,TP: also a training step of gen training (see above)")
+    ap.add_argument("--no-sweep", action="store_true", help="only the training step")
     args = ap.parse_args()
 
     worst = 0.0
@@ -63,7 +92,7 @@ def main():
     print(f"{'platform':<22} {'npus':>4} {'op':<15} {'size':>11} {'default':<44} {'us':>10} "
           f"{'fastest':<36} {'us':>10} {'ratio':>6}")
     with tempfile.TemporaryDirectory() as scratch:
-        for platform in args.platform:
+        for platform in ([] if args.no_sweep else args.platform):
             for npus in [int(n) for n in args.npus.split(",") if n] or [0]:
                 for op in args.ops.split(","):
                     chosen = collbench(args.fabricsim, platform, npus, op, None, args.first, args.last, args.factor,
@@ -86,6 +115,21 @@ def main():
                             flag = "  <- over"
                         print(f"{os.path.basename(platform):<22} {npus or 'all':>4} {op:<15} {size:>11} {what:<44} "
                               f"{t:>10.2f} {best_what:<36} {best_t:>10.2f} {ratio:>6.3f}{flag}", flush=True)
+        if args.training:
+            dp, tp = (int(x) for x in args.training.split(","))
+            for platform in args.platform:
+                steps = training_step(args.fabricsim, platform, dp, tp, scratch)
+                default = steps[0][1]
+                best_what, best = min(steps, key=lambda s: s[1])
+                ratio = default / best
+                worst = max(worst, ratio)
+                flag = ""
+                if ratio > 1 + args.tolerance:
+                    misses += 1
+                    flag = "  <- over"
+                others = ", ".join(f"{w} {t:.2f}" for w, t in steps[1:])
+                print(f"{os.path.basename(platform)} DP{dp} x TP{tp} training step: default {default:.2f} ms; "
+                      f"all {others} ms; ratio to the fastest ({best_what}) {ratio:.3f}{flag}", flush=True)
     print(f"# worst ratio {worst:.3f}; {misses} point(s) more than {args.tolerance:.0%} behind the fastest")
     return 1 if misses else 0
 

@@ -315,6 +315,41 @@ TEST(ProtocolChoice, AGroupAcrossFabricsIsCostedOnTheSlowestOfThem) {
             CommProtocol::kLL);
 }
 
+TEST(CostModel, ARingAllReduceOnARingIsLaunchStepsAndTheBusiestLink) {
+  // 8 NPUs on a bidirectional ring of 100 GB/s, 500 ns links, 1 us per
+  // message, 4 chunks. A ring all-reduce sends each step to the next NPU:
+  // 14 steps of 1 us + one link (half the 1 us hop), and each link carries
+  // 2(n-1)/n S, which bounds the transfer (the first chunk's steps, shared
+  // frame by frame with the other three, take 14 x (4 x 31 + 1)/32 x S/32,
+  // less). A direct all-reduce sends to every NPU over up to 4 links, so
+  // its busiest link carries more and it loses at large sizes.
+  Platform platform(load_platform(testutil::platform_file(
+      "npus: 8\nnic: {header: 0, message_overhead: 1 us}\ncollectives: {chunks: 4}\n"
+      "fabrics: [{topology: ring, link: {bandwidth: 100 GB/s, latency: 500 ns}}]\n")));
+  const PlatformHints& hints = platform.spec().hints;
+  ASSERT_NE(hints.cost_model, nullptr);
+  const std::vector<int> ranks = {0, 1, 2, 3, 4, 5, 6, 7};
+  const double S = 256.0 * MiB;
+  ProgramPlan plan;
+  plan.type = CollectiveType::kAllReduce;
+  plan.algorithm = AlgorithmKind::kRing;
+  plan.ranks = &ranks;
+  plan.bytes = 256 * MiB;
+  plan.chunks = 4;
+  const Estimate ring = hints.cost_model->estimate(platform.spec().collectives, plan, CommProtocol::kSimple);
+  EXPECT_NEAR(ring.latency, 14 * (1e6 + 0.5e6), 1.0);
+  EXPECT_NEAR(ring.transfer, 2.0 * 7 / 8 * S / 100e9 * 1e12, 1.0);
+  plan.algorithm = AlgorithmKind::kDirect;
+  const Estimate direct = hints.cost_model->estimate(platform.spec().collectives, plan, CommProtocol::kSimple);
+  EXPECT_GT(direct.transfer, 1.2 * ring.transfer);
+  EXPECT_LT(direct.latency, ring.latency);
+  const auto chosen = default_algorithm(platform.spec().collectives, CollectiveType::kAllReduce, 256 * MiB, ranks,
+                                        true, hints);
+  EXPECT_EQ(chosen, AlgorithmKind::kRing);
+  EXPECT_EQ(default_algorithm(platform.spec().collectives, CollectiveType::kAllReduce, 1024, ranks, true, hints),
+            AlgorithmKind::kDirect);
+}
+
 // ---- scheduling between concurrent collectives ---------------------------------------
 
 /// Two independent all-reduces (the second with comm_priority 5) on 4 NPUs,

@@ -237,7 +237,7 @@ TEST(Striping, EachSwitchCarriesItsShareOfTheLanes) {
 TEST(Hybrid, InSwitchInsideNodesAndAcrossThemGivesTheReferenceResult) {
   // Two nodes of four: NVLS-style pull on each node's striped switches,
   // SHARP-style push across the nodes' rail switches; all-reduce over all
-  // eight is hierarchical by default, in-switch in both dimensions.
+  // eight hierarchical, in-switch in both dimensions.
   const auto path = testutil::platform_file(
       "npus: 8\n"
       "fabrics:\n"
@@ -257,8 +257,8 @@ TEST(Hybrid, InSwitchInsideNodesAndAcrossThemGivesTheReferenceResult) {
       "    link: {bandwidth_GBps: 50, latency_ns: 600}\n"
       "    switch: {latency_ns: 130, reduction: {protocol: push}}\n");
   for (const char* dtype : {"fp32", "bf16", "int32"}) {
-    const auto r = testutil::run_fabricsim("collbench --data --platform " + path + " --dtype " + dtype +
-                                           " -b 1000 -e 2000000 -f 40 --chunks 2");
+    const auto r = testutil::run_fabricsim("collbench --data --algo hierarchical --platform " + path + " --dtype " +
+                                           dtype + " -b 1000 -e 2000000 -f 40 --chunks 2");
     EXPECT_EQ(r.exit_code, 0) << dtype << "\n" << r.err;
     EXPECT_NE(r.out.find("hierarchical"), std::string::npos) << r.out;
   }

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
+#include <stdexcept>
 
 namespace fabricsim {
 
@@ -26,6 +29,9 @@ namespace {
 AlgorithmKind point_to_point_default(CollectiveType type, std::uint64_t bytes, int n, const PlatformHints& hints);
 double best_protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs,
                               CollectiveType type, AlgorithmKind a, std::uint64_t bytes, int n);
+std::optional<AlgorithmKind> routed_choice(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
+                                           const std::vector<int>& ranks, bool group_is_world,
+                                           const PlatformHints& hints);
 }  // namespace
 
 AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
@@ -40,6 +46,10 @@ AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType t
       return AlgorithmKind::kHalvingDoubling;  // dissemination: log2(n) rounds of empty messages
     default:
       break;
+  }
+  // Where the platform has a routed cost model: the fastest by its estimate.
+  if (hints.cost_model && n > 1 && n <= kRoutedCostModelMembers) {
+    if (const auto best = routed_choice(config, type, bytes, ranks, group_is_world, hints)) return *best;
   }
   if (hints.shape == "multi_dimensional" && group_is_world && type == CollectiveType::kAllReduce) {
     return AlgorithmKind::kHierarchical;  // in-switch within the dimensions that have reduction units
@@ -64,7 +74,7 @@ AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType t
       case CollectiveType::kReduceScatterBlock: {
         const PlatformHints::FabricCosts* costs = group_costs(hints, ranks);
         if (!costs) return AlgorithmKind::kInSwitch;
-        const double in_switch = in_switch_estimate(*costs, pull, type, bytes, n);
+        const double in_switch = in_switch_estimate(*costs, pull, type, bytes, n).total();
         return in_switch <= best_protocol_estimate(config, *costs, type, p2p, bytes, n) ? AlgorithmKind::kInSwitch
                                                                                          : p2p;
       }
@@ -180,8 +190,8 @@ const PlatformHints::FabricCosts* group_costs(const PlatformHints& hints, const 
   return slowest;
 }
 
-double in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, CollectiveType type,
-                          std::uint64_t bytes, int n) {
+Estimate in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, CollectiveType type,
+                            std::uint64_t bytes, int n) {
   // Bytes through a member's busiest link direction, in payload at the
   // fabric's goodput, and the steps software posts one after another:
   //   all-reduce, pulled: the answers to the unit's reads of all S, with a
@@ -211,7 +221,7 @@ double in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, Co
       break;
   }
   const double seconds = costs.bandwidth > 0 ? wire / costs.bandwidth : 0;
-  return steps * static_cast<double>(costs.plain + costs.hop) + seconds * 1e12;
+  return Estimate{steps * static_cast<double>(costs.plain + costs.hop), seconds * 1e12};
 }
 
 namespace {
@@ -230,6 +240,146 @@ double best_protocol_estimate(const CollectiveConfig& config, const PlatformHint
 }
 }  // namespace
 
+namespace {
+bool pulls(const PlatformHints& hints, const std::vector<int>& ranks) {
+  const int domain = hints.in_switch_domain(ranks);
+  return domain >= 0 && static_cast<std::size_t>(domain) < hints.in_switch_pull.size() &&
+         hints.in_switch_pull[static_cast<std::size_t>(domain)];
+}
+
+ProgramPlan plan_for(const CollectiveConfig& config, CollectiveType type, AlgorithmKind a, std::uint64_t bytes,
+                     const std::vector<int>& ranks) {
+  ProgramPlan plan;
+  plan.type = type;
+  plan.algorithm = a;
+  plan.ranks = &ranks;
+  plan.bytes = bytes;
+  plan.chunks = config.chunks;
+  plan.element = element_bytes(config.dtype);
+  plan.dims = &config.dims;
+  return plan;
+}
+
+/// The routed estimate of a point-to-point algorithm under its best
+/// protocol (the configured one unless `auto`); nullopt when it does not
+/// apply to the type.
+std::optional<Estimate> best_routed(const CollectiveConfig& config, CostModel& model, CollectiveType type,
+                                    AlgorithmKind a, std::uint64_t bytes, const std::vector<int>& ranks,
+                                    CommProtocol* chosen = nullptr) {
+  std::vector<CommProtocol> protocols;
+  switch (config.protocol) {
+    case ProtocolChoice::kAuto: protocols = {CommProtocol::kSimple, CommProtocol::kLL128, CommProtocol::kLL}; break;
+    case ProtocolChoice::kSimple: protocols = {CommProtocol::kSimple}; break;
+    case ProtocolChoice::kLL: protocols = {CommProtocol::kLL}; break;
+    case ProtocolChoice::kLL128: protocols = {CommProtocol::kLL128}; break;
+  }
+  std::optional<Estimate> best;
+  try {
+    const ProgramPlan plan = plan_for(config, type, a, bytes, ranks);
+    for (CommProtocol p : protocols) {
+      const Estimate e = model.estimate(config, plan, p);
+      if (!best || e.total() < best->total()) {
+        best = e;
+        if (chosen) *chosen = p;
+      }
+    }
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // the algorithm does not run this type
+  }
+  return best;
+}
+
+/// A hierarchical all-reduce over the platform's dimensions: each level's
+/// reduce-scatter and all-gather (the top level's all-reduce) on the group
+/// of NPU 0 at that level, with the level's algorithm and its share of the
+/// data; pipelined levels add their latencies and overlap their transfers.
+std::optional<double> hierarchical_estimate(const CollectiveConfig& config, CostModel& model,
+                                            const PlatformHints& hints, std::uint64_t bytes) {
+  const auto& dims = config.dims;
+  if (dims.size() < 2) return std::nullopt;
+  // Levels the platform names must run; one that cannot is the user's to
+  // hear of, not a candidate to pass over.
+  if (const std::string problem = hierarchical_levels_problem(dims); !problem.empty()) {
+    throw std::invalid_argument("the hierarchical algorithm does not apply to all_reduce: " + problem);
+  }
+  double latency = 0, transfer = 0, serial = 0;
+  std::uint64_t share = bytes;
+  for (std::size_t l = 0; l < dims.size(); ++l) {
+    std::vector<int> group;
+    for (int k = 0; k < dims[l].size; ++k) group.push_back(k * dims[l].stride);
+    const bool top = l + 1 == dims.size();
+    const int n = dims[l].size;
+    Estimate level;
+    const auto add = [&level](const Estimate& e) {
+      level.latency += e.latency;
+      level.transfer += e.transfer;
+    };
+    if (n > 1) {
+      const std::vector<CollectiveType> phases =
+          top ? std::vector<CollectiveType>{CollectiveType::kAllReduce}
+              : std::vector<CollectiveType>{CollectiveType::kReduceScatter, CollectiveType::kAllGather};
+      for (CollectiveType t : phases) {
+        if (dims[l].algorithm == AlgorithmKind::kInSwitch) {
+          const FabricCosts* costs = group_costs(hints, group);
+          if (!costs) return std::nullopt;
+          add(in_switch_estimate(*costs, pulls(hints, group), t, share, n));
+        } else {
+          try {
+            add(model.estimate(config, plan_for(config, t, dims[l].algorithm, share, group), CommProtocol::kPlain));
+          } catch (const std::invalid_argument&) {
+            return std::nullopt;
+          }
+        }
+      }
+    }
+    latency += level.latency;
+    transfer = std::max(transfer, level.transfer);
+    serial += level.total();
+    if (!top) share = std::max<std::uint64_t>(1, share / static_cast<std::uint64_t>(n));
+  }
+  return config.chunks_per_stage == 0 ? serial : latency + transfer;
+}
+
+std::optional<AlgorithmKind> routed_choice(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
+                                           const std::vector<int>& ranks, bool group_is_world,
+                                           const PlatformHints& hints) {
+  std::optional<AlgorithmKind> pick;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [a, t] : default_estimates(config, type, bytes, ranks, group_is_world, hints)) {
+    if (t < best) {
+      best = t;
+      pick = a;
+    }
+  }
+  return pick;
+}
+}  // namespace
+
+std::vector<std::pair<AlgorithmKind, double>> default_estimates(const CollectiveConfig& config, CollectiveType type,
+                                                                std::uint64_t bytes, const std::vector<int>& ranks,
+                                                                bool group_is_world, const PlatformHints& hints) {
+  std::vector<std::pair<AlgorithmKind, double>> out;
+  if (!hints.cost_model || ranks.size() < 2 || ranks.size() > static_cast<std::size_t>(kRoutedCostModelMembers)) {
+    return out;
+  }
+  CostModel& model = *hints.cost_model;
+  for (AlgorithmKind a : {AlgorithmKind::kRing, AlgorithmKind::kHalvingDoubling, AlgorithmKind::kDirect,
+                          AlgorithmKind::kDoubleBinaryTree}) {
+    if (const auto e = best_routed(config, model, type, a, bytes, ranks)) out.emplace_back(a, e->total());
+  }
+  if (hints.in_switch(ranks)) {
+    if (const FabricCosts* costs = group_costs(hints, ranks)) {
+      const int n = static_cast<int>(ranks.size());
+      out.emplace_back(AlgorithmKind::kInSwitch,
+                       in_switch_estimate(*costs, pulls(hints, ranks), type, bytes, n).total());
+    }
+  }
+  if (group_is_world && type == CollectiveType::kAllReduce) {
+    if (const auto t = hierarchical_estimate(config, model, hints, bytes)) out.emplace_back(AlgorithmKind::kHierarchical, *t);
+  }
+  return out;
+}
+
 CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
                              AlgorithmKind algorithm, std::uint64_t bytes, const std::vector<int>& ranks) {
   if (!point_to_point(algorithm)) return CommProtocol::kPlain;
@@ -241,6 +391,10 @@ CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints
   }
   const PlatformHints::FabricCosts* costs = group_costs(hints, ranks);
   if (!costs) return CommProtocol::kPlain;
+  if (hints.cost_model && ranks.size() > 1 && ranks.size() <= static_cast<std::size_t>(kRoutedCostModelMembers)) {
+    CommProtocol chosen = CommProtocol::kSimple;
+    if (best_routed(config, *hints.cost_model, type, algorithm, bytes, ranks, &chosen)) return chosen;
+  }
   const int n = static_cast<int>(ranks.size());
   CommProtocol best = CommProtocol::kSimple;
   double best_time = protocol_estimate(config, *costs, best, type, algorithm, bytes, n);

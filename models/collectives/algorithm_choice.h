@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/collectives/collective.h"
 #include "models/collectives/collective_engine.h"
+#include "models/collectives/cost_model.h"
 
 namespace fabricsim {
 
@@ -23,20 +25,14 @@ struct PlatformHints {
   /// than push (SHARP: contributions go up, results come down).
   std::vector<bool> in_switch_pull;
   /// Per fabric (declaration order), what the cost model of the default
-  /// choices needs: its NPUs (sorted), each protocol's per-step overhead
-  /// (Simple, LL, LL128), a plain message's, the latency of a step's hop,
-  /// and the payload an NPU sends into it per second. Empty: protocols are
-  /// not chosen (`auto` leaves steps plain) and in-switch algorithms are
-  /// taken wherever they apply.
-  struct FabricCosts {
-    std::vector<int> npus;
-    Tick step[3] = {0, 0, 0};  // the NIC's step overhead per protocol
-    double bandwidth = 0;      // bytes per second of payload (headers taken off)
-    Tick plain = 0;            // a plain message's overhead (in-switch steps)
-    Tick hop = 0;              // NPU to NPU (or to a switch's unit): two links and a switch
-    double header_share = 0;   // header / (mtu + header): a pulled byte's read request
-  };
+  /// choices needs (cost_model.h). Empty: protocols are not chosen (`auto`
+  /// leaves steps plain) and in-switch algorithms are taken wherever they
+  /// apply.
+  using FabricCosts = ::fabricsim::FabricCosts;
   std::vector<FabricCosts> fabric_costs;
+  /// The platform's routed cost model (null: the rules of thumb of
+  /// docs/collectives.md decide among point-to-point algorithms).
+  CostModel* cost_model = nullptr;
   /// The domain holding every rank, or -1.
   int in_switch_domain(const std::vector<int>& ranks) const;
   bool in_switch(const std::vector<int>& ranks) const { return in_switch_domain(ranks) >= 0; }
@@ -47,8 +43,9 @@ AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType t
 
 /// The protocol of a collective's steps. kPlain for algorithms that are not
 /// point-to-point steps (in-switch, hierarchical). Otherwise the configured
-/// one, or under `auto` NCCL's way: the protocol with the least
-///   launch + steps x step latency + bus bytes on the wire / bandwidth,
+/// one, or under `auto` NCCL's way: the protocol with the least estimate,
+/// routed (cost_model.h) where the platform has a cost model, else
+///   launch + steps x (step overhead + hop) + bus bytes on the wire / bandwidth
 /// on the fabric that holds the whole group (else the slowest its members
 /// are on); kPlain when the platform gives no costs.
 CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
@@ -59,13 +56,24 @@ const PlatformHints::FabricCosts* group_costs(const PlatformHints& hints, const 
 /// NCCL-style estimate (ticks) of an in-switch collective: its steps' plain
 /// overhead and hops, and the bytes through a member's busiest link
 /// direction (docs/collectives.md, "The default choice").
-double in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, CollectiveType type,
-                          std::uint64_t bytes, int n);
+Estimate in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, CollectiveType type,
+                            std::uint64_t bytes, int n);
 /// The protocol's cost-model estimate of the collective's time (ticks), for
 /// choose_protocol and its tests.
 double protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs, CommProtocol p,
                          CollectiveType type, AlgorithmKind algorithm, std::uint64_t bytes, int n);
 const char* to_string(CommProtocol p);
+
+/// Largest group the routed cost model is asked about: it runs every
+/// member's programs and routes every message, O(members x messages).
+constexpr int kRoutedCostModelMembers = 256;
+
+/// The routed cost model's estimate (ticks) of every algorithm the default
+/// choice weighs for this collective, in the order weighed (empty where the
+/// platform has no cost model or the group is too large for it).
+std::vector<std::pair<AlgorithmKind, double>> default_estimates(const CollectiveConfig& config, CollectiveType type,
+                                                                std::uint64_t bytes, const std::vector<int>& ranks,
+                                                                bool group_is_world, const PlatformHints& hints);
 
 /// The configured algorithm for `type`, or the default choice.
 AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,

@@ -215,6 +215,11 @@ struct Dimension {
   AlgorithmKind algorithm = AlgorithmKind::kRing;  // used within the dimension
 };
 
+/// Why the levels cannot run a hierarchical all-reduce ("" when they can):
+/// a double binary tree has no reduce-scatter, so it runs only as the top
+/// level (the last dimension of more than one NPU).
+std::string hierarchical_levels_problem(const std::vector<Dimension>& dims);
+
 /// What a program is built from.
 struct ProgramSpec {
   CollectiveType type = CollectiveType::kAllReduce;

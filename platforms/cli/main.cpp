@@ -252,6 +252,7 @@ struct CollbenchArgs {
   std::string redop = "sum";
   int npus = 0;
   bool quiet = false;
+  bool why = false;
   RtlArgs rtl;
 };
 
@@ -291,6 +292,7 @@ int collbench(const CollbenchArgs& a) {
   o.npus = a.npus;
   o.data = a.data;
   o.force = a.force;
+  o.why = a.why;
   if (!parse_data_type(a.dtype, o.dtype)) throw InputError("--dtype " + a.dtype + ": use fp32, fp16, bf16 or int32");
   if (!parse_reduce_op(a.redop, o.op)) throw InputError("--redop " + a.redop + ": use sum, min or max");
   static Platform* kept_until_exit = nullptr;  // never destroyed: see run()
@@ -371,6 +373,9 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
   cmd->add_option("--npus", a.npus, "Run over the first N NPUs only, the others idle (as CUDA_VISIBLE_DEVICES does)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("-q,--quiet", a.quiet, "Print nothing but errors");
+  cmd->add_flag("--why", a.why,
+                "Under each row chosen by default, the cost model's estimate of every algorithm it weighed "
+                "(the JSON has them as estimates_us)");
   return cmd;
 }
 

@@ -61,7 +61,7 @@ class HierarchicalProgram : public Program {
       if (dim.algorithm == AlgorithmKind::kDoubleBinaryTree) {
         // A tree has no reduce-scatter: the top level all-reduces the part
         // the levels below left this NPU (NCCL's NVLS-tree and tree).
-        if (d != top) not_applicable(s, "double_binary_tree runs only in the last dimension (it has no reduce-scatter)");
+        if (d != top) not_applicable(s, hierarchical_levels_problem(*s.dims));
         sub.type = CollectiveType::kAllReduce;
         sub.variant = kTreeByChunk;
         ph.up = make_program(sub);
@@ -163,3 +163,18 @@ std::unique_ptr<Program> make_hierarchical(const ProgramSpec& spec) {
 }
 
 }  // namespace fabricsim::algorithms
+
+namespace fabricsim {
+std::string hierarchical_levels_problem(const std::vector<Dimension>& dims) {
+  std::size_t top = dims.size();
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d].size > 1) top = d;
+  }
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d].size > 1 && d != top && dims[d].algorithm == AlgorithmKind::kDoubleBinaryTree) {
+      return "double_binary_tree runs only in the last dimension (it has no reduce-scatter)";
+    }
+  }
+  return "";
+}
+}  // namespace fabricsim

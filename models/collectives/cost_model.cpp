@@ -1,0 +1,174 @@
+#include "models/collectives/cost_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include "models/collectives/collective_engine.h"
+
+namespace fabricsim {
+
+namespace {
+/// A time on paper, kept in its two parts (ticks), compared by their sum.
+struct Time {
+  double latency = 0, transfer = 0;
+  double total() const { return latency + transfer; }
+};
+Time later(const Time& a, const Time& b) { return a.total() >= b.total() ? a : b; }
+bool to_an_npu(int peer) { return peer >= 0 && peer != kReductionUnitPeer; }
+}  // namespace
+
+Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& paths, const ProgramPlan& plan,
+                         CommProtocol p) {
+  const auto& ranks = *plan.ranks;
+  const int n = static_cast<int>(ranks.size());
+  std::vector<std::vector<std::unique_ptr<Program>>> programs(static_cast<std::size_t>(n));
+  std::size_t per_member = 1;
+  std::map<int, int> index_of;  // global rank -> member
+  for (int me = 0; me < n; ++me) {
+    programs[static_cast<std::size_t>(me)] = make_programs(plan, me);
+    per_member = std::max(per_member, programs[static_cast<std::size_t>(me)].size());
+    index_of[ranks[static_cast<std::size_t>(me)]] = me;
+  }
+  std::vector<TrafficPaths::Use> uses;
+  Round r;
+
+  // Every program's bytes on every link: the busiest link bounds the whole.
+  std::vector<double> total(paths.links(), 0.0);
+  for (int me = 0; me < n; ++me) {
+    for (const auto& program : programs[static_cast<std::size_t>(me)]) {
+      for (std::uint32_t k = 0; k < program->num_rounds(); ++k) {
+        program->round(k, r);
+        for (const Transfer& t : r.sends) {
+          if (!to_an_npu(t.peer)) continue;
+          uses.clear();
+          paths.path(ranks[static_cast<std::size_t>(me)], t.peer, uses);
+          const double bytes = static_cast<double>(protocol_bytes(t.bytes(), p));
+          for (const auto& u : uses) total[u.link] += bytes * u.share;
+        }
+      }
+    }
+  }
+  double busiest = 0;
+  for (std::size_t l = 0; l < total.size(); ++l) {
+    if (total[l] > 0) busiest = std::max(busiest, total[l] / paths.rate(static_cast<std::uint32_t>(l)));
+  }
+
+  // The first program on paper, member by member as the engine runs it: a
+  // round posts its sends when it starts (together they leave at the
+  // member's payload rate into the fabric, each arriving its protocol's
+  // overhead and its hops later) and ends when its receives are in.
+  std::vector<std::uint32_t> round_of(static_cast<std::size_t>(n), 0);
+  std::vector<bool> posted(static_cast<std::size_t>(n), false);
+  std::vector<Time> start(static_cast<std::size_t>(n));
+  std::map<std::array<std::int64_t, 3>, Time> arrived;  // (receiver, sender, tag) -> when
+  std::vector<int> work;
+  for (int me = n - 1; me >= 0; --me) work.push_back(me);
+  Time end;
+  // Programs running at once on each member (chunks, both trees of a double
+  // binary tree), all taking the same steps.
+  const double concurrent = static_cast<double>(
+      config.active_chunks > 0 ? std::min<std::size_t>(per_member, config.active_chunks) : per_member);
+  double last_frame = 0;  // the longest a frame takes to leave
+  while (!work.empty()) {
+    const int me = work.back();
+    work.pop_back();
+    const auto& mine = programs[static_cast<std::size_t>(me)];
+    if (mine.empty()) continue;
+    const Program& program = *mine.front();
+    const int rank = ranks[static_cast<std::size_t>(me)];
+    auto& k = round_of[static_cast<std::size_t>(me)];
+    Time& t0 = start[static_cast<std::size_t>(me)];
+    while (k < program.num_rounds()) {
+      program.round(k, r);
+      if (!posted[static_cast<std::size_t>(me)]) {
+        posted[static_cast<std::size_t>(me)] = true;
+        // The round's sends leave together, each link out of the member at
+        // its rate (a striping NIC's share on each of its ports).
+        std::map<std::uint32_t, double> out_bytes;
+        for (const Transfer& t : r.sends) {
+          if (!to_an_npu(t.peer)) continue;
+          uses.clear();
+          paths.path(rank, t.peer, uses);
+          const double bytes = static_cast<double>(protocol_bytes(t.bytes(), p));
+          for (const auto& u : uses) {
+            if (u.first) out_bytes[u.link] += bytes * u.share;
+          }
+        }
+        for (const Transfer& t : r.sends) {
+          if (!to_an_npu(t.peer)) continue;
+          uses.clear();
+          const int hops = paths.path(rank, t.peer, uses);
+          const FabricCosts& c = paths.costs(rank, t.peer);
+          Time at = t0;
+          at.latency += static_cast<double>(c.overhead(p)) + hops * 0.5 * static_cast<double>(c.hop);
+          // The other programs' messages of this step share the link, frame
+          // by frame: this one's last frame leaves after all but the last
+          // frames of the others.
+          const double bytes = static_cast<double>(protocol_bytes(t.bytes(), p));
+          const double frames = c.segment > 0 ? std::max(1.0, std::ceil(bytes / static_cast<double>(c.segment))) : 1.0;
+          const double shared = (concurrent * (frames - 1) + 1) / frames;
+          double leaving = 0, frame = 0;
+          for (const auto& u : uses) {
+            if (!u.first) continue;
+            leaving = std::max(leaving, shared * out_bytes[u.link] / paths.rate(u.link));
+            frame = std::max(frame, bytes / frames * u.share / paths.rate(u.link));
+          }
+          at.transfer += leaving * 1e12;
+          last_frame = std::max(last_frame, frame * 1e12);
+          const std::int64_t tag = t.tag == Transfer::kSameRound ? static_cast<std::int64_t>(k) : t.tag;
+          arrived[{t.peer, rank, tag}] = at;
+          const auto to = index_of.find(t.peer);
+          if (to != index_of.end()) work.push_back(to->second);
+        }
+      }
+      Time done = t0;
+      bool ready = true;
+      for (const Transfer& t : r.recvs) {
+        if (!to_an_npu(t.peer)) continue;
+        const std::int64_t tag = t.tag == Transfer::kSameRound ? static_cast<std::int64_t>(k) : t.tag;
+        const auto it = arrived.find({rank, t.peer, tag});
+        if (it == arrived.end()) {
+          ready = false;
+          break;
+        }
+        done = later(done, it->second);
+      }
+      if (!ready) break;  // resumed when the missing message is sent
+      for (const Transfer& t : r.recvs) {
+        if (!to_an_npu(t.peer)) continue;
+        arrived.erase({rank, t.peer, t.tag == Transfer::kSameRound ? static_cast<std::int64_t>(k) : t.tag});
+      }
+      t0 = done;
+      ++k;
+      posted[static_cast<std::size_t>(me)] = false;
+    }
+    if (k >= program.num_rounds()) end = later(end, t0);
+  }
+  const double launch = static_cast<double>(config.launch(p));
+  // Programs beyond those at once run in further waves; the last frames of
+  // the others follow the first's; the busiest link bounds them all.
+  const double waves = std::ceil(static_cast<double>(per_member) / concurrent);
+  const double transfer =
+      std::max(busiest * 1e12, end.transfer * waves + (concurrent - 1) * last_frame);
+  return Estimate{launch + end.latency, transfer};
+}
+
+Estimate CostModel::estimate(const CollectiveConfig& config, const ProgramPlan& plan, CommProtocol p) {
+  std::string key;
+  const auto put = [&key](std::uint64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(static_cast<std::uint64_t>(plan.type) | static_cast<std::uint64_t>(plan.algorithm) << 8 |
+      static_cast<std::uint64_t>(p) << 16 | static_cast<std::uint64_t>(plan.element) << 24 |
+      static_cast<std::uint64_t>(plan.chunks) << 32);
+  put(plan.bytes);
+  put(static_cast<std::uint64_t>(plan.root));
+  for (int r : *plan.ranks) put(static_cast<std::uint64_t>(r));
+  auto it = known_.find(key);
+  if (it != known_.end()) return it->second;
+  const Estimate e = routed_estimate(config, paths_, plan, p);
+  known_.emplace(std::move(key), e);
+  return e;
+}
+
+}  // namespace fabricsim
