@@ -117,7 +117,10 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
           fail(key, "lists " + std::to_string(per_dim.size()) + " algorithms for a platform of " +
                         std::to_string(dims.size()) + " dimensions");
         }
-        for (std::size_t d = 0; d < dims.size(); ++d) dims[d].algorithm = per_dim[d];
+        for (std::size_t d = 0; d < dims.size(); ++d) {
+          dims[d].algorithm = per_dim[d];
+          dims[d].named = true;
+        }
         spec.collectives.algorithm[static_cast<int>(*type)] = AlgorithmKind::kHierarchical;
       } else {
         if (dims.size() > 1 && !flat && per_dim.size() > 1) {

@@ -160,11 +160,15 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     spec.bytes = bytes;
     spec.group = &world;
     spec.root = o.root;
+    spec.dims = &config.dims;
     try {  // the default choice weighs the platform's levels, which may not run
       spec.algorithm = o.algorithm ? *o.algorithm
                                    : choose_algorithm(config, platform.spec().hints, o.type, bytes, world.ranks,
                                                       n == platform.npus());
       spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
+      if (spec.algorithm == AlgorithmKind::kHierarchical) {
+        spec.dims = choose_levels(config, platform.spec().hints, bytes);
+      }
     } catch (const std::invalid_argument& e) {
       throw InputError(e.what());
     }
@@ -172,7 +176,6 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     spec.dtype = o.dtype;
     spec.op = o.op;
     spec.data = o.data;
-    spec.dims = &config.dims;
     spec.name = std::string(to_string(o.type)) + "_" + std::to_string(bytes);
     if (o.all_to_all_v) {
       // Pair (i, j) sends between 1/n and all of an even block, in elements.
@@ -220,6 +223,11 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     row.count = bytes / elem;
     row.algorithm = spec.algorithm;
     row.protocol = spec.protocol;
+    if (spec.algorithm == AlgorithmKind::kHierarchical) {
+      for (const Dimension& d : *spec.dims) {
+        if (d.size > 1) row.levels.push_back(d.algorithm);
+      }
+    }
     if (!o.algorithm) {
       for (const auto& [a, t] : default_estimates(config, o.type, bytes, world.ranks, n == platform.npus(),
                                                   platform.spec().hints)) {
@@ -248,22 +256,21 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
 
 namespace {
 /// Each level's algorithm, lowest first, for a hierarchical collective.
-std::vector<std::string> level_algorithms(const Platform& platform) {
+std::vector<std::string> level_names(const CollbenchRow& row) {
   std::vector<std::string> names;
-  for (const Dimension& d : platform.spec().collectives.dims) names.push_back(to_string(d.algorithm));
+  for (AlgorithmKind a : row.levels) names.push_back(to_string(a));
   return names;
 }
 
 /// What ran: a hierarchical collective names each level's algorithm
 /// ("hierarchical(in_switch,double_binary_tree)"), a point-to-point one its
 /// protocol ("ring/ll128").
-std::string what_ran(const CollbenchRow& row, const Platform& platform) {
-  const AlgorithmKind a = row.algorithm;
-  std::string text = to_string(a);
+std::string what_ran(const CollbenchRow& row) {
+  std::string text = to_string(row.algorithm);
   if (row.protocol != CommProtocol::kPlain) return text + "/" + to_string(row.protocol);
-  if (a != AlgorithmKind::kHierarchical) return text;
+  if (row.algorithm != AlgorithmKind::kHierarchical) return text;
   const char* sep = "(";
-  for (const std::string& name : level_algorithms(platform)) {
+  for (const std::string& name : level_names(row)) {
     text += sep;
     text += name;
     sep = ",";
@@ -287,7 +294,7 @@ void print_collbench(std::ostream& os, const Platform& platform, const Collbench
   os << std::fixed;
   for (const auto& r : rows) {
     os << std::setw(15) << r.size_bytes << std::setw(14) << r.count << std::setw(8) << to_string(o.dtype)
-       << std::setw(kAlgoWidth) << what_ran(r, platform) << std::setw(14) << std::setprecision(2) << r.time_us
+       << std::setw(kAlgoWidth) << what_ran(r) << std::setw(14) << std::setprecision(2) << r.time_us
        << std::setw(10) << r.algbw_GBps << std::setw(10) << r.busbw_GBps << "\n";
     if (o.why && !r.estimates_us.empty()) {
       os << "#   why: the cost model's estimates (us):";
@@ -316,7 +323,7 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
     e["size_bytes"] = r.size_bytes;
     e["count"] = r.count;
     e["algorithm"] = to_string(r.algorithm);
-    if (r.algorithm == AlgorithmKind::kHierarchical) e["levels"] = level_algorithms(platform);  // lowest first
+    if (r.algorithm == AlgorithmKind::kHierarchical) e["levels"] = level_names(r);  // lowest first
     if (r.protocol != CommProtocol::kPlain) e["protocol"] = to_string(r.protocol);
     if (!r.estimates_us.empty()) {
       nlohmann::ordered_json est;

@@ -51,6 +51,7 @@ struct CollbenchRow {
   double busbw_GBps = 0;
   AlgorithmKind algorithm = AlgorithmKind::kRing;
   CommProtocol protocol = CommProtocol::kPlain;  // NCCL's protocol of its steps, where it has one
+  std::vector<AlgorithmKind> levels;  // hierarchical: each level's algorithm, lowest first
   /// The default choice: the cost model's estimate of each algorithm it
   /// weighed, us (empty when an algorithm was named or no cost model ran).
   std::vector<std::pair<AlgorithmKind, double>> estimates_us;

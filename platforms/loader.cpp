@@ -370,6 +370,7 @@ PlatformSpec read_platform(const std::string& path) {
                        "double_binary_tree (last level only) or in_switch");
       }
       dim.algorithm = *algo;
+      dim.named = true;
     }
     if ((topology == "torus" || topology == "mesh") && fabrics[i]["dims"] && fabrics[i]["dims"].IsSequence()) {
       // A torus is a dimension per axis (x fastest).

@@ -289,12 +289,67 @@ std::optional<Estimate> best_routed(const CollectiveConfig& config, CostModel& m
   return best;
 }
 
-/// A hierarchical all-reduce over the platform's dimensions: each level's
-/// reduce-scatter and all-gather (the top level's all-reduce) on the group
-/// of NPU 0 at that level, with the level's algorithm and its share of the
-/// data; pipelined levels add their latencies and overlap their transfers.
+/// A hierarchical all-reduce over `levels`: each level's reduce-scatter and
+/// all-gather (the top level's all-reduce) on the group of NPU 0 at that
+/// level, with the level's algorithm and its share of the data; pipelined
+/// levels add their latencies and overlap their transfers. An in-switch
+/// level's reduce-scatter loads the members' links up and its all-gather
+/// down, so together they move what its all-reduce does.
 std::optional<double> hierarchical_estimate(const CollectiveConfig& config, CostModel& model,
-                                            const PlatformHints& hints, std::uint64_t bytes) {
+                                            const PlatformHints& hints, std::uint64_t bytes,
+                                            const std::vector<Dimension>& levels) {
+  double latency = 0, transfer = 0, serial = 0;
+  std::uint64_t share = bytes;
+  std::size_t top = levels.size();
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    if (levels[l].size > 1) top = l;
+  }
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    const int n = levels[l].size;
+    if (n <= 1) continue;
+    std::vector<int> group;
+    for (int k = 0; k < n; ++k) group.push_back(k * levels[l].stride);
+    const AlgorithmKind a = levels[l].algorithm;
+    Estimate level;
+    if (a == AlgorithmKind::kInSwitch) {
+      const FabricCosts* costs = group_costs(hints, group);
+      if (!costs || !hints.in_switch(group)) return std::nullopt;
+      const bool pull = pulls(hints, group);
+      const Estimate whole = in_switch_estimate(*costs, pull, CollectiveType::kAllReduce, share, n);
+      level.transfer = whole.transfer;
+      level.latency = l == top ? whole.latency
+                               : in_switch_estimate(*costs, pull, CollectiveType::kReduceScatter, share, n).latency +
+                                     in_switch_estimate(*costs, pull, CollectiveType::kAllGather, share, n).latency;
+    } else {
+      const std::vector<CollectiveType> phases =
+          l == top ? std::vector<CollectiveType>{CollectiveType::kAllReduce}
+                   : std::vector<CollectiveType>{CollectiveType::kReduceScatter, CollectiveType::kAllGather};
+      for (CollectiveType t : phases) {
+        try {
+          const Estimate e = model.estimate(config, plan_for(config, t, a, share, group), CommProtocol::kPlain);
+          level.latency += e.latency;
+          level.transfer += e.transfer;
+        } catch (const std::invalid_argument&) {
+          return std::nullopt;  // the algorithm does not run that phase
+        }
+      }
+    }
+    latency += level.latency;
+    transfer = std::max(transfer, level.transfer);
+    serial += level.total();
+    if (l != top) share = std::max<std::uint64_t>(1, share / static_cast<std::uint64_t>(n));
+  }
+  return config.chunks_per_stage == 0 ? serial : latency + transfer;
+}
+
+/// The fastest levels for a hierarchical all-reduce by the estimate above:
+/// a level the platform or the user named keeps its algorithm; the others
+/// try ring, halving-doubling, direct, in-switch where the level's switches
+/// have reduction units, and a double binary tree at the top.
+std::optional<std::pair<std::vector<Dimension>, double>> best_levels(const CollectiveConfig& config,
+                                                                      CostModel& model,
+                                                                      const PlatformHints& hints,
+                                                                      std::uint64_t bytes) {
   const auto& dims = config.dims;
   if (dims.size() < 2) return std::nullopt;
   // Levels the platform names must run; one that cannot is the user's to
@@ -302,42 +357,35 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
   if (const std::string problem = hierarchical_levels_problem(dims); !problem.empty()) {
     throw std::invalid_argument("the hierarchical algorithm does not apply to all_reduce: " + problem);
   }
-  double latency = 0, transfer = 0, serial = 0;
-  std::uint64_t share = bytes;
+  std::size_t top = dims.size();
   for (std::size_t l = 0; l < dims.size(); ++l) {
+    if (dims[l].size > 1) top = l;
+  }
+  std::vector<std::vector<AlgorithmKind>> choices(dims.size());
+  for (std::size_t l = 0; l < dims.size(); ++l) {
+    if (dims[l].named || dims[l].size <= 1) {
+      choices[l] = {dims[l].algorithm};
+      continue;
+    }
     std::vector<int> group;
     for (int k = 0; k < dims[l].size; ++k) group.push_back(k * dims[l].stride);
-    const bool top = l + 1 == dims.size();
-    const int n = dims[l].size;
-    Estimate level;
-    const auto add = [&level](const Estimate& e) {
-      level.latency += e.latency;
-      level.transfer += e.transfer;
-    };
-    if (n > 1) {
-      const std::vector<CollectiveType> phases =
-          top ? std::vector<CollectiveType>{CollectiveType::kAllReduce}
-              : std::vector<CollectiveType>{CollectiveType::kReduceScatter, CollectiveType::kAllGather};
-      for (CollectiveType t : phases) {
-        if (dims[l].algorithm == AlgorithmKind::kInSwitch) {
-          const FabricCosts* costs = group_costs(hints, group);
-          if (!costs) return std::nullopt;
-          add(in_switch_estimate(*costs, pulls(hints, group), t, share, n));
-        } else {
-          try {
-            add(model.estimate(config, plan_for(config, t, dims[l].algorithm, share, group), CommProtocol::kPlain));
-          } catch (const std::invalid_argument&) {
-            return std::nullopt;
-          }
-        }
-      }
-    }
-    latency += level.latency;
-    transfer = std::max(transfer, level.transfer);
-    serial += level.total();
-    if (!top) share = std::max<std::uint64_t>(1, share / static_cast<std::uint64_t>(n));
+    if (hints.in_switch(group)) choices[l].push_back(AlgorithmKind::kInSwitch);
+    choices[l].insert(choices[l].end(), {AlgorithmKind::kRing, AlgorithmKind::kHalvingDoubling, AlgorithmKind::kDirect});
+    if (l == top) choices[l].push_back(AlgorithmKind::kDoubleBinaryTree);
   }
-  return config.chunks_per_stage == 0 ? serial : latency + transfer;
+  std::optional<std::pair<std::vector<Dimension>, double>> best;
+  std::vector<std::size_t> pick(dims.size(), 0);
+  for (;;) {
+    std::vector<Dimension> levels = dims;
+    for (std::size_t l = 0; l < dims.size(); ++l) levels[l].algorithm = choices[l][pick[l]];
+    if (const auto t = hierarchical_estimate(config, model, hints, bytes, levels)) {
+      if (!best || *t < best->second) best = std::make_pair(levels, *t);
+    }
+    std::size_t l = 0;  // the next combination, like an odometer
+    while (l < dims.size() && ++pick[l] == choices[l].size()) pick[l++] = 0;
+    if (l == dims.size()) break;
+  }
+  return best;
 }
 
 std::optional<AlgorithmKind> routed_choice(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
@@ -375,9 +423,17 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
     }
   }
   if (group_is_world && type == CollectiveType::kAllReduce) {
-    if (const auto t = hierarchical_estimate(config, model, hints, bytes)) out.emplace_back(AlgorithmKind::kHierarchical, *t);
+    if (const auto b = best_levels(config, model, hints, bytes)) out.emplace_back(AlgorithmKind::kHierarchical, b->second);
   }
   return out;
+}
+
+const std::vector<Dimension>* choose_levels(const CollectiveConfig& config, const PlatformHints& hints,
+                                            std::uint64_t bytes) {
+  if (hints.cost_model && config.dims.size() > 1) {
+    if (const auto b = best_levels(config, *hints.cost_model, hints, bytes)) return hints.cost_model->keep(b->first);
+  }
+  return &config.dims;
 }
 
 CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,

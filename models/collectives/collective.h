@@ -213,6 +213,9 @@ struct Dimension {
   int size = 1;
   int stride = 1;
   AlgorithmKind algorithm = AlgorithmKind::kRing;  // used within the dimension
+  /// The platform file, a system file or the command line named the
+  /// algorithm; otherwise the default choice may pick another for the level.
+  bool named = false;
 };
 
 /// Why the levels cannot run a hierarchical all-reduce ("" when they can):

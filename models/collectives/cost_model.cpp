@@ -24,11 +24,9 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
   const auto& ranks = *plan.ranks;
   const int n = static_cast<int>(ranks.size());
   std::vector<std::vector<std::unique_ptr<Program>>> programs(static_cast<std::size_t>(n));
-  std::size_t per_member = 1;
   std::map<int, int> index_of;  // global rank -> member
   for (int me = 0; me < n; ++me) {
     programs[static_cast<std::size_t>(me)] = make_programs(plan, me);
-    per_member = std::max(per_member, programs[static_cast<std::size_t>(me)].size());
     index_of[ranks[static_cast<std::size_t>(me)]] = me;
   }
   std::vector<TrafficPaths::Use> uses;
@@ -66,10 +64,12 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
   std::vector<int> work;
   for (int me = n - 1; me >= 0; --me) work.push_back(me);
   Time end;
-  // Programs running at once on each member (chunks, both trees of a double
-  // binary tree), all taking the same steps.
-  const double concurrent = static_cast<double>(
-      config.active_chunks > 0 ? std::min<std::size_t>(per_member, config.active_chunks) : per_member);
+  // Chunks running at once on each member, all taking the same steps over
+  // the same links (a double binary tree's two trees are apart: its second
+  // tree runs on the links its first leaves idle).
+  const std::size_t chunks = std::max<std::uint32_t>(1, plan.chunks);
+  const double concurrent =
+      static_cast<double>(config.active_chunks > 0 ? std::min<std::size_t>(chunks, config.active_chunks) : chunks);
   double last_frame = 0;  // the longest a frame takes to leave
   while (!work.empty()) {
     const int me = work.back();
@@ -149,7 +149,7 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
   const double launch = static_cast<double>(config.launch(p));
   // Programs beyond those at once run in further waves; the last frames of
   // the others follow the first's; the busiest link bounds them all.
-  const double waves = std::ceil(static_cast<double>(per_member) / concurrent);
+  const double waves = std::ceil(static_cast<double>(chunks) / concurrent);
   const double transfer =
       std::max(busiest * 1e12, end.transfer * waves + (concurrent - 1) * last_frame);
   return Estimate{launch + end.latency, transfer};
@@ -169,6 +169,18 @@ Estimate CostModel::estimate(const CollectiveConfig& config, const ProgramPlan& 
   const Estimate e = routed_estimate(config, paths_, plan, p);
   known_.emplace(std::move(key), e);
   return e;
+}
+
+const std::vector<Dimension>* CostModel::keep(const std::vector<Dimension>& levels) {
+  for (const auto& k : kept_) {
+    bool same = k.size() == levels.size();
+    for (std::size_t d = 0; same && d < k.size(); ++d) {
+      same = k[d].size == levels[d].size && k[d].stride == levels[d].stride && k[d].algorithm == levels[d].algorithm;
+    }
+    if (same) return &k;
+  }
+  kept_.push_back(levels);
+  return &kept_.back();
 }
 
 }  // namespace fabricsim

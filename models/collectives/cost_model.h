@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -89,10 +90,13 @@ class CostModel {
   explicit CostModel(const TrafficPaths& paths) : paths_(paths) {}
   const TrafficPaths& paths() const { return paths_; }
   Estimate estimate(const CollectiveConfig& config, const ProgramPlan& plan, CommProtocol p);
+  /// A lasting copy of `levels` (collectives keep a pointer to their levels).
+  const std::vector<Dimension>* keep(const std::vector<Dimension>& levels);
 
  private:
   const TrafficPaths& paths_;
   std::unordered_map<std::string, Estimate> known_;
+  std::deque<std::vector<Dimension>> kept_;
 };
 
 }  // namespace fabricsim

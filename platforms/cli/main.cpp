@@ -152,6 +152,7 @@ void apply_levels(const std::string& list, PlatformSpec& spec) {
                        " (a level runs ring, direct, halving_doubling, in_switch, or double_binary_tree as the last)");
     }
     dims[d].algorithm = *algo;
+    dims[d].named = true;
   }
 }
 

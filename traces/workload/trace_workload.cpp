@@ -576,17 +576,20 @@ void TraceWorkload::start_collective(Node* n) {
   spec.bytes = n->comm_size;
   spec.group = group;
   spec.root = static_cast<int>(n->root);
+  spec.dims = &options_.collectives->dims;
   try {  // the default choice weighs the platform's levels, which may not run
     spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, n->comm_size, group->ranks,
                                       group->id == 0);
     spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, n->comm_size,
                                     group->ranks);
+    if (spec.algorithm == AlgorithmKind::kHierarchical) {
+      spec.dims = choose_levels(*options_.collectives, *options_.hints, n->comm_size);
+    }
   } catch (const std::invalid_argument& e) {
     fail(*n, e.what());
     return;
   }
   spec.chunks = options_.collectives->chunks;
-  spec.dims = &options_.collectives->dims;
   spec.priority = static_cast<int>(n->priority);
   spec.dtype = options_.collectives->dtype;
   spec.op = options_.collectives->op;
