@@ -27,7 +27,7 @@ mutations=(
   "a rank twice in a group|traces/workload/process_groups.cpp|    if (seen[static_cast<std::size_t>(r)]) {|    if (false) {|BadGroups"
   "forwarding in call order|models/switch/forwarding.cpp|  if (when <= now_ticks()) {\n    forward(f);|  if (true) {\n    forward(f);|Fabric.AnOutputServes"
   "a NIC port sends messages whole, one after another|models/nic/nic.cpp|    queue.push_back(m);  // round robin between messages|    queue.insert(0, m);|NicFrames"
-  "message overhead ignored|models/nic/nic.cpp|m->nic.posted_at + (m->hardware ? 0 : params_.message_overhead)|m->nic.posted_at|NicParameters"
+  "message overhead ignored|models/nic/nic.cpp|m->nic.posted_at + (m->hardware ? 0 : params_.overhead(m->protocol))|m->nic.posted_at|NicParameters"
   "injection bandwidth ignored|models/nic/nic.cpp|        f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));|        f->tail = f->head;|NicParameters"
   "forward latency ignored|models/nic/nic.cpp|      forwarder_(*this, params.forward_latency) {|      forwarder_(*this, 0) {|NicParameters"
   "CPU operators at the GPU's rate|models/npu/npu.cpp|  const double peak = op.on_cpu ? params_.cpu_flops : params_.peak_flops;|  const double peak = params_.peak_flops;|NpuParameters"
@@ -43,6 +43,14 @@ mutations=(
   "Gb/s read as GB/s|tlm/parameters.cpp|{\"Gb/s\", 1e9 / 8}|{\"Gb/s\", 1e9}|Units.Values"
   "chunks not pipelined|models/collectives/collective_engine.cpp|    while (config_.active_chunks == 0 |    while ((active_chunks_ < 1 && config_.active_chunks == 0) |RingAllReduce"
   "in-switch multicast skips the sender|models/collectives/algorithms/in_switch.cpp|for (int j = 0; j < n_; ++j) add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);|for (int j = 0; j < n_; ++j) if (j != me_) add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);|CollectivePrograms.Every"
+  # NCCL's protocols, launch latency and the default choice's cost model.
+  "LL flags not on the wire|models/nic/nic.cpp|    f->wire_bytes = wire_bytes(protocol_bytes(f->bytes, m->protocol));|    f->wire_bytes = wire_bytes(f->bytes);|NicTiming.ACollectiveStep"
+  "LL steps wait the plain overhead|models/nic/nic.h|        case CommProtocol::kLL: return step_overhead_ll;|        case CommProtocol::kLL: return message_overhead;|NicTiming.ACollectiveStep"
+  "launch latency ignored|models/collectives/collective_engine.cpp|  if (const Tick launch = config_.launch(spec.protocol); launch > 0) {|  if (const Tick launch = 0; launch > 0) {|ProtocolClosedForm"
+  "protocols chosen without their step latency|models/collectives/algorithm_choice.cpp|         sequential_steps(type, algorithm, n) * static_cast<double>(costs.step[index] + costs.hop) +|         0.0 +|ProtocolChoice.Auto"
+  "the default choice takes the slowest estimate|models/collectives/algorithm_choice.cpp|  for (const auto& [a, t] : default_estimates(config, type, bytes, ranks, group_is_world, hints)) {\n    if (t < best) {|  for (const auto& [a, t] : default_estimates(config, type, bytes, ranks, group_is_world, hints)) {\n    if (!pick or t > best) {|CostModel.ARing|DefaultChoice.Within"
+  "the cost model ignores the busiest link|models/collectives/cost_model.cpp|      std::max(busiest * 1e12, end.transfer * waves + (concurrent - 1) * last_frame);|      std::max(0.0, end.transfer * waves + (concurrent - 1) * last_frame);|CostModel.ARing"
+  "equal-cost paths split instead of hashed|platforms/traffic_paths.cpp|    ports = {r->routes().port(dst, flow)};|    ports = r->routes().ports(dst);\n    if (ports.empty()) ports = {r->routes().port(dst, flow)};|DefaultChoice.WithinFivePercentOfTheFastestOnTwoAndFour"
   # The component harnesses (tests/models/): each model alone, bound to test
   # sockets. A fault some other test already catches is listed again with the
   # harness's test alone, so that the harness is shown to catch it too.
@@ -54,7 +62,7 @@ mutations=(
   "a frame waiting for credit holds up other inputs|models/link/link.cpp|      if (params_.bubble_bytes == 0) break;|      break;|LinkTiming.AFrameEnteringARing"
   "a slower input's tail overtaken|models/link/link.cpp|    const Tick end = std::max(start + duration, f->tail);|    const Tick end = start + duration;|LinkTiming.AFrameFedMoreSlowly"
   "read requests take no time from data|models/link/link.cpp|  busy_until_ = std::max(busy_until_, start) + duration;|  busy_until_ = std::max(busy_until_, start);|LinkTiming.AReadRequest"
-  "message overhead ignored (NIC alone)|models/nic/nic.cpp|m->nic.posted_at + (m->hardware ? 0 : params_.message_overhead)|m->nic.posted_at|NicTiming.AMessageIsCut"
+  "message overhead ignored (NIC alone)|models/nic/nic.cpp|m->nic.posted_at + (m->hardware ? 0 : params_.overhead(m->protocol))|m->nic.posted_at|NicTiming.AMessageIsCut"
   "packet headers not on the wire|models/nic/nic.cpp|  return bytes + packets * params_.header_bytes;|  return bytes + packets * 0;|NicTiming.AMessageIsCut"
   "frames not whole packets|models/nic/nic.cpp|  params_.segment_bytes -= params_.segment_bytes % params_.mtu_bytes;|  (void)0;|NicTiming.AMessageIsCut"
   "injection bandwidth ignored (NIC alone)|models/nic/nic.cpp|        f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));|        f->tail = f->head;|NicTiming.InjectionBandwidthBelow"
