@@ -220,15 +220,8 @@ INSTANTIATE_TEST_SUITE_P(Protocols, ProtocolClosedForm,
                                            ProtocolCase{"ll128", 5000, 4000, 128.0 / 120.0}),
                          [](const ::testing::TestParamInfo<ProtocolCase>& i) { return i.param.name; });
 
-/// NCCL's ring costs on NVLink (tuning.cc): launch and per-hop latency of
-/// Simple, LL, LL128, at 369 GB/s of goodput per GPU.
-CollectiveConfig nccl_launches() {
-  CollectiveConfig c;
-  c.launch_simple = 8'400'000;
-  c.launch_ll = 6'600'000;
-  c.launch_ll128 = 14'000'000;
-  return c;
-}
+/// NCCL's ring per-hop latencies on NVLink (tuning.cc) of Simple, LL,
+/// LL128, at 369 GB/s of goodput per GPU.
 PlatformHints nvlink_costs(int npus) {
   PlatformHints h;
   PlatformHints::FabricCosts f;
@@ -247,7 +240,7 @@ TEST(ProtocolChoice, AutoTakesLLThenLL128ThenSimpleAtTheCostModelsCrossovers) {
   //   LL128  14 + 14 x 1.9 + (128/120) W/B
   //   Simple 8.4 + 14 x 3.4 + W/B   (us)
   // LL = LL128 at W/B = 25.6 / (14/15) us; LL128 = Simple at W/B = 15.4 x 15 us.
-  const CollectiveConfig config = nccl_launches();
+  const CollectiveConfig config = testutil::nccl_launch_latencies();
   const PlatformHints hints = nvlink_costs(8);
   const std::vector<int> ranks = {0, 1, 2, 3, 4, 5, 6, 7};
   const double B = 369e9, per_byte = 2.0 * 7 / 8 / B;
@@ -265,7 +258,7 @@ TEST(ProtocolChoice, AutoTakesLLThenLL128ThenSimpleAtTheCostModelsCrossovers) {
 }
 
 TEST(ProtocolChoice, InSwitchAndHierarchicalStepsArePlainAndAForcedProtocolIsKept) {
-  CollectiveConfig config = nccl_launches();
+  CollectiveConfig config = testutil::nccl_launch_latencies();
   const PlatformHints hints = nvlink_costs(8);
   const std::vector<int> ranks = {0, 1, 2, 3};
   for (AlgorithmKind a : {AlgorithmKind::kInSwitch, AlgorithmKind::kHierarchical}) {
@@ -284,7 +277,7 @@ TEST(ProtocolChoice, AGroupAcrossFabricsIsCostedOnTheSlowestOfThem) {
   // NVLink inside each node of 2, a network across them whose Simple hop is
   // 14 us: a group within a node takes NVLink's costs, one across the nodes
   // the network's, under which LL wins up to a larger size.
-  CollectiveConfig config = nccl_launches();
+  CollectiveConfig config = testutil::nccl_launch_latencies();
   PlatformHints hints;
   for (int node = 0; node < 2; ++node) {
     PlatformHints::FabricCosts f = nvlink_costs(2).fabric_costs[0];

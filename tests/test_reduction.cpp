@@ -267,7 +267,7 @@ TEST(Hybrid, InSwitchInsideNodesAndAcrossThemGivesTheReferenceResult) {
 /// A DGX H100's NVLink as the default choice's cost model sees it
 /// (platforms/dgx_h100.yaml): 369 GB/s of payload per GPU, 56-byte headers
 /// on 256-byte packets, a 1 us plain overhead and a 0.6 us hop; NCCL's
-/// step overheads and launch latencies.
+/// step overheads (testutil::nccl_launch_latencies has the launches).
 PlatformHints dgx_like_hints(bool pull) {
   PlatformHints hints;
   hints.shape = "switch";
@@ -285,16 +285,9 @@ PlatformHints dgx_like_hints(bool pull) {
   hints.fabric_costs = {f};
   return hints;
 }
-CollectiveConfig nccl_config() {
-  CollectiveConfig c;
-  c.launch_simple = 8'400'000;
-  c.launch_ll = 6'600'000;
-  c.launch_ll128 = 14'000'000;
-  return c;
-}
 
 TEST(DefaultChoice, InSwitchWhereTheGroupHasReductionUnitsAndTheCostModelFindsItFaster) {
-  const CollectiveConfig config = nccl_config();
+  const CollectiveConfig config = testutil::nccl_launch_latencies();
   PlatformHints hints = dgx_like_hints(true);
   const std::vector<int> node = {0, 1, 2, 3, 4, 5, 6, 7}, half = {0, 2, 4, 6}, beyond = {6, 7, 8, 9};
   const auto choice = [&](CollectiveType t, std::uint64_t bytes, const std::vector<int>& ranks) {

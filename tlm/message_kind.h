@@ -31,6 +31,13 @@ enum class MessageKind : std::uint8_t {
 enum class CommProtocol : std::uint8_t { kPlain, kSimple, kLL, kLL128 };
 constexpr int kCommProtocols = 4;
 
+/// Of four values, the one that goes with protocol `p` (a parameter kept per
+/// protocol: a NIC's step overhead, a collective's launch latency).
+template <class T>
+constexpr T per_protocol(CommProtocol p, T plain, T simple, T ll, T ll128) {
+  return p == CommProtocol::kSimple ? simple : p == CommProtocol::kLL ? ll : p == CommProtocol::kLL128 ? ll128 : plain;
+}
+
 /// Bytes a protocol puts on the wire for `payload` bytes of data (before
 /// packet headers).
 constexpr std::uint64_t protocol_bytes(std::uint64_t payload, CommProtocol p) {

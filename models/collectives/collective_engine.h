@@ -56,15 +56,7 @@ struct CollectiveConfig {
   Tick launch_simple = 0;
   Tick launch_ll = 0;
   Tick launch_ll128 = 0;
-  Tick launch(CommProtocol p) const {
-    switch (p) {
-      case CommProtocol::kSimple: return launch_simple;
-      case CommProtocol::kLL: return launch_ll;
-      case CommProtocol::kLL128: return launch_ll128;
-      case CommProtocol::kPlain: break;
-    }
-    return 0;
-  }
+  Tick launch(CommProtocol p) const { return per_protocol(p, Tick{0}, launch_simple, launch_ll, launch_ll128); }
   std::vector<Dimension> dims;        // the platform's dimensions, for hierarchical
   /// The parameters a platform file sets (algorithms are read apart).
   static const ParamTable<CollectiveConfig>& table();

@@ -31,15 +31,7 @@ struct FabricCosts {
   Tick hop = 0;              // NPU to NPU (or to a switch's unit): two links and a switch
   double header_share = 0;   // header / (mtu + header): a pulled byte's read request
   std::uint64_t segment = 0;  // most message bytes per frame (0: a message is one frame)
-  Tick overhead(CommProtocol p) const {
-    switch (p) {
-      case CommProtocol::kSimple: return step[0];
-      case CommProtocol::kLL: return step[1];
-      case CommProtocol::kLL128: return step[2];
-      case CommProtocol::kPlain: break;
-    }
-    return plain;
-  }
+  Tick overhead(CommProtocol p) const { return per_protocol(p, plain, step[0], step[1], step[2]); }
 };
 
 /// Where messages go on a platform: for the cost model, not the simulation.

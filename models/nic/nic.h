@@ -56,13 +56,7 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     Tick step_overhead_ll128 = 0;
     /// What a message of protocol `p` waits before its first frame leaves.
     Tick overhead(CommProtocol p) const {
-      switch (p) {
-        case CommProtocol::kSimple: return step_overhead_simple;
-        case CommProtocol::kLL: return step_overhead_ll;
-        case CommProtocol::kLL128: return step_overhead_ll128;
-        case CommProtocol::kPlain: break;
-      }
-      return message_overhead;
+      return per_protocol(p, message_overhead, step_overhead_simple, step_overhead_ll, step_overhead_ll128);
     }
     /// Every user-settable parameter, with unit, range and description.
     static const ParamTable<Params>& table();

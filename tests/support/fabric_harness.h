@@ -34,4 +34,14 @@ TransferRun run_transfers(const std::string& yaml, const std::vector<Flow>& tran
 /// Writes `yaml` to a file called `name` in a scratch folder; its path.
 std::string platform_file(const std::string& yaml, const std::string& name = "platform.yaml");
 
+/// Collectives with NCCL's base latencies (tuning.cc, ring): 8.4, 6.6 and
+/// 14 us for Simple, LL and LL128.
+inline CollectiveConfig nccl_launch_latencies() {
+  CollectiveConfig c;
+  c.launch_simple = 8'400'000;
+  c.launch_ll = 6'600'000;
+  c.launch_ll128 = 14'000'000;
+  return c;
+}
+
 }  // namespace fabricsim::testutil
