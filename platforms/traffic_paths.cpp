@@ -64,11 +64,10 @@ int PlatformPaths::walk(std::size_t fi, int u, Address dst, std::uint32_t flow, 
   std::vector<std::uint16_t> ports;
   if (r->num_ports() == 1) {
     ports = {0};
-  } else if (depth == 0 && f.spec->nic.stripe && !r->routes().ports(dst).empty()) {
+  } else if (depth == 0 && f.spec->nic.stripe) {
     ports = r->routes().ports(dst);
-  } else {
-    ports = {r->routes().port(dst, flow)};
   }
+  if (ports.empty()) ports = {r->routes().port(dst, flow)};
   // A stripe splits by the links' rates (each port takes frames as fast as
   // it sends them).
   const auto& pm = f.ports[static_cast<std::size_t>(u)];

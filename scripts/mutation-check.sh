@@ -47,10 +47,10 @@ mutations=(
   "LL flags not on the wire|models/nic/nic.cpp|    f->wire_bytes = wire_bytes(protocol_bytes(f->bytes, m->protocol));|    f->wire_bytes = wire_bytes(f->bytes);|NicTiming.ACollectiveStep"
   "LL steps wait the plain overhead|models/nic/nic.h|step_overhead_simple, step_overhead_ll, step_overhead_ll128);|step_overhead_simple, message_overhead, step_overhead_ll128);|NicTiming.ACollectiveStep"
   "launch latency ignored|models/collectives/collective_engine.cpp|  if (const Tick launch = config_.launch(spec.protocol); launch > 0) {|  if (const Tick launch = 0; launch > 0) {|ProtocolClosedForm"
-  "protocols chosen without their step latency|models/collectives/algorithm_choice.cpp|         sequential_steps(type, algorithm, n) * static_cast<double>(costs.step[index] + costs.hop) +|         0.0 +|ProtocolChoice.Auto"
+  "protocols chosen without their step latency|models/collectives/algorithm_choice.cpp|         sequential_steps(type, algorithm, n) * static_cast<double>(costs.overhead(p) + costs.hop) +|         0.0 +|ProtocolChoice.Auto"
   "the default choice takes the slowest estimate|models/collectives/algorithm_choice.cpp|  for (const auto& [a, t] : default_estimates(config, type, bytes, ranks, group_is_world, hints)) {\n    if (t < best) {|  for (const auto& [a, t] : default_estimates(config, type, bytes, ranks, group_is_world, hints)) {\n    if (!pick or t > best) {|CostModel.ARing|DefaultChoice.Within"
   "the cost model ignores the busiest link|models/collectives/cost_model.cpp|      std::max(busiest * 1e12, end.transfer * waves + (concurrent - 1) * last_frame);|      std::max(0.0, end.transfer * waves + (concurrent - 1) * last_frame);|CostModel.ARing"
-  "equal-cost paths split instead of hashed|platforms/traffic_paths.cpp|    ports = {r->routes().port(dst, flow)};|    ports = r->routes().ports(dst);\n    if (ports.empty()) ports = {r->routes().port(dst, flow)};|DefaultChoice.WithinFivePercentOfTheFastestOnTwoAndFour"
+  "equal-cost paths split instead of hashed|platforms/traffic_paths.cpp|  } else if (depth == 0 && f.spec->nic.stripe) {|  } else {|DefaultChoice.WithinFivePercentOfTheFastestOnTwoAndFour"
   # The component harnesses (tests/models/): each model alone, bound to test
   # sockets. A fault some other test already catches is listed again with the
   # harness's test alone, so that the harness is shown to catch it too.

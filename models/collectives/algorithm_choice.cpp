@@ -11,6 +11,25 @@ namespace fabricsim {
 namespace {
 constexpr std::uint64_t kLarge = 1u << 20;  // where bandwidth starts to matter more than latency
 bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+/// The protocols a collective may run under: under `auto` each (Simple
+/// first, which wins ties, then LL128 and LL), else the configured one.
+std::vector<CommProtocol> candidate_protocols(const CollectiveConfig& config) {
+  switch (config.protocol) {
+    case ProtocolChoice::kSimple: return {CommProtocol::kSimple};
+    case ProtocolChoice::kLL: return {CommProtocol::kLL};
+    case ProtocolChoice::kLL128: return {CommProtocol::kLL128};
+    case ProtocolChoice::kAuto: break;
+  }
+  return {CommProtocol::kSimple, CommProtocol::kLL128, CommProtocol::kLL};
+}
+
+/// Whether the reduction units of the domain holding `ranks` pull (NVLS).
+bool pulls(const PlatformHints& hints, const std::vector<int>& ranks) {
+  const int domain = hints.in_switch_domain(ranks);
+  return domain >= 0 && static_cast<std::size_t>(domain) < hints.in_switch_pull.size() &&
+         hints.in_switch_pull[static_cast<std::size_t>(domain)];
+}
 }  // namespace
 
 int PlatformHints::in_switch_domain(const std::vector<int>& ranks) const {
@@ -28,7 +47,8 @@ int PlatformHints::in_switch_domain(const std::vector<int>& ranks) const {
 namespace {
 AlgorithmKind point_to_point_default(CollectiveType type, std::uint64_t bytes, int n, const PlatformHints& hints);
 double best_protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs,
-                              CollectiveType type, AlgorithmKind a, std::uint64_t bytes, int n);
+                              CollectiveType type, AlgorithmKind a, std::uint64_t bytes, int n,
+                              CommProtocol* chosen = nullptr);
 std::optional<AlgorithmKind> routed_choice(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
                                            const std::vector<int>& ranks, bool group_is_world,
                                            const PlatformHints& hints);
@@ -61,9 +81,7 @@ AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType t
   // point-to-point choice under its best protocol (a multicast also returns
   // the sender's own data, pulled reductions carry read requests, and on 2
   // members a pulled all-reduce moves more than a ring: docs/collectives.md).
-  if (const int domain = hints.in_switch_domain(ranks); domain >= 0) {
-    const bool pull = static_cast<std::size_t>(domain) < hints.in_switch_pull.size() &&
-                      hints.in_switch_pull[static_cast<std::size_t>(domain)];
+  if (hints.in_switch(ranks)) {
     switch (type) {
       case CollectiveType::kBroadcast:
       case CollectiveType::kReduce:
@@ -74,7 +92,7 @@ AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType t
       case CollectiveType::kReduceScatterBlock: {
         const PlatformHints::FabricCosts* costs = group_costs(hints, ranks);
         if (!costs) return AlgorithmKind::kInSwitch;
-        const double in_switch = in_switch_estimate(*costs, pull, type, bytes, n).total();
+        const double in_switch = in_switch_estimate(*costs, pulls(hints, ranks), type, bytes, n).total();
         return in_switch <= best_protocol_estimate(config, *costs, type, p2p, bytes, n) ? AlgorithmKind::kInSwitch
                                                                                          : p2p;
       }
@@ -111,10 +129,6 @@ AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHin
   if (chosen) return *chosen;
   return default_algorithm(config, type, bytes, ranks, group_is_world, hints);
 }
-
-}  // namespace fabricsim
-
-namespace fabricsim {
 
 const char* to_string(CommProtocol p) {
   switch (p) {
@@ -165,11 +179,10 @@ double bus_bytes(CollectiveType type, std::uint64_t bytes, int n) {
 
 double protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs, CommProtocol p,
                          CollectiveType type, AlgorithmKind algorithm, std::uint64_t bytes, int n) {
-  const int index = p == CommProtocol::kLL ? 1 : p == CommProtocol::kLL128 ? 2 : 0;
   const double wire = static_cast<double>(protocol_bytes(static_cast<std::uint64_t>(bus_bytes(type, bytes, n)), p));
   const double seconds = costs.bandwidth > 0 ? wire / costs.bandwidth : 0;
   return static_cast<double>(config.launch(p)) +
-         sequential_steps(type, algorithm, n) * static_cast<double>(costs.step[index] + costs.hop) +
+         sequential_steps(type, algorithm, n) * static_cast<double>(costs.overhead(p) + costs.hop) +
          seconds * 1e12;
 }
 
@@ -225,26 +238,29 @@ Estimate in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, 
 }
 
 namespace {
+/// The closed-form estimate of `a` under its best candidate protocol (which
+/// `chosen` gets).
 double best_protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs,
-                              CollectiveType type, AlgorithmKind a, std::uint64_t bytes, int n) {
-  double best = protocol_estimate(config, costs, CommProtocol::kSimple, type, a, bytes, n);
-  if (config.protocol == ProtocolChoice::kAuto) {
-    for (CommProtocol p : {CommProtocol::kLL, CommProtocol::kLL128}) {
-      best = std::min(best, protocol_estimate(config, costs, p, type, a, bytes, n));
+                              CollectiveType type, AlgorithmKind a, std::uint64_t bytes, int n,
+                              CommProtocol* chosen) {
+  double best = std::numeric_limits<double>::infinity();
+  for (CommProtocol p : candidate_protocols(config)) {
+    const double t = protocol_estimate(config, costs, p, type, a, bytes, n);
+    if (t < best) {
+      best = t;
+      if (chosen) *chosen = p;
     }
-  } else if (config.protocol != ProtocolChoice::kSimple) {
-    best = protocol_estimate(config, costs, config.protocol == ProtocolChoice::kLL ? CommProtocol::kLL : CommProtocol::kLL128,
-                             type, a, bytes, n);
   }
   return best;
 }
 }  // namespace
 
 namespace {
-bool pulls(const PlatformHints& hints, const std::vector<int>& ranks) {
-  const int domain = hints.in_switch_domain(ranks);
-  return domain >= 0 && static_cast<std::size_t>(domain) < hints.in_switch_pull.size() &&
-         hints.in_switch_pull[static_cast<std::size_t>(domain)];
+/// The group of NPU 0 at one level: `size` NPUs `stride` apart.
+std::vector<int> level_group(const Dimension& level) {
+  std::vector<int> group;
+  for (int k = 0; k < level.size; ++k) group.push_back(k * level.stride);
+  return group;
 }
 
 ProgramPlan plan_for(const CollectiveConfig& config, CollectiveType type, AlgorithmKind a, std::uint64_t bytes,
@@ -266,17 +282,10 @@ ProgramPlan plan_for(const CollectiveConfig& config, CollectiveType type, Algori
 std::optional<Estimate> best_routed(const CollectiveConfig& config, CostModel& model, CollectiveType type,
                                     AlgorithmKind a, std::uint64_t bytes, const std::vector<int>& ranks,
                                     CommProtocol* chosen = nullptr) {
-  std::vector<CommProtocol> protocols;
-  switch (config.protocol) {
-    case ProtocolChoice::kAuto: protocols = {CommProtocol::kSimple, CommProtocol::kLL128, CommProtocol::kLL}; break;
-    case ProtocolChoice::kSimple: protocols = {CommProtocol::kSimple}; break;
-    case ProtocolChoice::kLL: protocols = {CommProtocol::kLL}; break;
-    case ProtocolChoice::kLL128: protocols = {CommProtocol::kLL128}; break;
-  }
   std::optional<Estimate> best;
   try {
     const ProgramPlan plan = plan_for(config, type, a, bytes, ranks);
-    for (CommProtocol p : protocols) {
+    for (CommProtocol p : candidate_protocols(config)) {
       const Estimate e = model.estimate(config, plan, p);
       if (!best || e.total() < best->total()) {
         best = e;
@@ -300,15 +309,11 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
                                             const std::vector<Dimension>& levels) {
   double latency = 0, transfer = 0, serial = 0;
   std::uint64_t share = bytes;
-  std::size_t top = levels.size();
-  for (std::size_t l = 0; l < levels.size(); ++l) {
-    if (levels[l].size > 1) top = l;
-  }
+  const std::size_t top = top_level(levels);
   for (std::size_t l = 0; l < levels.size(); ++l) {
     const int n = levels[l].size;
     if (n <= 1) continue;
-    std::vector<int> group;
-    for (int k = 0; k < n; ++k) group.push_back(k * levels[l].stride);
+    const std::vector<int> group = level_group(levels[l]);
     const AlgorithmKind a = levels[l].algorithm;
     Estimate level;
     if (a == AlgorithmKind::kInSwitch) {
@@ -357,19 +362,14 @@ std::optional<std::pair<std::vector<Dimension>, double>> best_levels(const Colle
   if (const std::string problem = hierarchical_levels_problem(dims); !problem.empty()) {
     throw std::invalid_argument("the hierarchical algorithm does not apply to all_reduce: " + problem);
   }
-  std::size_t top = dims.size();
-  for (std::size_t l = 0; l < dims.size(); ++l) {
-    if (dims[l].size > 1) top = l;
-  }
+  const std::size_t top = top_level(dims);
   std::vector<std::vector<AlgorithmKind>> choices(dims.size());
   for (std::size_t l = 0; l < dims.size(); ++l) {
     if (dims[l].named || dims[l].size <= 1) {
       choices[l] = {dims[l].algorithm};
       continue;
     }
-    std::vector<int> group;
-    for (int k = 0; k < dims[l].size; ++k) group.push_back(k * dims[l].stride);
-    if (hints.in_switch(group)) choices[l].push_back(AlgorithmKind::kInSwitch);
+    if (hints.in_switch(level_group(dims[l]))) choices[l].push_back(AlgorithmKind::kInSwitch);
     choices[l].insert(choices[l].end(), {AlgorithmKind::kRing, AlgorithmKind::kHalvingDoubling, AlgorithmKind::kDirect});
     if (l == top) choices[l].push_back(AlgorithmKind::kDoubleBinaryTree);
   }
@@ -439,28 +439,15 @@ const std::vector<Dimension>* choose_levels(const CollectiveConfig& config, cons
 CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
                              AlgorithmKind algorithm, std::uint64_t bytes, const std::vector<int>& ranks) {
   if (!point_to_point(algorithm)) return CommProtocol::kPlain;
-  switch (config.protocol) {
-    case ProtocolChoice::kSimple: return CommProtocol::kSimple;
-    case ProtocolChoice::kLL: return CommProtocol::kLL;
-    case ProtocolChoice::kLL128: return CommProtocol::kLL128;
-    case ProtocolChoice::kAuto: break;
-  }
+  if (config.protocol != ProtocolChoice::kAuto) return candidate_protocols(config).front();
   const PlatformHints::FabricCosts* costs = group_costs(hints, ranks);
   if (!costs) return CommProtocol::kPlain;
   if (hints.cost_model && ranks.size() > 1 && ranks.size() <= static_cast<std::size_t>(kRoutedCostModelMembers)) {
     CommProtocol chosen = CommProtocol::kSimple;
     if (best_routed(config, *hints.cost_model, type, algorithm, bytes, ranks, &chosen)) return chosen;
   }
-  const int n = static_cast<int>(ranks.size());
   CommProtocol best = CommProtocol::kSimple;
-  double best_time = protocol_estimate(config, *costs, best, type, algorithm, bytes, n);
-  for (CommProtocol p : {CommProtocol::kLL128, CommProtocol::kLL}) {
-    const double t = protocol_estimate(config, *costs, p, type, algorithm, bytes, n);
-    if (t < best_time) {
-      best = p;
-      best_time = t;
-    }
-  }
+  best_protocol_estimate(config, *costs, type, algorithm, bytes, static_cast<int>(ranks.size()), &best);
   return best;
 }
 

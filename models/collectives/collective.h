@@ -218,6 +218,9 @@ struct Dimension {
   bool named = false;
 };
 
+/// The top level of a hierarchical collective: the last dimension of more
+/// than one NPU (dims.size() when there is none).
+std::size_t top_level(const std::vector<Dimension>& dims);
 /// Why the levels cannot run a hierarchical all-reduce ("" when they can):
 /// a double binary tree has no reduce-scatter, so it runs only as the top
 /// level (the last dimension of more than one NPU).

@@ -17,6 +17,10 @@ struct Time {
 };
 Time later(const Time& a, const Time& b) { return a.total() >= b.total() ? a : b; }
 bool to_an_npu(int peer) { return peer >= 0 && peer != kReductionUnitPeer; }
+/// The tag that matches a transfer of round k to its other side.
+std::int64_t tag_of(const Transfer& t, std::uint32_t k) {
+  return t.tag == Transfer::kSameRound ? static_cast<std::int64_t>(k) : t.tag;
+}
 }  // namespace
 
 Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& paths, const ProgramPlan& plan,
@@ -87,19 +91,20 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
         // The round's sends leave together, each link out of the member at
         // its rate (a striping NIC's share on each of its ports).
         std::map<std::uint32_t, double> out_bytes;
+        std::vector<std::pair<int, std::vector<TrafficPaths::Use>>> routes;  // per send: hops and links
         for (const Transfer& t : r.sends) {
           if (!to_an_npu(t.peer)) continue;
-          uses.clear();
-          paths.path(rank, t.peer, uses);
+          routes.emplace_back();
+          routes.back().first = paths.path(rank, t.peer, routes.back().second);
           const double bytes = static_cast<double>(protocol_bytes(t.bytes(), p));
-          for (const auto& u : uses) {
+          for (const auto& u : routes.back().second) {
             if (u.first) out_bytes[u.link] += bytes * u.share;
           }
         }
+        std::size_t next_route = 0;
         for (const Transfer& t : r.sends) {
           if (!to_an_npu(t.peer)) continue;
-          uses.clear();
-          const int hops = paths.path(rank, t.peer, uses);
+          const auto& [hops, links] = routes[next_route++];
           const FabricCosts& c = paths.costs(rank, t.peer);
           Time at = t0;
           at.latency += static_cast<double>(c.overhead(p)) + hops * 0.5 * static_cast<double>(c.hop);
@@ -110,15 +115,14 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
           const double frames = c.segment > 0 ? std::max(1.0, std::ceil(bytes / static_cast<double>(c.segment))) : 1.0;
           const double shared = (concurrent * (frames - 1) + 1) / frames;
           double leaving = 0, frame = 0;
-          for (const auto& u : uses) {
+          for (const auto& u : links) {
             if (!u.first) continue;
             leaving = std::max(leaving, shared * out_bytes[u.link] / paths.rate(u.link));
             frame = std::max(frame, bytes / frames * u.share / paths.rate(u.link));
           }
           at.transfer += leaving * 1e12;
           last_frame = std::max(last_frame, frame * 1e12);
-          const std::int64_t tag = t.tag == Transfer::kSameRound ? static_cast<std::int64_t>(k) : t.tag;
-          arrived[{t.peer, rank, tag}] = at;
+          arrived[{t.peer, rank, tag_of(t, k)}] = at;
           const auto to = index_of.find(t.peer);
           if (to != index_of.end()) work.push_back(to->second);
         }
@@ -127,8 +131,7 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
       bool ready = true;
       for (const Transfer& t : r.recvs) {
         if (!to_an_npu(t.peer)) continue;
-        const std::int64_t tag = t.tag == Transfer::kSameRound ? static_cast<std::int64_t>(k) : t.tag;
-        const auto it = arrived.find({rank, t.peer, tag});
+        const auto it = arrived.find({rank, t.peer, tag_of(t, k)});
         if (it == arrived.end()) {
           ready = false;
           break;
@@ -138,7 +141,7 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
       if (!ready) break;  // resumed when the missing message is sent
       for (const Transfer& t : r.recvs) {
         if (!to_an_npu(t.peer)) continue;
-        arrived.erase({rank, t.peer, t.tag == Transfer::kSameRound ? static_cast<std::int64_t>(k) : t.tag});
+        arrived.erase({rank, t.peer, tag_of(t, k)});
       }
       t0 = done;
       ++k;

@@ -33,10 +33,7 @@ class HierarchicalProgram : public Program {
     current.base = s.segments.total();
     current.element = s.element;
     int keep = 0;  // which segment of `current` the next dimension works on
-    std::size_t top = s.dims->size();  // the last dimension of more than one NPU
-    for (std::size_t d = 0; d < s.dims->size(); ++d) {
-      if ((*s.dims)[d].size > 1) top = d;
-    }
+    const std::size_t top = top_level(*s.dims);
     // Up: reduce-scatter per dimension.
     for (std::size_t d = 0; d < s.dims->size(); ++d) {
       const Dimension& dim = (*s.dims)[d];
@@ -165,11 +162,16 @@ std::unique_ptr<Program> make_hierarchical(const ProgramSpec& spec) {
 }  // namespace fabricsim::algorithms
 
 namespace fabricsim {
-std::string hierarchical_levels_problem(const std::vector<Dimension>& dims) {
+std::size_t top_level(const std::vector<Dimension>& dims) {
   std::size_t top = dims.size();
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (dims[d].size > 1) top = d;
   }
+  return top;
+}
+
+std::string hierarchical_levels_problem(const std::vector<Dimension>& dims) {
+  const std::size_t top = top_level(dims);
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (dims[d].size > 1 && d != top && dims[d].algorithm == AlgorithmKind::kDoubleBinaryTree) {
       return "double_binary_tree runs only in the last dimension (it has no reduce-scatter)";
