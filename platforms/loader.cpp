@@ -88,9 +88,69 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
   return r;
 }
 
+/// The fitted coefficients of npu.compute.classes: a mapping of class name
+/// to coefficients, or the name of a file holding one (relative to the
+/// platform file), as `fabricsim calibrate` writes it.
+void read_compute_classes(const YamlInput& platform, const YAML::Node& node, ComputeParams& c) {
+  YAML::Node map = node;
+  YamlInput in = platform;
+  if (node.IsScalar()) {
+    std::string path = node.Scalar();
+    const std::string& from = platform.file();
+    if (!path.empty() && path[0] != '/' && from.find('/') != std::string::npos) {
+      path = from.substr(0, from.rfind('/') + 1) + path;
+    }
+    try {
+      map = load_yaml_file(path);
+    } catch (const InputError& e) {
+      platform.fail(node, std::string("npu.compute.classes names a file that cannot be read: ") + e.what());
+    }
+    in = YamlInput(path);
+  }
+  in.require_map(map, "npu.compute.classes");
+  std::vector<std::string> known = {"source"};
+  for (std::size_t i = 0; i < kKernelClasses; ++i) known.push_back(kernel_class_name(static_cast<KernelClass>(i)));
+  in.only_keys(map, known, "npu.compute.classes");
+  for (std::size_t i = 0; i < kKernelClasses; ++i) {
+    const auto cls = static_cast<KernelClass>(i);
+    const YAML::Node k = map[kernel_class_name(cls)];
+    if (!k) continue;
+    const std::string what = std::string("npu.compute.classes.") + kernel_class_name(cls);
+    in.require_map(k, what);
+    read_params(in, k, KernelClassParams::table(), c.of(cls), what);
+  }
+  c.source = in.text(map, "source", in.file());
+}
+
+/// npu.compute: the model, the NPU's facts it needs, and its classes.
+void read_compute(const YamlInput& in, const YAML::Node& map, ComputeParams& c) {
+  in.require_map(map, "npu.compute");
+  read_params(in, map, ComputeParams::table(), c, "npu.compute", {"gemm_tiles", "classes"});
+  if (const YAML::Node classes = map["classes"]) read_compute_classes(in, classes, c);
+  if (const YAML::Node tiles = map["gemm_tiles"]) {
+    if (!tiles.IsSequence() || tiles.size() == 0) in.fail(tiles, "gemm_tiles is a list of tile shapes: [256x128, 128x128]");
+    c.gemm_tiles.clear();
+    for (const YAML::Node& t : tiles) {
+      const std::string text = t.IsScalar() ? t.Scalar() : "";
+      const std::size_t x = text.find('x');
+      unsigned long a = 0, b = 0;
+      try {
+        if (x != std::string::npos) a = std::stoul(text.substr(0, x)), b = std::stoul(text.substr(x + 1));
+      } catch (const std::exception&) {
+        a = 0;
+      }
+      if (a == 0 || b == 0 || a > 4096 || b > 4096) {
+        in.fail(t, "gemm_tiles entry \"" + text + "\": a tile is ROWSxCOLUMNS of 1 to 4096 each, such as 256x128");
+      }
+      c.gemm_tiles.push_back({static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b)});
+    }
+  }
+}
+
 void read_npu(const YamlInput& in, const YAML::Node& node, PlatformSpec& spec) {
-  read_params(in, node, npu_section_table(), spec, "npu", {"hbm"});
+  read_params(in, node, npu_section_table(), spec, "npu", {"hbm", "compute"});
   if (const YAML::Node h = node["hbm"]) spec.hbm = read_memory(in, h, "npu hbm");
+  if (const YAML::Node c = node["compute"]) read_compute(in, c, spec.npu.compute);
 }
 
 void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveConfig& c) {

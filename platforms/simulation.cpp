@@ -50,13 +50,18 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   }
   WorkloadOptions options;
   options.replay = settings.replay || !platform_->spec().roofline;
+  options.model_operators = platform_->spec().npu.compute.model == ComputeParams::Model::kKernelClasses;
   options.max_collectives_in_flight = platform_->spec().max_collectives_in_flight;
   options.collectives = &platform_->spec().collectives;
   options.hints = &platform_->spec().hints;
   options.groups = &groups_;
   bounds_ = work_bounds(platform_->spec(), settings.force);
   options.bounds = &bounds_;
-  const int n = platform_->npus();
+  const int n = settings.npus ? settings.npus : platform_->npus();
+  if (n > platform_->npus()) {
+    throw InputError("--npus " + std::to_string(n) + ": the platform " + platform_->spec().name + " has " +
+                     std::to_string(platform_->npus()) + " NPUs");
+  }
   for (int r = 0; r < n; ++r) {
     const std::string path = traces::rank_file(settings.prefix, r);
     try {
@@ -68,7 +73,8 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   // A workload with more rank files than NPUs is probably meant for another platform.
   const std::string extra = traces::rank_file(settings.prefix, n);
   if (struct stat st {}; ::stat(extra.c_str(), &st) == 0) {  // stat, not open: a FIFO would block
-    throw InputError(extra + ": the workload has more ranks than the platform's " + std::to_string(n) + " NPUs");
+    throw InputError(extra + ": the workload has more ranks than the " + std::to_string(n) + " NPUs it runs on" +
+                     (settings.npus ? " (--npus)" : ""));
   }
 }
 
@@ -144,6 +150,23 @@ std::vector<std::string> Simulation::warnings() const {
       // The same warning on every rank is said once.
       if (seen[key]++ == 0) out.push_back(line);
     }
+    const ComputeTiming& t = w->compute_timing();
+    if (!t.unknown_ops.empty() && seen["unknown-ops"]++ == 0) {
+      std::uint64_t nodes = 0;
+      std::string list;
+      for (const auto& [op, count] : t.unknown_ops) {
+        nodes += count;
+        list += (list.empty() ? "" : ", ") + op + " (" + std::to_string(count) + ")";
+      }
+      out.push_back(w->path() + ": " + std::to_string(nodes) + " GPU nodes of " + std::to_string(t.unknown_ops.size()) +
+                    " ops the compute model does not know kept their recorded durations: " + list);
+    }
+    if (t.gpu_unmodelled && seen["unmodelled"]++ == 0) {
+      out.push_back(w->path() + ": " + std::to_string(t.gpu_unmodelled) +
+                    " GPU nodes carry no num_ops and the platform's npu.compute is the roofline, which cannot time "
+                    "them from their ops: they kept their recorded durations (npu.compute.model: kernel_classes "
+                    "does; docs/compute.md)");
+    }
     if (w->missing_dependencies()) {
       const std::string key = "missing-count";
       if (seen[key]++ == 0) {
@@ -195,6 +218,12 @@ ordered_json npu_entries(const Platform& platform, const std::vector<std::unique
       e["nodes"] = w.nodes_total();
       e["nodes_done"] = w.nodes_done();
       e["peak_nodes_held"] = w.peak_nodes_held();  // the trace window's use
+      const ComputeTiming& t = w.compute_timing();
+      e["compute_nodes"] = {{"gpu_modelled", t.gpu_modelled},
+                            {"gpu_part_of_modelled_op", t.gpu_part_of_op},
+                            {"gpu_recorded", t.gpu_recorded},
+                            {"cpu_modelled", t.cpu_modelled},
+                            {"cpu_recorded", t.cpu_recorded}};
     }
     ordered_json colls = ordered_json::array();
     for (const auto& c : npu.collectives()) {
@@ -341,6 +370,18 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
     os << "npu " << r << ": finish " << ns(npu.finish_time()) << " ns, compute " << ns(a.compute)
        << " ns, exposed communication " << ns(a.exposed_comm) << " ns, memory " << ns(a.memory) << " ns\n";
   };
+  ComputeTiming t;
+  for (const auto& w : workloads_) {
+    const ComputeTiming& x = w->compute_timing();
+    t.gpu_modelled += x.gpu_modelled, t.gpu_part_of_op += x.gpu_part_of_op, t.gpu_recorded += x.gpu_recorded;
+    t.cpu_modelled += x.cpu_modelled, t.cpu_recorded += x.cpu_recorded;
+  }
+  if (t.gpu_modelled + t.gpu_part_of_op + t.gpu_recorded + t.cpu_modelled + t.cpu_recorded > 0) {
+    os << "compute nodes: GPU " << t.gpu_modelled << " timed by the compute model";
+    if (t.gpu_part_of_op) os << " (and " << t.gpu_part_of_op << " later kernels of their ops)";
+    os << ", " << t.gpu_recorded << " recorded durations; CPU " << t.cpu_modelled << " modelled, " << t.cpu_recorded
+       << " recorded\n";
+  }
   const int n = platform_->npus();
   if (n <= 16) {
     for (int r = 0; r < n; ++r) line(r);

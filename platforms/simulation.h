@@ -24,6 +24,7 @@ struct WorkloadSettings {
   std::string comm_groups;  // optional process-group JSON
   bool replay = false;
   bool force = false;       // run work past the bounds (models/npu/work_bounds.h)
+  int npus = 0;             // ranks 0..npus-1 run traces, the other NPUs idle; 0: every NPU
 };
 
 class Simulation {

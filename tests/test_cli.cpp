@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/test_util.h"
+#include "traces/generator/et_writer.h"
 
 using namespace fabricsim;
 namespace fs = std::filesystem;
@@ -112,6 +113,76 @@ TEST(Cli, GeneratorsMakeTheOutputFolderAndNameAnUnwritableOne) {
   const auto bad = testutil::run_fabricsim("gen collective --npus 2 --bytes 1024 --out " + dir + "/plain.0.et/x");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("plain.0.et/x.0.et: cannot write the trace"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+
+namespace {
+
+// ---- real PyTorch steps on another machine: the compute model times them --
+
+TEST(Cli, Gpt2StepIsTimedByTheComputeModelOnAnH100) {
+  // gpt2.0.et's GPU kernels sum to 40,201 us (Kineto, as recorded); every
+  // GPU node is timed from its op and shapes, none falls back.
+  const std::string dir = testutil::scratch_dir("cli-gpt2");
+  const auto r = testutil::run_fabricsim("run --platform " + std::string(FABRICSIM_SOURCE_DIR) +
+                                         "/platforms/dgx_h100.yaml --npus 1 --workload " +
+                                         testutil::shared_trace("pytorch-h100/gpt2") + " --report " + dir + "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("compute nodes: GPU 236 timed by the compute model (and 75 later kernels of their ops), 0 "
+                       "recorded durations"),
+            std::string::npos)
+      << r.out;
+  const auto j = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  const auto& npu = j["npus"][0];
+  EXPECT_EQ(npu["compute_nodes"]["gpu_modelled"].get<int>(), 236);
+  EXPECT_EQ(npu["compute_nodes"]["gpu_recorded"].get<int>(), 0);
+  const double busy_us = npu["gpu_busy_ns"].get<double>() / 1000;
+  EXPECT_NEAR(busy_us, 40201, 0.15 * 40201);
+  // Replayed, the recorded durations come back exactly.
+  const auto replay = testutil::run_fabricsim("run --platform " + std::string(FABRICSIM_SOURCE_DIR) +
+                                              "/platforms/dgx_h100.yaml --npus 1 --replay --workload " +
+                                              testutil::shared_trace("pytorch-h100/gpt2") + " --report " + dir +
+                                              "/replay.json");
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  const auto k = nlohmann::json::parse(testutil::read_text(dir + "/replay.json"));
+  EXPECT_DOUBLE_EQ(k["npus"][0]["gpu_busy_ns"].get<double>(), 40201e3);
+}
+
+TEST(Cli, Gpt2DdpRunsWithPyTorchsAllRanksGroup) {
+  // Its process group is written "ranks": [], meaning every rank.
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + std::string(FABRICSIM_SOURCE_DIR) +
+                                         "/platforms/dgx_h100.yaml --npus 1 --workload " +
+                                         testutil::shared_trace("pytorch-h100/gpt2ddp"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(Cli, UnknownGpuOpsKeepTheirRecordedTimeWithOneCountingWarning) {
+  const std::string dir = testutil::scratch_dir("cli-unknown-op");
+  {
+    traces::EtWriter w(dir + "/t.0.et");
+    for (int i = 0; i < 3; ++i) {
+      ChakraProtoMsg::Node n;
+      n.set_id(static_cast<std::uint64_t>(i));
+      n.set_name("some_kernel");
+      n.set_type(ChakraProtoMsg::COMP_NODE);
+      n.set_duration_micros(7);
+      traces::add_bool(n, "is_cpu_op", false);
+      traces::add_string(n, "op_schema", i < 2 ? "aten::frobnicate(Tensor self) -> Tensor" : "aten::zap(Tensor a) -> Tensor");
+      w.write(n);
+    }
+    w.close();
+  }
+  const auto r = testutil::run_fabricsim("run --platform " + std::string(FABRICSIM_SOURCE_DIR) +
+                                         "/platforms/dgx_h100.yaml --npus 1 --workload " + dir + "/t --report " + dir +
+                                         "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("3 GPU nodes of 2 ops the compute model does not know kept their recorded durations: "
+                       "aten::frobnicate (2), aten::zap (1)"),
+            std::string::npos)
+      << r.err;
+  const auto j = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  EXPECT_DOUBLE_EQ(j["npus"][0]["gpu_busy_ns"].get<double>(), 21e3);
 }
 
 }  // namespace

@@ -53,7 +53,9 @@ Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Par
       rank_(rank),
       params_(params),
       directory_(directory),
-      collectives_(*this, collectives) {
+      collectives_(*this, collectives),
+      compute_model_(make_compute_model(params.compute, params.peak_flops, params.memory_bandwidth.bytes_per_ps() * 1e12)),
+      cpu_model_(params.cpu_flops, params.memory_bandwidth.bytes_per_ps() * 1e12) {
   Calendar::instance();  // made during elaboration, before anything schedules
   nic_path_.reserve(nics);
   for (unsigned i = 0; i < nics; ++i) {
@@ -113,10 +115,7 @@ void Npu::end_op(Pending* p) {
 
 Tick Npu::compute_time(const ComputeOp& op) const {
   if (op.use_recorded) return op.recorded;
-  const double peak = op.on_cpu ? params_.cpu_flops : params_.peak_flops;
-  const Tick compute = peak > 0 ? checked_ticks(op.flops / peak * 1e12, "a compute node") : 0;
-  const Tick memory = params_.memory_bandwidth.time_for(static_cast<double>(op.tensor_bytes));
-  return std::max(compute, memory);  // roofline
+  return op.on_cpu ? cpu_model_.time(op.work) : compute_model_->time(op.work);
 }
 
 void Npu::start_compute(const ComputeOp& op, NpuClient* client, void* ctx) {
@@ -125,13 +124,12 @@ void Npu::start_compute(const ComputeOp& op, NpuClient* client, void* ctx) {
   ComputeJob job;
   job.op = p;
   job.label = op.label;
-  job.tensor_bytes = op.tensor_bytes;
+  job.tensor_bytes = static_cast<std::uint64_t>(op.work.bytes);
   if (hbm.bound() && !op.use_recorded && !op.on_cpu) {
     // The tensor bytes go through the HBM, sharing it with the NICs' DMA:
-    // the node takes the longer of its arithmetic and its memory traffic.
-    const double peak = params_.peak_flops;
-    job.compute = peak > 0 ? checked_ticks(op.flops / peak * 1e12, "a compute node") : 0;
-    job.hbm_bytes = op.tensor_bytes;
+    // the node takes the longer of its model's time and its memory traffic.
+    job.compute = compute_model_->time_beside_memory(op.work);
+    job.hbm_bytes = job.tensor_bytes;
   } else {
     job.compute = compute_time(op);
   }

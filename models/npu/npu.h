@@ -20,6 +20,7 @@
 
 #include "models/npu/activity.h"
 #include "models/collectives/collective_engine.h"
+#include "models/npu/compute_model.h"
 #include "models/npu/directory.h"
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
@@ -49,10 +50,9 @@ struct OpLabel {
 
 struct ComputeOp {
   OpLabel label;
-  double flops = 0;                 // num_ops
-  std::uint64_t tensor_bytes = 0;   // bytes moved through local memory
+  KernelWork work;                  // what the compute model times
   Tick recorded = 0;                // duration recorded in the trace
-  bool use_recorded = false;        // replay, or no num_ops to model
+  bool use_recorded = false;        // replay, or nothing the model can time
   bool on_cpu = false;
 };
 
@@ -81,6 +81,7 @@ class Npu : public sc_core::sc_module,
     Bandwidth remote_memory_bandwidth = Bandwidth::GBps(50);
     Tick collective_start_overhead = 0;               // per collective (endpoint delay)
     bool no_remote_memory = false;  // MEM nodes are errors (ASTRA-sim's NO_MEMORY_EXPANSION)
+    ComputeParams compute;          // npu.compute: the GPU's compute model (models/npu/compute_model.h)
     /// Every user-settable parameter, with unit, range and description.
     static const ParamTable<Params>& table();
   };
@@ -114,8 +115,11 @@ class Npu : public sc_core::sc_module,
   /// Records this NPU's operations on a timeline, if it is in its subset.
   void set_timeline(TimelineSink* timeline);
 
-  /// The time a compute op takes alone (roofline or recorded duration).
+  /// The time a compute op takes alone (its model's, or its recorded duration).
   Tick compute_time(const ComputeOp& op) const;
+  /// Times GPU kernels with `model` instead of the one npu.compute names.
+  void set_compute_model(std::shared_ptr<const ComputeModel> model) { compute_model_ = std::move(model); }
+  const ComputeModel& compute_model() const { return *compute_model_; }
 
   // ---- results ------------------------------------------------------------
   const ActivityTotals& activity() const { return activity_.totals(); }
@@ -219,6 +223,8 @@ class Npu : public sc_core::sc_module,
   Address cached_src_ = kNoAddress;
   CollectiveEngine collectives_;
   ComputeResource compute_[2];
+  std::shared_ptr<const ComputeModel> compute_model_;  // GPU kernels
+  RooflineModel cpu_model_;                           // CPU nodes with num_ops
   ActivityTracker activity_;
   Tick finish_ = 0;
   std::size_t in_flight_ = 0;

@@ -22,6 +22,7 @@
 
 #include "models/collectives/collective.h"
 #include "platforms/astra_system.h"
+#include "platforms/calibrate.h"
 #include "platforms/collbench.h"
 #include "tlm/errors.h"
 #include "tlm/output_file.h"
@@ -66,6 +67,7 @@ struct RunArgs {
   bool force = false;
   bool quiet = false;
   bool data = false;
+  int npus = 0;
   std::optional<std::uint32_t> chunks;
   std::vector<std::string> algorithms;  // TYPE=ALGO
   std::string levels;                   // hierarchical: ALGO,ALGO,... per level
@@ -196,6 +198,7 @@ int run(const RunArgs& a) {
   ws.comm_groups = a.comm_groups;
   ws.replay = a.replay;
   ws.force = a.force;
+  ws.npus = a.npus;
   sim.load_workload(ws);
   std::unique_ptr<Timeline> timeline;
   if (!a.timeline.empty()) {
@@ -324,6 +327,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)");
   cmd->add_option("--remote-memory", a.remote_memory, "ASTRA-sim remote-memory configuration (JSON)");
   cmd->add_flag("--replay", a.replay, "Use recorded durations for compute nodes");
+  cmd->add_option("--npus", a.npus, "Run the trace's ranks on the first N NPUs only, the others idle (a 1-rank trace on one GPU of a node)")
+      ->check(CLI::Range(1, 1 << 30));
   cmd->add_flag("--force", a.force, kForceHelp);
   cmd->add_flag("--data", a.data, "Carry real bytes and check every collective's result");
   cmd->add_option("--chunks", a.chunks, "Split each collective into this many pipelined chunks")
@@ -600,6 +605,51 @@ CLI::App* add_params_command(CLI::App& app, ParamsArgs& a) {
   return cmd;
 }
 
+struct CalibrateArgs {
+  std::vector<std::string> csv;
+  std::string platform;
+  std::optional<std::uint32_t> compute_units;
+  std::string out;
+};
+
+int calibrate_command(const CalibrateArgs& a, const std::string& command) {
+  const PlatformSpec spec = load_platform(a.platform);
+  CalibrateOptions o;
+  o.csv = a.csv;
+  o.peak_flops = spec.npu.peak_flops;
+  o.memory_bandwidth = spec.npu.memory_bandwidth.bytes_per_ps() * 1e12;
+  o.base = spec.npu.compute;
+  if (a.compute_units) o.base.compute_units = *a.compute_units;
+  std::vector<MeasuredKernel> rows;
+  for (const auto& f : a.csv) {
+    auto more = read_kernel_csv(f);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  const Calibration c = calibrate(o, rows);
+  print_calibration(std::cout, c);
+  const std::string text = compute_file_text(c, o, command);
+  if (a.out.empty()) {
+    std::cout << "\n" << text;
+  } else {
+    write_output_file(a.out, text, "compute model");
+    std::cout << "wrote " << a.out << " (name it in the platform: npu.compute: FILE)\n";
+  }
+  return kExitOk;
+}
+
+CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "Fit the kernel_classes compute model to measured kernels (CSV as h100-ops.csv; docs/compute.md)");
+  cmd->add_option("--csv", a.csv, "Measured kernels: op_class, op, shape, flops, bytes, measured_us (repeatable)")
+      ->required();
+  cmd->add_option("--platform", a.platform, "The platform whose NPU was measured (its peak_flops, memory_bandwidth)")
+      ->required();
+  cmd->add_option("--compute-units", a.compute_units, "Units GEMM tiles run over (SMs), if not the platform's")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--out", a.out, "Write the compute file here (else print it)");
+  return cmd;
+}
+
 /// The exit code for what a command threw, with its message on stderr
 /// (README.md: 2 bad input, 3 no progress, 4 wrong data, 1 our fault).
 int exit_code_for(std::exception_ptr error) {
@@ -639,6 +689,8 @@ int sc_main(int argc, char* argv[]) {
   CLI::App* collbench_cmd = add_collbench_command(app, collbench_args);
   ParamsArgs params_args;
   CLI::App* params_cmd = add_params_command(app, params_args);
+  CalibrateArgs calibrate_args;
+  CLI::App* calibrate_cmd = add_calibrate_command(app, calibrate_args);
   GenCommands gen(app);  // not const: parsing writes its options
   try {
     app.parse(argc, argv);
@@ -652,6 +704,11 @@ int sc_main(int argc, char* argv[]) {
     if (run_cmd->parsed()) return run(run_args);
     if (collbench_cmd->parsed()) return collbench(collbench_args);
     if (params_cmd->parsed()) return params(params_args);
+    if (calibrate_cmd->parsed()) {
+      std::string command = "fabricsim";
+      for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+      return calibrate_command(calibrate_args, command);
+    }
     if (gen.run()) return kExitOk;
   } catch (...) {
     return exit_code_for(std::current_exception());

@@ -1,4 +1,5 @@
 #include "traces/workload/trace_workload.h"
+#include "traces/workload/kernel_work.h"
 
 #include <algorithm>
 #include <cctype>
@@ -126,8 +127,14 @@ void TraceWorkload::define_groups(const void* proto) {
   }
 }
 
-void TraceWorkload::add_group(const std::string& name, const std::vector<std::int64_t>& wide, std::uint64_t node) {
+void TraceWorkload::add_group(const std::string& name, const std::vector<std::int64_t>& listed, std::uint64_t node) {
   try {
+    // PyTorch writes its default group (and any group of every rank) as
+    // "ranks": []: all the ranks of the workload.
+    std::vector<std::int64_t> wide = listed;
+    if (wide.empty()) {
+      for (int r = 0; r < npus_; ++r) wide.push_back(r);
+    }
     std::vector<int> ranks = options_.groups->narrow(name, wide);
     if (const Group* g = options_.groups->find(name)) {
       if (g->ranks != ranks) throw std::runtime_error("process group \"" + name + "\" is defined with other ranks elsewhere");
@@ -150,11 +157,13 @@ struct TraceWorkload::Node {
   std::uint64_t id = 0;
   std::string name;
   int type = 0;
-  std::uint64_t duration_us = 0;
+  Tick recorded = 0;  // duration_micros, or the host model's time for a CPU node
   bool has_num_ops = false;
   double num_ops = 0;
   std::uint64_t tensor_size = 0;
   bool is_cpu = false;
+  bool use_recorded = true;  // compute: the recorded duration, else `work`
+  KernelWork work;
   bool has_comm_type = false;
   std::int64_t comm_type = 0;
   std::uint64_t comm_size = 0;
@@ -242,9 +251,9 @@ void TraceWorkload::add(const void* proto) {
   n.id = pn.id();
   n.name = pn.name();
   n.type = pn.type();
-  n.duration_us = pn.duration_micros();
-  if (n.duration_us > kMaxTime / 1000000) {
-    fail(n, "duration_micros " + std::to_string(n.duration_us) +
+  n.recorded = static_cast<Tick>(std::min<std::uint64_t>(pn.duration_micros(), kMaxTime / 1000000)) * 1000000ull;
+  if (pn.duration_micros() > kMaxTime / 1000000) {
+    fail(n, "duration_micros " + std::to_string(pn.duration_micros()) +
                 " is past the simulator's time range (at most 2^62 ps, about 53 days)");
   }
   if (auto v = traces::attr_double(pn, "num_ops")) {
@@ -291,6 +300,7 @@ void TraceWorkload::add(const void* proto) {
     }
   }
   if (n.type == ChakraProtoMsg::METADATA_NODE) define_groups(&pn);
+  if (n.type == ChakraProtoMsg::COMP_NODE) time_compute(&pn, n);
   if (auto v = attr_int(pn, "comm_src")) n.comm_src = *v;
   if (auto v = attr_int(pn, "comm_dst")) n.comm_dst = *v;
   // A peer that is given must be an NPU (as written: 2^64-1 in a uint64
@@ -468,6 +478,56 @@ void TraceWorkload::issue_ready() {
   window_full_of_running_ = !eof_ && running_ >= options_.window;
 }
 
+void TraceWorkload::time_compute(const void* proto, Node& n) {
+  const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
+  const ComputeParams& compute = npu_.params().compute;
+  const bool gpu = !n.is_cpu;
+  auto recorded = [&] {
+    n.use_recorded = true;
+    ++(gpu ? timing_.gpu_recorded : timing_.cpu_recorded);
+  };
+  if (options_.replay) return recorded();
+  const auto schema = traces::attr_string(pn, "op_schema");
+  const std::string op = traces::op_name(schema.value_or(""), n.name);
+  std::optional<KernelWork> work;
+  if (gpu && !n.has_num_ops && options_.model_operators) {
+    // A kernel of the op the last modelled kernel belonged to (cuDNN's
+    // backward runs three): that op's time is already on its first kernel.
+    const auto rf = traces::attr_int(pn, "rf_id");
+    if (rf && last_modelled_op_ == rf) {
+      n.use_recorded = false;
+      n.work = KernelWork{};
+      ++timing_.gpu_part_of_op;
+      return;
+    }
+    last_modelled_op_.reset();
+    const auto in = traces::parse_op_args(pn.inputs().values(), pn.inputs().shapes());
+    const auto out = traces::parse_op_args(pn.outputs().values(), pn.outputs().shapes());
+    if (in && out) work = traces::kernel_work(op, schema.value_or(""), *in, *out);
+    if (!work) {
+      ++timing_.unknown_ops[op.empty() ? "(unnamed)" : op];
+      return recorded();
+    }
+    last_modelled_op_ = rf;
+  } else if (gpu && !n.has_num_ops) {
+    ++timing_.gpu_unmodelled;
+    return recorded();
+  } else if (n.has_num_ops) {
+    work = KernelWork{};
+    work->flops = n.num_ops;
+    work->bytes = static_cast<double>(n.tensor_size);
+  } else if (!gpu && compute.host == ComputeParams::Host::kFixed) {
+    n.recorded = compute.host_op_time;  // the host model's time stands for the record
+    ++timing_.cpu_modelled;
+    return;
+  } else {
+    return recorded();
+  }
+  n.use_recorded = false;
+  n.work = *work;
+  ++(gpu ? timing_.gpu_modelled : timing_.cpu_modelled);
+}
+
 void TraceWorkload::issue(Node* n) {
   try {
     launch(n);
@@ -485,10 +545,9 @@ void TraceWorkload::launch(Node* n) {
     case ChakraProtoMsg::COMP_NODE: {
       ComputeOp op;
       op.label = OpLabel{static_cast<std::int64_t>(n->id), &n->name};
-      op.flops = n->num_ops;
-      op.tensor_bytes = n->tensor_size;
-      op.recorded = static_cast<Tick>(n->duration_us) * 1000000ull;
-      op.use_recorded = options_.replay || !n->has_num_ops;
+      op.work = n->work;
+      op.recorded = n->recorded;
+      op.use_recorded = n->use_recorded;
       op.on_cpu = n->is_cpu;
       npu_.start_compute(op, this, n);
       break;

@@ -30,12 +30,24 @@ namespace fabricsim {
 
 struct WorkloadOptions {
   bool replay = false;                      // use recorded durations for compute
+  bool model_operators = false;             // time GPU nodes without num_ops from their op and shapes
   unsigned max_collectives_in_flight = 1;   // per NPU; 0 = unlimited
   std::size_t window = 4096;                // nodes held in memory, running ones included (docs/workload.md)
   const CollectiveConfig* collectives = nullptr;
   const PlatformHints* hints = nullptr;
   GroupTable* groups = nullptr;
   const WorkBounds* bounds = nullptr;       // refuses work that would not finish; null: unchecked
+};
+
+/// How the compute nodes of a trace were timed, for the report.
+struct ComputeTiming {
+  std::uint64_t gpu_modelled = 0;       // timed by the compute model
+  std::uint64_t gpu_part_of_op = 0;     // later kernels of a modelled op (its time is on the first)
+  std::uint64_t gpu_recorded = 0;       // kept their recorded duration (replay, or nothing to model)
+  std::uint64_t gpu_unmodelled = 0;     // of those: no num_ops, and the platform's model times no ops
+  std::uint64_t cpu_modelled = 0;       // num_ops at cpu_flops, or npu.compute.host_op_time
+  std::uint64_t cpu_recorded = 0;
+  std::map<std::string, std::uint64_t> unknown_ops;  // GPU ops the model does not know, with counts
 };
 
 /// "c10d::allreduce_", "nccl:all_gather"... -> the collective, for traces
@@ -60,6 +72,7 @@ class TraceWorkload final : public NpuClient {
   std::uint64_t nodes_done() const { return done_count_; }
   std::uint64_t missing_dependencies() const { return missing_deps_; }
   std::size_t peak_nodes_held() const { return peak_held_; }
+  const ComputeTiming& compute_timing() const { return timing_; }
   const std::string& path() const { return path_; }
   /// Warnings about the trace, each once: (kind, text).
   const std::vector<std::pair<std::string, std::string>>& warnings() const { return warnings_; }
@@ -72,6 +85,8 @@ class TraceWorkload final : public NpuClient {
   std::string where(void* ctx) const override;
   void read_ahead(bool until_ready);
   void add(const void* proto_node);
+  /// Decides how a compute node is timed: its model's work, or its record.
+  void time_compute(const void* proto_node, Node& n);
   void issue_ready();
   bool break_a_cycle();
   /// Starts a ready node; a ModelError comes back naming the node.
@@ -126,6 +141,8 @@ class TraceWorkload final : public NpuClient {
   std::uint64_t broken_cycles_ = 0;
   std::vector<std::pair<std::string, std::string>> warnings_;
   std::map<std::string, int> warned_;
+  ComputeTiming timing_;
+  std::optional<std::int64_t> last_modelled_op_;  // rf_id of the last GPU kernel the model timed
 };
 
 }  // namespace fabricsim
