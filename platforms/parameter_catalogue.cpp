@@ -75,6 +75,12 @@ nlohmann::ordered_json distinct(const ParamTable<P>& table, const std::vector<P>
 std::vector<ParamSection> parameter_catalogue() {
   return {
       section(npu_section_table(), {"npu"}, Npu::Params::table().description()),
+      section(ComputeParams::table(), {"npu.compute"},
+              "the GPU's compute model; also gemm_tiles (a list such as [256x128, 128x128]) and classes (a mapping of "
+              "class to coefficients, or a file fabricsim calibrate writes)"),
+      section(KernelClassParams::table(), {"npu.compute.classes.CLASS"},
+              "one class of kernels: gemm, gemm_unaligned, attention_forward, attention_backward, "
+              "flash_attention_forward, flash_attention_backward, elementwise, norm_forward, norm_backward, copy"),
       section(Memory::Params::table(), {"npu.hbm", "fabrics[].memories[]"},
               "a memory (HBM or pooled): channels interleaved by address; npu.hbm also takes a preset: hbm3_stack, h100"),
       section(CollectiveConfig::table(), {"collectives"},
@@ -90,6 +96,16 @@ std::vector<ParamSection> parameter_catalogue() {
 nlohmann::ordered_json resolved_parameters(const PlatformSpec& spec) {
   nlohmann::ordered_json j;
   j["npu"] = values(npu_section_table(), spec);
+  const ComputeParams& compute = spec.npu.compute;
+  nlohmann::ordered_json c = values(ComputeParams::table(), compute);
+  if (compute.model == ComputeParams::Model::kKernelClasses) {
+    c["source"] = compute.source;
+    for (std::size_t i = 0; i < kKernelClasses; ++i) {
+      const auto cls = static_cast<KernelClass>(i);
+      c["classes"][kernel_class_name(cls)] = values(KernelClassParams::table(), compute.of(cls));
+    }
+  }
+  j["npu_compute"] = c;
   if (spec.hbm) j["hbm"] = values(Memory::Params::table(), *spec.hbm);
   j["collectives"] = values(CollectiveConfig::table(), spec.collectives);
   nlohmann::ordered_json fabrics = nlohmann::ordered_json::array();

@@ -487,8 +487,6 @@ void TraceWorkload::time_compute(const void* proto, Node& n) {
     ++(gpu ? timing_.gpu_recorded : timing_.cpu_recorded);
   };
   if (options_.replay) return recorded();
-  const auto schema = traces::attr_string(pn, "op_schema");
-  const std::string op = traces::op_name(schema.value_or(""), n.name);
   std::optional<KernelWork> work;
   if (gpu && !n.has_num_ops && options_.model_operators) {
     // A kernel of the op the last modelled kernel belonged to (cuDNN's
@@ -501,6 +499,8 @@ void TraceWorkload::time_compute(const void* proto, Node& n) {
       return;
     }
     last_modelled_op_.reset();
+    const auto schema = traces::attr_string(pn, "op_schema");
+    const std::string op = traces::op_name(schema.value_or(""), n.name);
     const auto in = traces::parse_op_args(pn.inputs().values(), pn.inputs().shapes());
     const auto out = traces::parse_op_args(pn.outputs().values(), pn.outputs().shapes());
     if (in && out) work = traces::kernel_work(op, schema.value_or(""), *in, *out);
