@@ -140,6 +140,22 @@ TEST(KernelWork, InPlaceOpsWriteTheirFirstInputAndCopiesDoNotReadTheirDestinatio
   EXPECT_DOUBLE_EQ(fe->bytes, 8000);
 }
 
+TEST(KernelWork, AConvolutionIsItsImplicitGemm) {
+  // input [8, 64, 56, 56], weight [128, 64, 3, 3], output [8, 128, 56, 56]:
+  // m = 8 x 56 x 56 pixels, n = 128 channels, k = 64 x 3 x 3.
+  const auto in = args("[[1, 1, 0, 1605632, 2, 'cuda:0'], [2, 2, 0, 73728, 2, 'cuda:0'], '<None>', [1, 1], [1, 1], "
+                       "[1, 1], False, [0, 0], 1]",
+                       "[[8, 64, 56, 56], [128, 64, 3, 3], [], [], [], [], [], [], []]");
+  const auto out = args("[[3, 3, 0, 3211264, 2, 'cuda:0']]", "[[8, 128, 56, 56]]");
+  const auto w = traces::kernel_work("aten::convolution", "", in, out);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->cls, KernelClass::kGemm);
+  EXPECT_EQ(w->m, 8u * 56 * 56);
+  EXPECT_EQ(w->n, 128u);
+  EXPECT_EQ(w->k, 64u * 9);
+  EXPECT_DOUBLE_EQ(w->flops, 2.0 * 8 * 56 * 56 * 128 * 64 * 9);
+}
+
 TEST(KernelWork, UnknownOpsAndUnreadableTensorsAreNotGuessed) {
   EXPECT_FALSE(traces::kernel_work("aten::some_new_op", "", {}, {}));
   EXPECT_FALSE(traces::parse_op_args("[[1, 2, 0, 10, 2, 'cuda:0'", "[[10]]"));

@@ -222,6 +222,28 @@ std::optional<KernelWork> gemm(const std::string& op, const std::vector<OpArg>& 
   return w;
 }
 
+/// A convolution as the implicit GEMM cuDNN runs: one row per output pixel,
+/// one column per output channel, weight[1:] (C/groups x kernel) deep.
+std::optional<KernelWork> convolution(const std::string& op, const std::vector<OpArg>& in, const std::vector<OpArg>& out) {
+  const bool backward = op == "aten::convolution_backward";
+  // convolution(input, weight, ...); convolution_backward(grad_output, input, weight, ...)
+  const TensorArg* weight = single(in, backward ? 2 : 1);
+  const TensorArg* result = backward ? single(in, 0) : (out.empty() ? nullptr : single(out, 0));
+  if (!weight || !result || weight->shape.size() < 3 || result->shape.size() < 3 || weight->shape[0] <= 0) {
+    return std::nullopt;
+  }
+  KernelWork w;
+  w.n = static_cast<std::uint64_t>(weight->shape[0]);
+  w.k = product(weight->shape, 1, weight->shape.size());
+  w.m = product(result->shape, 0, result->shape.size()) / w.n;
+  w.batch = backward ? 2 : 1;  // the data gradient and the weight gradient, each a forward's size
+  w.flops = 2.0 * static_cast<double>(w.batch) * static_cast<double>(w.m) * static_cast<double>(w.n) *
+            static_cast<double>(w.k);
+  const std::uint64_t e = weight->element_bytes;
+  w.cls = (w.n * e) % 16 == 0 && (w.k * e) % 16 == 0 ? KernelClass::kGemm : KernelClass::kGemmUnaligned;
+  return w;
+}
+
 std::optional<KernelWork> attention(const std::string& op, std::string_view schema, const std::vector<OpArg>& in) {
   const bool backward = op.find("backward") != std::string::npos;
   const bool cudnn = op.find("cudnn") != std::string::npos;
@@ -326,6 +348,9 @@ std::optional<KernelWork> kernel_work(const std::string& full_op, std::string_vi
   if (one_of(op, {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
                   "aten::_scaled_mm"})) {
     w = gemm(op, in);
+  } else if (one_of(op, {"aten::convolution", "aten::_convolution", "aten::cudnn_convolution",
+                         "aten::convolution_backward"})) {
+    w = convolution(op, in, out);
   } else if (op.find("attention") != std::string::npos && op.find("aten::_") == 0 &&
              op.find("math") == std::string::npos) {
     w = attention(op, schema, in);
