@@ -161,6 +161,16 @@ std::vector<std::string> Simulation::warnings() const {
       out.push_back(w->path() + ": " + std::to_string(nodes) + " GPU nodes of " + std::to_string(t.unknown_ops.size()) +
                     " ops the compute model does not know kept their recorded durations: " + list);
     }
+    if (!w->unrun_types().empty() && seen["unrun-types"]++ == 0) {
+      std::uint64_t nodes = 0;
+      std::string list;
+      for (const auto& [type, count] : w->unrun_types()) {
+        nodes += count;
+        list += (list.empty() ? "" : ", ") + type + " (" + std::to_string(count) + ")";
+      }
+      out.push_back(w->path() + ": " + std::to_string(nodes) +
+                    " nodes of types fabricsim does not run took no time: " + list);
+    }
     if (t.gpu_unmodelled && seen["unmodelled"]++ == 0) {
       out.push_back(w->path() + ": " + std::to_string(t.gpu_unmodelled) +
                     " GPU nodes carry no num_ops and the platform's npu.compute is the roofline, which cannot time "

@@ -370,18 +370,37 @@ TEST(BrokenTraces, ABadRecordLengthIsNamed) {
   EXPECT_NE(r.err.find("bad record length 4294967295 bytes"), std::string::npos) << r.err;
 }
 
-TEST(BrokenTraces, AnUnknownNodeTypeIsNamed) {
+TEST(BrokenTraces, NodesOfTypesNotRunAreCountedInOneWarning) {
+  // A newer writer's type (77) and a checkpoint run as no-ops, counted; a
+  // node with no type at all is a broken record.
   const std::string dir = testutil::scratch_dir("badtype");
   write_trace(dir + "/t", 2, [](int, traces::EtWriter& w) {
-    ChakraProtoMsg::Node n;
-    n.set_id(42);
-    n.set_name("mystery");
-    n.set_type(static_cast<ChakraProtoMsg::NodeType>(77));
-    w.write(n);
+    for (int i = 0; i < 3; ++i) {
+      ChakraProtoMsg::Node n;
+      n.set_id(static_cast<std::uint64_t>(40 + i));
+      n.set_name("mystery");
+      n.set_type(static_cast<ChakraProtoMsg::NodeType>(i < 2 ? 77 : ChakraProtoMsg::CHECKPOINT_NODE));
+      n.set_duration_micros(5);
+      w.write(n);
+    }
   });
   const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 2) + " --workload " + dir + "/t");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("t.0.et: node 42 (\"mystery\"): unknown node type 77"), std::string::npos) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("t.0.et: 3 nodes of types fabricsim does not run took no time: CHECKPOINT_NODE (1), type 77 (2)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("npu 0: finish 0.000 ns"), std::string::npos) << r.out;
+  write_trace(dir + "/u", 2, [](int, traces::EtWriter& w) {
+    ChakraProtoMsg::Node n;
+    n.set_id(42);
+    n.set_name("untyped");
+    w.write(n);
+  });
+  const auto u = testutil::run_fabricsim("run --platform " + switch_platform(dir, 2) + " --workload " + dir + "/u");
+  EXPECT_EQ(u.exit_code, 2);
+  EXPECT_NE(u.err.find("u.0.et: node 42 (\"untyped\"): node type 0 is not a node type (1 to 10 are known)"),
+            std::string::npos)
+      << u.err;
 }
 
 TEST(Workload, ProcessGroupsFromAMetadataNode) {
@@ -406,6 +425,40 @@ TEST(Workload, ProcessGroupsFromAMetadataNode) {
   });
   const auto j = run_report(dir + "/pg", 4, "");
   for (int r = 0; r < 4; ++r) EXPECT_EQ(j["npus"][r]["collectives"][0]["group"], r < 2 ? "7" : "8");
+}
+
+TEST(Workload, AnEmptyRanksListIsEveryRank) {
+  // PyTorch writes its default group as "ranks": []; a group_size that says
+  // otherwise is an inconsistent group, refused.
+  const std::string dir = testutil::scratch_dir("pgempty");
+  auto write = [&](const std::string& prefix, const char* config) {
+    write_trace(dir + "/" + prefix, 4, [config](int, traces::EtWriter& w) {
+      ChakraProtoMsg::Node meta;
+      meta.set_id(1);
+      meta.set_name("## process_group:init ##");
+      meta.set_type(ChakraProtoMsg::METADATA_NODE);
+      meta.mutable_inputs()->set_values(config);
+      w.write(meta);
+      ChakraProtoMsg::Node ar;
+      ar.set_id(2);
+      ar.set_name("ar");
+      ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      ar.add_data_deps(1);
+      traces::add_int(ar, "comm_type", 0);
+      traces::add_int(ar, "comm_size", 1 << 20);
+      traces::add_string(ar, "pg_name", "0");
+      w.write(ar);
+    });
+  };
+  write("all", R"(['[{"pg_name": "0", "pg_desc": "default_pg", "ranks": [], "group_size": 4}]'])");
+  const auto j = run_report(dir + "/all", 4, "");
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(j["npus"][r]["collectives"][0]["group"], "0");
+  write("bad", R"(['[{"pg_name": "0", "ranks": [], "group_size": 2}]'])");
+  const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 4) + " --workload " + dir + "/bad");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.0.et: node 1: process group \"0\" lists \"ranks\": [] (every rank: 4) but \"group_size\": 2"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -134,9 +134,12 @@ bool EtReader::next(Node& node) {
   if (read_record(&node, nullptr) == Read::kEnd) return false;
   ++records_;
   const int type = node.type();
-  if (type <= ChakraProtoMsg::INVALID_NODE || type > kLastKnownNodeType) {
-    throw TraceError(path_ + ": node " + std::to_string(node.id()) + " (\"" + node.name() +
-                     "\"): unknown node type " + std::to_string(type));
+  // A type past the known ones is a newer writer's: the workload runs it as
+  // a no-op and says so. No type at all is a broken record.
+  if (type <= ChakraProtoMsg::INVALID_NODE) {
+    throw TraceError(path_ + ": node " + std::to_string(node.id()) + " (\"" + node.name() + "\"): node type " +
+                     std::to_string(type) + " is not a node type (1 to " + std::to_string(kLastKnownNodeType) +
+                     " are known)");
   }
   last_id_ = node.id();
   have_last_id_ = true;

@@ -40,7 +40,8 @@ class EtReader {
   bool compressed() const { return gzip_ != nullptr; }
   const ChakraProtoMsg::GlobalMetadata& metadata() const { return metadata_; }
   /// Reads the next node; false at the end of the file. Throws TraceError on
-  /// a truncated or unreadable record, or an unknown node type.
+  /// a truncated or unreadable record, or a node without a type (types
+  /// past the known ones are returned: newer writers add them).
   bool next(ChakraProtoMsg::Node& node);
   /// Reads only the next node's id (fast, for indexing); false at the end.
   bool next_id(std::uint64_t& id);

@@ -119,6 +119,13 @@ void TraceWorkload::define_groups(const void* proto) {
       } catch (const std::runtime_error& e) {
         throw TraceError(path_ + ": node " + std::to_string(pn.id()) + ": process group \"" + pg + "\": " + e.what());
       }
+      // "ranks": [] is every rank; its group_size, when given, must say so.
+      if (wide.empty() && g.contains("group_size") && g["group_size"].is_number_integer() &&
+          g["group_size"].get<std::int64_t>() != npus_) {
+        throw TraceError(path_ + ": node " + std::to_string(pn.id()) + ": process group \"" + pg +
+                         "\" lists \"ranks\": [] (every rank: " + std::to_string(npus_) + ") but \"group_size\": " +
+                         g["group_size"].dump());
+      }
       add_group(pg, wide, pn.id());
     }
   } catch (const nlohmann::json::exception& e) {
@@ -322,8 +329,10 @@ void TraceWorkload::add(const void* proto) {
   if (auto v = attr_string(pn, "pg_name")) n.pg_name = *v;
 
   if (n.type == ChakraProtoMsg::STORAGE_NODE || n.type == ChakraProtoMsg::BATCH_NODE ||
-      n.type == ChakraProtoMsg::CHECKPOINT_NODE) {
-    fail(n, "this node type is not supported yet");
+      n.type == ChakraProtoMsg::CHECKPOINT_NODE || !ChakraProtoMsg::NodeType_IsValid(n.type)) {
+    // Nothing to model them with: run as no-ops, counted in one warning.
+    ++unrun_types_[ChakraProtoMsg::NodeType_IsValid(n.type) ? traces::node_type_name(n.type)
+                                                             : "type " + std::to_string(n.type)];
   }
 
   // Dependencies: data and control alike.
@@ -594,10 +603,8 @@ void TraceWorkload::launch(Node* n) {
                         this, n, OpLabel{static_cast<std::int64_t>(n->id), &n->name});
       break;
     case ChakraProtoMsg::METADATA_NODE:
+    default:  // types counted in unrun_types_: no time
       complete(n);
-      break;
-    default:
-      fail(*n, "this node type cannot be run");
   }
 }
 

@@ -73,6 +73,9 @@ class TraceWorkload final : public NpuClient {
   std::uint64_t missing_dependencies() const { return missing_deps_; }
   std::size_t peak_nodes_held() const { return peak_held_; }
   const ComputeTiming& compute_timing() const { return timing_; }
+  /// Nodes of types the simulator does not run (storage, batch, checkpoint,
+  /// or newer than it knows), by type: they took no time.
+  const std::map<std::string, std::uint64_t>& unrun_types() const { return unrun_types_; }
   const std::string& path() const { return path_; }
   /// Warnings about the trace, each once: (kind, text).
   const std::vector<std::pair<std::string, std::string>>& warnings() const { return warnings_; }
@@ -142,6 +145,7 @@ class TraceWorkload final : public NpuClient {
   std::vector<std::pair<std::string, std::string>> warnings_;
   std::map<std::string, int> warned_;
   ComputeTiming timing_;
+  std::map<std::string, std::uint64_t> unrun_types_;
   std::optional<std::int64_t> last_modelled_op_;  // rf_id of the last GPU kernel the model timed
 };
 
