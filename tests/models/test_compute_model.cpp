@@ -156,6 +156,18 @@ TEST(KernelWork, AConvolutionIsItsImplicitGemm) {
   EXPECT_DOUBLE_EQ(w->flops, 2.0 * 8 * 56 * 56 * 128 * 64 * 9);
 }
 
+TEST(KernelWork, NllLossTouchesOneLogitPerTarget) {
+  // nll_loss_backward(grad_output, self [8192 x 50257 fp32], target [8192 int64], ...):
+  // one gradient written per target, not the matrix.
+  const auto in = args("[[1, 1, 0, 1, 4, 'cuda:0'], [2, 2, 0, 411705344, 4, 'cuda:0'], [3, 3, 0, 8192, 8, 'cuda:0'], "
+                       "'<None>', 1, -100, [4, 4, 0, 1, 4, 'cuda:0']]",
+                       "[[], [8192, 50257], [8192], [], [], [], []]");
+  const auto out = args("[[5, 2, 0, 411705344, 4, 'cuda:0']]", "[[8192, 50257]]");
+  const auto w = traces::kernel_work("aten::nll_loss_backward", "", in, out);
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->bytes, 8192.0 * 8 + 8192.0 * 4);
+}
+
 TEST(KernelWork, UnknownOpsAndUnreadableTensorsAreNotGuessed) {
   EXPECT_FALSE(traces::kernel_work("aten::some_new_op", "", {}, {}));
   EXPECT_FALSE(traces::parse_op_args("[[1, 2, 0, 10, 2, 'cuda:0'", "[[10]]"));

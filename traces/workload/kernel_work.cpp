@@ -360,6 +360,15 @@ std::optional<KernelWork> kernel_work(const std::string& full_op, std::string_vi
   }
   if (!w) return std::nullopt;
   w->bytes = memory_bytes(op, in, out);
+  if (op == "aten::nll_loss_forward" || op == "aten::nll_loss_backward") {
+    // One logit read (forward) or one gradient written (backward; the rest
+    // were zeroed by a fill_ of their own) per target, not the whole matrix.
+    const bool backward = op == "aten::nll_loss_backward";
+    const TensorArg* logits = single(in, backward ? 1 : 0);
+    const TensorArg* target = single(in, backward ? 2 : 1);
+    if (!logits || !target) return std::nullopt;
+    w->bytes = static_cast<double>(target->bytes() + target->elements * logits->element_bytes);
+  }
   if (memory_bound_class(w->cls)) {
     // One operation per element written: not timed (these classes are bound
     // by their bytes), but reported.
