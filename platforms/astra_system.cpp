@@ -83,8 +83,10 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
     } else if (key == "local-mem-bw") {
       const double gbps = number(key, limits::kMaxGBps);
       if (gbps < limits::kMinGBps) fail(key, "must be > 0");
-      spec.npu.memory_bandwidth = Bandwidth::GBps(gbps);
-      spec.collectives.local_reduce = Bandwidth::GBps(gbps);
+      // A memory bandwidth in ASTRA-sim's GB/s (2^30 bytes/s): a local
+      // reduction reads both operands and writes the sum, three passes.
+      spec.npu.memory_bandwidth = Bandwidth::GiBps(gbps);
+      spec.collectives.local_reduce = Bandwidth::GiBps(gbps / 3);
     } else if (key == "peak-perf") {
       const double tflops = number(key, 1e6);
       if (tflops <= 0) fail(key, "must be > 0");

@@ -261,8 +261,8 @@ TEST(ParamsCommand, ListsEveryParameterWithUnitDefaultAndDescription) {
   EXPECT_NE(text.out.find("bandwidth  GB/s   50 GB/s  data rate of each direction"), std::string::npos) << text.out;
   const auto bad = testutil::run_fabricsim("params lnk");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("unknown component type \"lnk\" (known: npu, memory, collectives, nic, link, switch, "
-                         "reduction_unit)"),
+  EXPECT_NE(bad.err.find("unknown component type \"lnk\" (known: npu, npu.compute, kernel_class, memory, "
+                         "collectives, nic, link, switch, reduction_unit)"),
             std::string::npos)
       << bad.err;
 }

@@ -31,7 +31,7 @@ bool memory_bound_class(KernelClass c) {
 
 const ParamTable<KernelClassParams>& KernelClassParams::table() {
   static const auto table =
-      ParamTable<KernelClassParams>("kernel class", "one class of kernels in npu.compute (docs/compute.md)")
+      ParamTable<KernelClassParams>("kernel_class", "one class of kernels in npu.compute (docs/compute.md)")
           .add("flops_efficiency", Quantity::kNumber, &KernelClassParams::flops_efficiency,
                "fraction of peak_flops the class sustains; 0: its FLOPs are not timed")
           .range(0, 1)
