@@ -42,6 +42,7 @@ bool applies(const std::string& op, const std::string& algo) {
   if (algo == "double_binary_tree") return op == "all_reduce" || op == "barrier";
   static const std::set<std::string> ring_like = {"all_reduce", "reduce_scatter", "reduce_scatter_block",
                                                   "all_gather", "broadcast", "reduce", "barrier"};
+  if (algo == "ring" && op == "all_to_all") return true;  // relayed a block a hop at a time
   return ring_like.count(op) > 0;  // ring, halving_doubling
 }
 
@@ -440,9 +441,13 @@ TEST(AstraSystem, AnUnknownAlgorithmNameIsRefused) {
 TEST(Cli, AnAlgorithmThatDoesNotApplyExitsWithTwo) {
   const std::string dir = testutil::scratch_dir("cli-algo");
   const std::string net = testutil::astra_network(dir, "Ring", 4, 50, 500);
-  const auto r = testutil::run_fabricsim("collbench --platform " + net + " --op all_to_all --algo ring -b 1K -e 1K");
+  const auto r = testutil::run_fabricsim("collbench --platform " + net + " --op gather --algo ring -b 1K -e 1K");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("the ring algorithm does not apply to all_to_all"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the ring algorithm does not apply to gather"), std::string::npos) << r.err;
+  const auto v = testutil::run_fabricsim("collbench --platform " + net + " --op all_to_all_v --algo ring -b 1K -e 1K");
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_NE(v.err.find("the ring algorithm does not apply to all_to_all: all-to-all-v has no ring form"), std::string::npos)
+      << v.err;
 }
 
 TEST(Collbench, PrintsTheNcclTestsColumnsAndWritesJson) {

@@ -52,10 +52,10 @@ TEST_P(AstraMicrobenchmarks, RunEveryCollectiveOfOneMiBAtItsClosedForm) {
   // On the switch (kLatency per link, kGiBps), one chunk. Ring types take
   // their steps one after another, each a segment of S/n over two links,
   // cut-through and uncontended (each NPU's uplink and the next one's
-  // downlink): 2(n-1) steps for all-reduce, n-1 for reduce-scatter and
-  // all-gather (whose comm_size fabricsim reads as the gathered output; issue
-  // 19 is to follow ASTRA-sim's reading, the input, which makes it n-1 steps
-  // of S). All-to-all (direct) runs at its bandwidth bound: each NPU sends
+  // downlink): 2(n-1) steps for all-reduce, n-1 for reduce-scatter, and
+  // for all-gather, whose comm_size S is each NPU's input (ASTRA-sim's and
+  // Chakra's meaning), n-1 steps of S: (n-1) S/B + (n-1) latency, gathering
+  // nS. All-to-all (direct) runs at its bandwidth bound: each NPU sends
   // (n-1) S/n through its one link, to i+1, i+2, ... first, so no receiver
   // gets two senders' first messages at once (when every rank started with
   // rank 0 it took 1.6x the bound on 4 NPUs, 1.8x on 8).
@@ -66,12 +66,13 @@ TEST_P(AstraMicrobenchmarks, RunEveryCollectiveOfOneMiBAtItsClosedForm) {
                             m.npus, ring ? "--algorithm ring --chunks 1" : "--chunks 1");
   ASSERT_EQ(j["npus"].size(), static_cast<std::size_t>(m.npus));
   const double S = 1048576, n = m.npus;
-  const double step = 2 * kLatency + S / n / kBytesPerNs;
+  const bool gather = m.type == "all_gather";
+  const double step = 2 * kLatency + (gather ? S : S / n) / kBytesPerNs;
   const double steps = m.type == "all_reduce" ? 2 * (n - 1) : n - 1;
   for (const auto& npu : j["npus"]) {
     ASSERT_EQ(npu["collectives"].size(), 1u);
     EXPECT_EQ(npu["collectives"][0]["type"], m.type);
-    EXPECT_EQ(npu["collectives"][0]["bytes"], 1048576);
+    EXPECT_EQ(npu["collectives"][0]["bytes"], gather ? n * S : S);
     const double finish = npu["finish_ns"].get<double>();
     if (ring) {
       EXPECT_NEAR(finish, steps * step, 1) << "NPU " << npu["id"];
@@ -208,8 +209,8 @@ INSTANTIATE_TEST_SUITE_P(
 /// the switch (two links of kLatency per hop, kGiBps, no headers, no
 /// overhead), one chunk, each NPU's finish has a closed form:
 /// - ring all-reduce (and barrier, which runs as one): 2(n-1) steps of a
-///   segment S/n; reduce-scatter and all-gather n-1 such steps (fabricsim
-///   reads an all-gather's size as its output, issue 19);
+///   segment S/n; reduce-scatter and all-gather n-1 such steps (an
+///   all-gather's comm_size, 1 MiB, is each NPU's input: S is 4 MiB);
 /// - direct all-to-all: its bandwidth bound, (n-1) S/n through each NPU's link;
 /// - ring broadcast, a chain from rank 0: position p receives the whole S at
 ///   p (2L + S/B) and passes it on, its send leaving S/B later (the last
@@ -251,7 +252,7 @@ TEST_P(ChakraGeneratorCollective, FinishesAtItsClosedForm) {
       expected = p == 0 ? wire(S) : p * hop + (p < n - 1 ? wire(S) : 0);
     }
     if (g.trace != "BARRIER") {
-      EXPECT_EQ(S, 1048576) << g.trace;
+      EXPECT_EQ(S, g.trace == "ALL_GATHER" ? 4 * 1048576 : 1048576) << g.trace;
     }
     EXPECT_NEAR(npu["finish_ns"].get<double>(), expected, 1e-3) << g.trace << " on NPU " << p;
   }

@@ -426,7 +426,11 @@ class GenCommands {
     CLI::App* cmd = gen.add_subcommand("collective", "A collective microbenchmark, one trace per NPU");
     cmd->add_option("--npus", coll_.npus, "Number of NPUs")->required()->check(kNpuRange);
     cmd->add_option("--type", coll_.type, "Collective type (all_reduce, all_gather, ...)");
-    cmd->add_option("--bytes", coll_.bytes, "Collective size in bytes")->required()->check(kByteRange);
+    cmd->add_option("--bytes", coll_.bytes,
+                    "Collective size in bytes, as nccl-tests and collbench count it (all-gather: the gathered "
+                    "output; the trace records each NPU's input)")
+        ->required()
+        ->check(kByteRange);
     cmd->add_option("--iterations", coll_.iterations, "Back-to-back repetitions")->check(CLI::Range(1, 1000000));
     cmd->add_option("--out", coll_.out, "Output prefix: PREFIX.<rank>.et")->required();
     add(cmd, [this] {

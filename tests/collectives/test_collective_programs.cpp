@@ -43,13 +43,19 @@ const std::set<CollectiveType> kRingTypes = {
     CollectiveType::kAllReduce,     CollectiveType::kReduce,          CollectiveType::kAllGather,
     CollectiveType::kBroadcast,     CollectiveType::kReduceScatter,   CollectiveType::kReduceScatterBlock,
     CollectiveType::kBarrier};
+// The ring also relays all-to-all, a block a hop at a time (ASTRA-sim's ring all-to-all).
+std::set<CollectiveType> ring_types() {
+  auto t = kRingTypes;
+  t.insert(CollectiveType::kAllToAll);
+  return t;
+}
 const std::set<CollectiveType> kInSwitchTypes = {
     CollectiveType::kAllReduce, CollectiveType::kReduce, CollectiveType::kAllGather,
     CollectiveType::kBroadcast, CollectiveType::kReduceScatter, CollectiveType::kReduceScatterBlock};
 
 std::vector<Variant> variants() {
   return {
-      {"ring", AlgorithmKind::kRing, kRingTypes},
+      {"ring", AlgorithmKind::kRing, ring_types()},
       {"direct", AlgorithmKind::kDirect, std::set<CollectiveType>(std::begin(kAllTypes), std::end(kAllTypes))},
       {"halving_doubling", AlgorithmKind::kHalvingDoubling, kRingTypes},
       {"double_binary_tree", AlgorithmKind::kDoubleBinaryTree, {CollectiveType::kAllReduce, CollectiveType::kBarrier}},
@@ -144,6 +150,7 @@ std::optional<std::uint32_t> rounds_formula(const Variant& v, CollectiveType typ
     case AlgorithmKind::kRing:
       if (ar) return u(2 * (n - 1));  // reduce-scatter, then all-gather, n-1 steps each
       if (kRooted.count(type)) return 2u;  // a chain: receive, then pass on
+      if (type == CollectiveType::kAllToAll) return u(n * (n - 1) / 2);  // one block relayed a hop a round
       return u(n - 1);
     case AlgorithmKind::kDirect: return type == CollectiveType::kAllReduce ? 2u : 1u;
     case AlgorithmKind::kHalvingDoubling: {
@@ -176,8 +183,9 @@ std::optional<std::uint64_t> volume_formula(const Variant& v, CollectiveType typ
         return exact_split ? std::optional(2 * (un - 1) * bytes) : std::nullopt;
       case CollectiveType::kReduceScatter:
       case CollectiveType::kReduceScatterBlock:
-      case CollectiveType::kAllGather:
-      case CollectiveType::kAllToAll: return un * (un - 1) * block;
+      case CollectiveType::kAllGather: return un * (un - 1) * block;
+      case CollectiveType::kAllToAll:  // ring: a block for the member k places on travels k hops
+        return v.kind == AlgorithmKind::kRing ? un * (un * (un - 1) / 2) * block : un * (un - 1) * block;
       case CollectiveType::kGather:
       case CollectiveType::kScatter: return (un - 1) * block;
       case CollectiveType::kBroadcast:

@@ -15,6 +15,16 @@ std::vector<std::string> write_collective_microbenchmark(const std::string& pref
                                                          std::uint64_t bytes, int iterations) {
   if (npus < 1) throw std::invalid_argument("need at least one NPU");
   if (iterations < 1) throw std::invalid_argument("need at least one iteration");
+  // comm_size is each NPU's input (Chakra's meaning): an all-gather of
+  // `bytes`, as nccl-tests sizes it, has each NPU bring bytes / npus.
+  std::uint64_t comm_size = bytes;
+  if (comm_type == ChakraProtoMsg::ALL_GATHER) {
+    if (bytes % static_cast<std::uint64_t>(npus) != 0) {
+      throw std::invalid_argument("an all-gather of " + std::to_string(bytes) + " bytes over " + std::to_string(npus) +
+                                  " NPUs: the size must be a multiple of the NPUs (each brings size / NPUs)");
+    }
+    comm_size = bytes / static_cast<std::uint64_t>(npus);
+  }
   std::vector<std::string> files;
   for (int r = 0; r < npus; ++r) {
     const std::string path = prefix + "." + std::to_string(r) + ".et";
@@ -27,7 +37,7 @@ std::vector<std::string> write_collective_microbenchmark(const std::string& pref
       if (i > 0) n.add_data_deps(static_cast<std::uint64_t>(i - 1));
       add_bool(n, "is_cpu_op", false);
       add_int(n, "comm_type", comm_type);
-      add_int(n, "comm_size", static_cast<std::int64_t>(bytes));
+      add_int(n, "comm_size", static_cast<std::int64_t>(comm_size));
       w.write(n);
     }
     w.close();

@@ -8,8 +8,10 @@
 
 namespace fabricsim::traces {
 
-/// One collective (Chakra comm_type value) of `bytes` per rank, repeated
-/// `iterations` times in a dependency chain. Writes PREFIX.<rank>.et for
+/// One collective (Chakra comm_type value) of `bytes` (its size as
+/// nccl-tests counts it; comm_size records each NPU's input, so an
+/// all-gather's is bytes / npus), repeated `iterations` times in a
+/// dependency chain. Writes PREFIX.<rank>.et for
 /// every rank; returns the files written.
 std::vector<std::string> write_collective_microbenchmark(const std::string& prefix, int npus, int comm_type,
                                                          std::uint64_t bytes, int iterations = 1);

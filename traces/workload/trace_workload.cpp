@@ -631,25 +631,34 @@ void TraceWorkload::start_collective(Node* n) {
     fail(*n, "root " + std::to_string(n->root) + " is not a member of the " + std::to_string(group->ranks.size()) +
                  "-member group \"" + group->name + "\" (give 0 to " + std::to_string(group->ranks.size() - 1) + ")");
   }
+  // comm_size is each NPU's input, as Chakra's writers mean it (ASTRA-sim's
+  // generators and reader, the PyTorch converter): an all-gather's output,
+  // the collective's size here, is the group's inputs together.
+  std::uint64_t bytes = n->comm_size;
+  if (*type == CollectiveType::kAllGather &&
+      __builtin_mul_overflow(n->comm_size, static_cast<std::uint64_t>(group->ranks.size()), &bytes)) {
+    fail(*n, "an all-gather of comm_size " + std::to_string(n->comm_size) + " bytes from each of " +
+                 std::to_string(group->ranks.size()) + " NPUs gathers more than 2^64 bytes");
+  }
   if (options_.bounds) {
     const bool data = options_.collectives && options_.collectives->data;
-    check_work(*n, options_.bounds->collective(*type, n->comm_size, group->ranks.size(), data),
-               std::string(to_string(*type)) + " of " + std::to_string(n->comm_size) + " bytes over " +
+    check_work(*n, options_.bounds->collective(*type, bytes, group->ranks.size(), data),
+               std::string(to_string(*type)) + " of " + std::to_string(bytes) + " bytes over " +
                    std::to_string(group->ranks.size()) + " NPUs");
   }
   CollectiveSpec spec;
   spec.type = *type;
-  spec.bytes = n->comm_size;
+  spec.bytes = bytes;
   spec.group = group;
   spec.root = static_cast<int>(n->root);
   spec.dims = &options_.collectives->dims;
   try {  // the default choice weighs the platform's levels, which may not run
-    spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, n->comm_size, group->ranks,
+    spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, bytes, group->ranks,
                                       group->id == 0);
-    spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, n->comm_size,
+    spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, bytes,
                                     group->ranks);
     if (spec.algorithm == AlgorithmKind::kHierarchical) {
-      spec.dims = choose_levels(*options_.collectives, *options_.hints, n->comm_size);
+      spec.dims = choose_levels(*options_.collectives, *options_.hints, bytes);
     }
   } catch (const std::invalid_argument& e) {
     fail(*n, e.what());

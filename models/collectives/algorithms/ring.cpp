@@ -1,4 +1,6 @@
 // Ring: every rank sends to its right neighbour and receives from its left.
+// All-to-all on a ring relays: a block for the rank k places on travels k
+// hops, one block at a time, as ASTRA-sim runs all-to-all on a ring dimension.
 #include "models/collectives/algorithms/program_base.h"
 
 namespace fabricsim::algorithms {
@@ -18,6 +20,7 @@ class RingProgram : public ProgramBase {
       case CollectiveType::kBarrier: return static_cast<std::uint32_t>(2 * (n_ - 1));
       case CollectiveType::kBroadcast:
       case CollectiveType::kReduce: return 2;  // receive, then pass on
+      case CollectiveType::kAllToAll: return static_cast<std::uint32_t>(n_ * (n_ - 1) / 2);
       default: return static_cast<std::uint32_t>(n_ - 1);
     }
   }
@@ -53,6 +56,9 @@ class RingProgram : public ProgramBase {
       case CollectiveType::kAllGather:  // rank i starts with segment i
         exchange(out, mod(i - rr, n_), mod(i - rr - 1, n_), false);
         return;
+      case CollectiveType::kAllToAll:
+        relay(out, rr);
+        return;
       case CollectiveType::kBroadcast:  // a chain from the root
         chain(out, r, mod(i - spec_.root, n_), false);
         return;
@@ -65,6 +71,24 @@ class RingProgram : public ProgramBase {
   }
 
  private:
+  // All-to-all as ASTRA-sim's ring runs it: one block in flight per rank.
+  // Step (r, k), r = 0 .. n-2, k = 1 .. n-1-r, is one round: rank i passes
+  // to i+1 the block of rank i-r for rank i+k (its own at r = 0), and takes
+  // from i-1 the block of rank i-1-r for rank i-1+k, delivered if that is i,
+  // else kept in the send half where the block it replaces (for i+k-1) left
+  // a step before. n(n-1)/2 rounds of one block.
+  void relay(Round& out, int t) const {
+    if (spec_.sizes) not_applicable(spec_, "all-to-all-v has no ring form (its blocks differ in size)");
+    int r = 0;
+    while (t >= n_ - 1 - r) t -= n_ - 1 - r++;
+    const int k = t + 1, i = me_;
+    out.sends.push_back(piece(i + 1, mod(i + k, n_), mod(i + k, n_) + 1));
+    const int d = mod(i - 1 + k, n_);
+    const int from = mod(i - 1 - r, n_);
+    Transfer in = d == i ? piece(i - 1, from, from + 1) : piece(i - 1, d, d + 1);
+    if (d == i) in.offset += spec_.recv_base;
+    out.recvs.push_back(in);
+  }
   // Position p of a chain: the first sends in round 0; the others receive in
   // round 0 (what their predecessor sent in its sending round) and pass it on
   // in round 1.
