@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 
 #include "platforms/generators.h"
 #include "platforms/yaml_input.h"
 #include "tlm/json_input.h"
+#include "traces/reader/et_reader.h"
 
 namespace fabricsim {
 
@@ -93,6 +96,23 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       spec.npu.peak_flops = tflops * 1e12;
     } else if (key == "roofline-enabled") {
       spec.roofline = number(key) != 0;
+    } else if (key.size() > 22 && key.compare(key.size() - 22, 22, "-implementation-custom") == 0) {
+      // A Chakra trace per rank runs as the collective (ASTRA-sim's collective
+      // API); its path is relative to where the command runs, as ASTRA-sim's.
+      const std::string type_name = key.substr(0, key.size() - 22);
+      const auto type = collective_from_name(type_name);
+      if (!type) fail(key, "names no collective fabricsim knows (\"" + type_name + "\")");
+      const auto& v = it.value();
+      if (!v.is_array() || v.size() != 1 || !v[0].is_string()) {
+        fail(key, "must list one Chakra trace prefix (one dimension), not " + v.dump());
+      }
+      const std::string prefix = v[0].get<std::string>();
+      const std::string first = traces::rank_file(prefix, 0);
+      if (struct stat st {}; ::stat(first.c_str(), &st) != 0) {
+        fail(key, "names the trace " + prefix + ", but " + first +
+                      " is not there (paths are relative to the directory fabricsim runs in)");
+      }
+      spec.custom_collectives[*type] = prefix;
     } else if (key.size() > 15 && key.compare(key.size() - 15, 15, "-implementation") == 0) {
       const std::string type_name = key.substr(0, key.size() - 15);
       const auto type = collective_from_name(type_name);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,9 @@ struct PlatformSpec {
   PlatformHints hints;  // for the default choice of collective algorithms
   unsigned max_collectives_in_flight = 1;
   bool roofline = true;  // false: compute nodes take their recorded durations
+  /// ASTRA-sim's custom collectives: per type, a Chakra trace prefix whose
+  /// rank files run in place of that collective (docs/collectives.md).
+  std::map<CollectiveType, std::string> custom_collectives;
   std::vector<FabricSpec> fabrics;
   std::optional<Memory::Params> hbm;  // each NPU's local memory, if modeled
   bool no_remote_memory = false;      // ASTRA-sim NO_MEMORY_EXPANSION: MEM nodes are errors

@@ -53,6 +53,7 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   options.model_operators = platform_->spec().npu.compute.model == ComputeParams::Model::kKernelClasses;
   options.max_collectives_in_flight = platform_->spec().max_collectives_in_flight;
   options.collectives = &platform_->spec().collectives;
+  options.custom_collectives = &platform_->spec().custom_collectives;
   options.hints = &platform_->spec().hints;
   options.groups = &groups_;
   bounds_ = work_bounds(platform_->spec(), settings.force);

@@ -590,3 +590,25 @@ TEST(BadLevels, ALevelAlgorithmThatCannotRunALevelIsRefusedWithItsPlace) {
 
 }  // namespace
 
+
+namespace {
+
+TEST(BadAstraSystem, ACustomCollectiveWhoseTraceIsMissingIsNamed) {
+  const std::string dir = testutil::scratch_dir("astra-custom");
+  testutil::write_text(dir + "/sys.json", R"({"all-reduce-implementation-custom": ["nowhere/custom_allreduce"]})");
+  const std::string net = testutil::astra_network(dir, "Ring", 4, 50, 500);
+  const auto r = testutil::run_fabricsim("run --platform " + net + " --system " + dir + "/sys.json --workload " +
+                                         testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("sys.json: \"all-reduce-implementation-custom\": names the trace nowhere/custom_allreduce, but "
+                       "nowhere/custom_allreduce.0.et is not there"),
+            std::string::npos)
+      << r.err;
+  testutil::write_text(dir + "/two.json", R"({"all-reduce-implementation-custom": ["a", "b"]})");
+  const auto t = testutil::run_fabricsim("run --platform " + net + " --system " + dir + "/two.json --workload " +
+                                         testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce"));
+  EXPECT_EQ(t.exit_code, 2);
+  EXPECT_NE(t.err.find("must list one Chakra trace prefix (one dimension), not [\"a\",\"b\"]"), std::string::npos) << t.err;
+}
+
+}  // namespace

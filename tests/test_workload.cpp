@@ -88,6 +88,25 @@ INSTANTIATE_TEST_SUITE_P(Types, AstraMicrobenchmarks,
                                            Micro{"all_to_all", 8}),
                          [](const auto& i) { return i.param.type + std::to_string(i.param.npus); });
 
+TEST(SharedTraces, ACustomCollectiveRunsItsTraceInPlaceOfTheAllReduce) {
+  // ASTRA-sim's collective API: a system file names a Chakra trace per rank
+  // that runs in place of every all-reduce. The 1 MiB all-reduce then takes
+  // the custom ring's time (the closed form below), not the engine's.
+  const std::string dir = testutil::scratch_dir("custom-collective");
+  testutil::write_text(dir + "/sys.json", "{\"all-reduce-implementation-custom\": [\"" +
+                                              testutil::shared_trace("astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce") +
+                                              "\"]}");
+  const auto j = run_report(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/8npus_1MB/all_reduce"), 8,
+                            "--system " + dir + "/sys.json");
+  const double step = 2 * kLatency + 131072.0 / kBytesPerNs;
+  const double expected = 14 * step + 7 * 7000;
+  for (const auto& npu : j["npus"]) {
+    EXPECT_NEAR(npu["finish_ns"].get<double>(), expected, 1e-3 * expected);
+    EXPECT_DOUBLE_EQ(npu["compute_ns"].get<double>(), 49000.0);
+    EXPECT_EQ(npu["nodes_done"], 1);  // the all-reduce node; the custom trace's 35 run inside it
+  }
+}
+
 TEST(SharedTraces, CustomSendRecvRingAllReduceFinishesAtItsClosedForm) {
   // 14 sends and receives of 128 KiB in a chain, each receive waiting on the
   // previous neighbour's send (two links through the switch), and a 7 us

@@ -646,6 +646,13 @@ void TraceWorkload::start_collective(Node* n) {
                std::string(to_string(*type)) + " of " + std::to_string(bytes) + " bytes over " +
                    std::to_string(group->ranks.size()) + " NPUs");
   }
+  if (options_.custom_collectives) {
+    if (const auto it = options_.custom_collectives->find(*type); it != options_.custom_collectives->end()) {
+      ++collectives_running_;
+      start_custom_collective(n, it->second);
+      return;
+    }
+  }
   CollectiveSpec spec;
   spec.type = *type;
   spec.bytes = bytes;
@@ -679,6 +686,26 @@ void TraceWorkload::start_collective(Node* n) {
   }
 }
 
+void TraceWorkload::start_custom_collective(Node* n, const std::string& prefix) {
+  WorkloadOptions inner = options_;
+  inner.custom_collectives = nullptr;  // its own collectives run as the engine runs them
+  const std::string path = traces::rank_file(prefix, npu_.rank());
+  try {
+    custom_runs_.push_back(std::make_unique<TraceWorkload>(npu_, path, npus_, inner));
+  } catch (const TraceError& e) {
+    fail(*n, std::string("its custom collective: ") + e.what());
+  }
+  TraceWorkload& run = *custom_runs_.back();
+  warn("custom:" + prefix, std::string(to_string(collective_from_chakra(n->comm_type).value())) +
+                               " runs the custom collective " + prefix + " (first: node " + std::to_string(n->id) +
+                               "; its sizes are the trace's, not comm_size)");
+  run.on_finished_ = [this, n, r = &run] {
+    for (const auto& [key, text] : r->warnings_) warn(key, text);
+    operation_done(n);
+  };
+  run.start();
+}
+
 void TraceWorkload::operation_done(void* ctx) {
   Node* n = static_cast<Node*>(ctx);
   if (n->type == ChakraProtoMsg::COMM_COLL_NODE) {
@@ -705,6 +732,12 @@ void TraceWorkload::complete(Node* n) {
     waiters_.erase(w);
   }
   held_.erase(id);  // n is gone from here on
+  if (finished() && on_finished_) {
+    const auto told = std::move(on_finished_);
+    on_finished_ = nullptr;
+    told();  // this run stays alive: its owner keeps it
+    return;
+  }
   read_ahead(false);
   issue_ready();
 }

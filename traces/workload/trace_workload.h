@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,6 +38,9 @@ struct WorkloadOptions {
   const PlatformHints* hints = nullptr;
   GroupTable* groups = nullptr;
   const WorkBounds* bounds = nullptr;       // refuses work that would not finish; null: unchecked
+  /// Per collective type, a Chakra trace prefix run in its place (ASTRA-sim's
+  /// custom collectives); null or absent: the collective engine runs it.
+  const std::map<CollectiveType, std::string>* custom_collectives = nullptr;
 };
 
 /// How the compute nodes of a trace were timed, for the report.
@@ -96,6 +100,8 @@ class TraceWorkload final : public NpuClient {
   void issue(Node* n);
   void launch(Node* n);
   void start_collective(Node* n);
+  /// Runs the custom collective's trace for this NPU in place of node n.
+  void start_custom_collective(Node* n, const std::string& prefix);
   void complete(Node* n);
   void warn(const std::string& key, const std::string& text);
   void define_groups(const void* proto_node);
@@ -145,6 +151,8 @@ class TraceWorkload final : public NpuClient {
   std::vector<std::pair<std::string, std::string>> warnings_;
   std::map<std::string, int> warned_;
   ComputeTiming timing_;
+  std::function<void()> on_finished_;  // a custom collective's trace: tell the node it stands for
+  std::vector<std::unique_ptr<TraceWorkload>> custom_runs_;  // their traces, running or done
   std::map<std::string, std::uint64_t> unrun_types_;
   std::optional<std::int64_t> last_modelled_op_;  // rf_id of the last GPU kernel the model timed
 };
