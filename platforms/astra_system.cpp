@@ -69,7 +69,8 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       const std::string p = it.value().is_string() ? it.value().get<std::string>() : "";
       if (p == "LIFO") spec.collectives.policy = SchedulingPolicy::kLifo;
       else if (p == "FIFO") spec.collectives.policy = SchedulingPolicy::kFifo;
-      else fail(key, "must be \"LIFO\" or \"FIFO\"");
+      else if (p == "EXPLICIT") fail(key, "EXPLICIT (the trace's own order of collectives) is not modeled; use LIFO or FIFO");
+      else fail(key, "must be \"LIFO\" or \"FIFO\", not " + it.value().dump());
     } else if (key == "endpoint-delay") {
       // Per message, at the sending end (ns).
       const Tick t = ns_to_ticks(number(key, limits::kMaxLatencyNs));
@@ -86,10 +87,10 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
     } else if (key == "local-mem-bw") {
       const double gbps = number(key, limits::kMaxGBps);
       if (gbps < limits::kMinGBps) fail(key, "must be > 0");
-      // A memory bandwidth in ASTRA-sim's GB/s (2^30 bytes/s): a local
-      // reduction reads both operands and writes the sum, three passes.
-      spec.npu.memory_bandwidth = Bandwidth::GiBps(gbps);
-      spec.collectives.local_reduce = Bandwidth::GiBps(gbps / 3);
+      // A memory bandwidth (ASTRA-sim's Sys reads it as 10^9 bytes/s): a
+      // local reduction reads both operands and writes the sum, three passes.
+      spec.npu.memory_bandwidth = Bandwidth::GBps(gbps);
+      spec.collectives.local_reduce = Bandwidth::GBps(gbps / 3);
     } else if (key == "peak-perf") {
       const double tflops = number(key, 1e6);
       if (tflops <= 0) fail(key, "must be > 0");
@@ -126,6 +127,18 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       for (const auto& v : it.value()) {
         AlgorithmKind a;
         bool one = false;
+        const auto windowed = [](const std::string& name) {  // direct4, oneDirect16
+          for (const std::string prefix : {"direct", "oneDirect"}) {
+            if (name.size() > prefix.size() && name.rfind(prefix, 0) == 0 &&
+                std::isdigit(static_cast<unsigned char>(name[prefix.size()]))) {
+              return true;
+            }
+          }
+          return false;
+        };
+        if (v.is_string() && windowed(v.get<std::string>())) {
+          fail(key, "windowed direct " + v.dump() + " (at most N messages in flight) is not modeled; give \"direct\"");
+        }
         if (!v.is_string() || !astra_algorithm(v.get<std::string>(), a, one)) {
           fail(key, "unknown algorithm " + v.dump() +
                         " (known: ring, direct, halvingDoubling, doubleBinaryTree, inSwitch, and their one* forms)");
@@ -151,8 +164,37 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
         }
         spec.collectives.algorithm[static_cast<int>(*type)] = per_dim.front();
       }
+    } else if (key == "collective-optimization") {
+      const std::string v = it.value().is_string() ? it.value().get<std::string>() : "";
+      if (v != "baseline" && v != "localBWAware") fail(key, "must be \"baseline\" or \"localBWAware\"");
+      // localBWAware shrinks a chunk as it moves to the next dimension; one
+      // dimension has no next.
+      if (v == "localBWAware" && spec.collectives.dims.size() > 1) {
+        fail(key, "localBWAware is not modeled on a network of " + std::to_string(spec.collectives.dims.size()) +
+                      " dimensions (on one it changes nothing); give \"baseline\"");
+      }
+    } else if (key == "intra-dimension-scheduling" || key == "inter-dimension-scheduling") {
+      // fabricsim schedules chunks in order within a dimension and takes the
+      // dimensions in ascending order: ASTRA-sim's FIFO and baseline/ascending.
+      const std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+      const bool intra = key == "intra-dimension-scheduling";
+      const bool ours = intra ? v == "FIFO" : (v == "baseline" || v == "ascending" || v == "Ascending");
+      if (!ours && (intra || spec.collectives.dims.size() > 1)) {
+        fail(key, v + " is not modeled (fabricsim runs " + (intra ? "FIFO" : "baseline: dimensions in ascending order") + ")");
+      }
+    } else if (key == "L" || key == "o" || key == "g" || key == "G" || key == "model-shared-bus" ||
+               key == "replay-only" || key == "local-reduction-delay") {
+      // The LogGP memory bus between NPU and memory and ASTRA-sim's own
+      // replay switches: their defaults change nothing, other values would.
+      const double zero_default = key == "local-reduction-delay" ? 1 : 0;
+      if (!it.value().is_number() || it.value().get<double>() != zero_default) {
+        fail(key, "only its default, " + std::to_string(static_cast<int>(zero_default)) +
+                      ", is modeled (ASTRA-sim's memory bus and replay switches are not), not " + it.value().dump());
+      }
+    } else if (key == "boost-mode" || key == "trace-enabled") {
+      // Simulation shortcuts and outputs of ASTRA-sim: no time changes.
     } else {
-      notes.push_back(path + ": \"" + key + "\" is not modeled; ignored");
+      notes.push_back(path + ": \"" + key + "\" is not an ASTRA-sim system key fabricsim knows; ignored, as ASTRA-sim ignores it");
     }
   }
 }

@@ -402,7 +402,7 @@ TEST(AstraSystem, SettingsMapOntoThePlatformAndUnknownKeysAreReported) {
     "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 2,
     "preferred-dataset-splits": 8, "all-reduce-implementation": ["ring", "direct"],
     "all-to-all-implementation": ["oneDirect"], "local-mem-bw": 1600, "peak-perf": 900,
-    "roofline-enabled": 1, "boost-mode": 1, "collective-optimization": "localBWAware"})");
+    "roofline-enabled": 1, "boost-mode": 1, "collective-optimization": "baseline", "frobnicate": 3})");
   PlatformSpec spec = load_platform(dir + "/n.yml");
   std::vector<std::string> notes;
   apply_astra_system(dir + "/s.json", spec, notes);
@@ -416,10 +416,40 @@ TEST(AstraSystem, SettingsMapOntoThePlatformAndUnknownKeysAreReported) {
   EXPECT_EQ(spec.collectives.dims[1].algorithm, AlgorithmKind::kDirect);
   EXPECT_EQ(spec.collectives.algorithm[static_cast<int>(CollectiveType::kAllToAll)], AlgorithmKind::kDirect);
   EXPECT_DOUBLE_EQ(spec.npu.peak_flops, 900e12);
+  // local-mem-bw: the memory's bandwidth; a reduction moves 3x its bytes.
+  EXPECT_DOUBLE_EQ(spec.npu.memory_bandwidth.GBps_value(), 1600);
+  EXPECT_NEAR(spec.collectives.local_reduce.GBps_value(), 1600.0 / 3, 1e-9);
   std::string all;
   for (const auto& n : notes) all += n + "\n";
-  EXPECT_NE(all.find("\"boost-mode\" is not modeled"), std::string::npos) << all;
-  EXPECT_NE(all.find("\"collective-optimization\" is not modeled"), std::string::npos) << all;
+  EXPECT_NE(all.find("\"frobnicate\" is not an ASTRA-sim system key fabricsim knows; ignored, as ASTRA-sim ignores it"),
+            std::string::npos)
+      << all;
+  EXPECT_EQ(notes.size(), 1u) << all;  // boost-mode and collective-optimization: modeled, no note
+}
+
+TEST(AstraSystem, KeysThatWouldChangeTimeAndAreNotModeledAreRefused) {
+  const std::string dir = testutil::scratch_dir("system-refused");
+  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"collective-optimization": "localBWAware"})", "\"collective-optimization\": localBWAware is not modeled on a network of 2 dimensions"},
+      {R"({"scheduling-policy": "EXPLICIT"})", "\"scheduling-policy\": EXPLICIT (the trace's own order of collectives) is not modeled"},
+      {R"({"all-to-all-implementation": ["direct4"]})", "\"all-to-all-implementation\": windowed direct \"direct4\""},
+      {R"({"intra-dimension-scheduling": "SCF"})", "\"intra-dimension-scheduling\": SCF is not modeled"},
+      {R"({"inter-dimension-scheduling": "themis"})", "\"inter-dimension-scheduling\": themis is not modeled"},
+      {R"({"L": 5})", "\"L\": only its default, 0, is modeled"},
+      {R"({"all-reduce-implementation-custom": ["x", "y"]})", "must list one Chakra trace prefix"},
+  };
+  for (const auto& [json, message] : cases) {
+    testutil::write_text(dir + "/s.json", json);
+    PlatformSpec spec = load_platform(dir + "/n.yml");
+    std::vector<std::string> notes;
+    try {
+      apply_astra_system(dir + "/s.json", spec, notes);
+      ADD_FAILURE() << json << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(AstraSystem, AnUnknownAlgorithmNameIsRefused) {
