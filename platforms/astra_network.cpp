@@ -70,6 +70,10 @@ PlatformSpec read_astra_network(const std::string& path) {
       Dimension dim;
       dim.size = n;
       dim.stride = stride;
+      // What an NPU sends within the dimension: a ring's two links, a
+      // switch's one, a link to each peer of a fully connected group.
+      const double links = t == "Ring" ? (n > 2 ? 2 : 1) : t == "Switch" ? 1 : n - 1;
+      dim.bandwidth = links * link.bandwidth.bytes_per_ps() * 1e12;
       spec.collectives.dims.push_back(dim);
       spec.hints.shape = t == "Ring" ? "ring" : t == "Switch" ? "switch" : "fully_connected";
     }

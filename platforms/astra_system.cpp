@@ -178,9 +178,14 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       // dimensions in ascending order: ASTRA-sim's FIFO and baseline/ascending.
       const std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
       const bool intra = key == "intra-dimension-scheduling";
+      if (!intra && (v == "themis" || v == "Themis")) {
+        spec.collectives.dimension_order = LevelOrder::kThemis;
+        continue;
+      }
       const bool ours = intra ? v == "FIFO" : (v == "baseline" || v == "ascending" || v == "Ascending");
       if (!ours && (intra || spec.collectives.dims.size() > 1)) {
-        fail(key, v + " is not modeled (fabricsim runs " + (intra ? "FIFO" : "baseline: dimensions in ascending order") + ")");
+        fail(key, v + " is not modeled (fabricsim runs " +
+                      (intra ? "FIFO" : "baseline, dimensions in ascending order, or themis") + ")");
       }
     } else if (key == "L" || key == "o" || key == "g" || key == "G" || key == "model-shared-bus" ||
                key == "replay-only" || key == "local-reduction-delay") {

@@ -216,6 +216,9 @@ struct Dimension {
   /// The platform file, a system file or the command line named the
   /// algorithm; otherwise the default choice may pick another for the level.
   bool named = false;
+  /// Bytes per second an NPU sends within the dimension (its links
+  /// together), for Themis's load estimate; 0: unknown (counted equal).
+  double bandwidth = 0;
 };
 
 /// The top level of a hierarchical collective: the last dimension of more
@@ -245,6 +248,7 @@ struct ProgramSpec {
   std::uint32_t chunk = 0;
   std::uint32_t chunks = 1;
   InSwitchResolver* in_switch = nullptr;  // in-switch: the platform's reduction units
+  bool themis = false;                    // hierarchical: Themis orders each chunk's dimensions
 };
 
 /// Builds the program, or throws std::invalid_argument naming why the
@@ -263,6 +267,7 @@ struct ProgramPlan {
   const std::vector<Dimension>* dims = nullptr;
   const std::vector<std::vector<std::uint64_t>>* sizes = nullptr;  // all-to-all-v
   InSwitchResolver* in_switch = nullptr;
+  bool themis = false;  // hierarchical: each chunk's dimensions in Themis's order
 };
 
 /// Member `me`'s programs for the plan, one per pipelined chunk (two per

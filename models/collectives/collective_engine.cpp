@@ -29,6 +29,9 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
           .range(0, static_cast<double>(limits::kMaxBytes))
           .choice("scheduling", &CollectiveConfig::policy, {"fifo", "lifo", "priority"},
                   "which ready chunk goes next")
+          .choice("dimension_order", &CollectiveConfig::dimension_order, {"baseline", "themis"},
+                  "hierarchical all-reduce: each chunk's dimensions in ascending order, or in Themis's "
+                  "load-balancing order (Rashidi et al., ISCA 2022)")
           .add("local_reduction_bandwidth", Quantity::kBandwidth, &CollectiveConfig::local_reduce,
                "rate at which an NPU combines received bytes with its own")
           .zero_unlimited()
@@ -97,6 +100,7 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   plan.dims = spec.dims;
   plan.sizes = spec.sizes.get();
   plan.in_switch = host_.in_switch();
+  plan.themis = config_.dimension_order == LevelOrder::kThemis;
   auto programs = make_programs(plan, me);  // throws if the algorithm does not apply
   const std::uint32_t stages = programs.empty() ? 1 : programs.front()->stages();
   if (stages > 1 && config_.pipeline_chunk > 0) {

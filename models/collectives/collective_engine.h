@@ -27,6 +27,7 @@
 namespace fabricsim {
 
 enum class SchedulingPolicy : std::uint8_t { kFifo, kLifo, kPriority };
+enum class LevelOrder : std::uint8_t { kBaseline, kThemis };
 /// Which of NCCL's protocols the point-to-point algorithms use: `auto`
 /// picks per collective by cost (algorithm_choice.h).
 enum class ProtocolChoice : std::uint8_t { kAuto, kSimple, kLL, kLL128 };
@@ -45,6 +46,9 @@ struct CollectiveConfig {
   /// chunks so that its stages overlap; 0 = `chunks` only.
   std::uint64_t pipeline_chunk = 32u << 20;
   SchedulingPolicy policy = SchedulingPolicy::kFifo;
+  /// Hierarchical all-reduce: every chunk takes the dimensions in ascending
+  /// order (baseline), or in the order Themis's greedy balances their load.
+  LevelOrder dimension_order = LevelOrder::kBaseline;
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
   bool data = false;                  // carry and check real bytes

@@ -95,6 +95,7 @@ std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int
     ps.chunk = c;
     ps.chunks = chunks;
     ps.in_switch = plan.in_switch;
+    ps.themis = plan.themis;
     programs.push_back(make_program(ps));
   }
   return programs;

@@ -71,6 +71,7 @@ struct RunArgs {
   std::optional<std::uint32_t> chunks;
   std::vector<std::string> algorithms;  // TYPE=ALGO
   std::string levels;                   // hierarchical: ALGO,ALGO,... per level
+  std::string scheduler;                // hierarchical: baseline or themis
   std::string timeline;
   std::string timeline_npus;
   std::string timeline_window;
@@ -158,8 +159,17 @@ void apply_levels(const std::string& list, PlatformSpec& spec) {
   }
 }
 
+/// --scheduler: the order a hierarchical all-reduce's chunks take the levels.
+void apply_scheduler(const std::string& name, PlatformSpec& spec) {
+  if (name.empty()) return;
+  if (name == "baseline") spec.collectives.dimension_order = LevelOrder::kBaseline;
+  else if (name == "themis") spec.collectives.dimension_order = LevelOrder::kThemis;
+  else throw InputError("--scheduler " + name + ": use baseline (levels in ascending order) or themis");
+}
+
 void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
   apply_levels(a.levels, spec);
+  apply_scheduler(a.scheduler, spec);
   if (a.chunks) {
     if (*a.chunks == 0) throw InputError("--chunks must be >= 1");
     spec.collectives.chunks = *a.chunks;
@@ -249,6 +259,7 @@ struct CollbenchArgs {
   std::string json;
   std::optional<std::uint32_t> chunks;
   std::string levels;
+  std::string scheduler;
   int root = 0;
   bool data = false;
   bool force = false;
@@ -266,6 +277,7 @@ int collbench(const CollbenchArgs& a) {
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
   apply_rtl_options(a.rtl, spec);
   apply_levels(a.levels, spec);
+  apply_scheduler(a.scheduler, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   CollbenchOptions o;
   const std::string op = a.op;
@@ -340,6 +352,9 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                   "Hierarchical collectives: the algorithm of each level, lowest first, comma-separated "
                   "(ring, direct, halving_doubling, in_switch; double_binary_tree as the last), e.g. "
                   "in_switch,double_binary_tree for NCCL's NVLS-tree");
+  cmd->add_option("--scheduler", a.scheduler,
+                  "Hierarchical all-reduce: each chunk takes the levels in ascending order (baseline) or in Themis's "
+                  "load-balancing order (themis)");
   cmd->add_flag("-q,--quiet", a.quiet, "Print nothing but warnings and errors (no progress line)");
   cmd->add_option("--timeline", a.timeline, "Write a Chrome/Perfetto trace-event timeline (open it in ui.perfetto.dev)");
   cmd->add_option("--timeline-npus", a.timeline_npus, "Record only these NPUs: 0-15, 0,4,8 (default: all)");
@@ -370,6 +385,9 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
                   "Hierarchical collectives: the algorithm of each level, lowest first, comma-separated "
                   "(ring, direct, halving_doubling, in_switch; double_binary_tree as the last), e.g. "
                   "in_switch,double_binary_tree for NCCL's NVLS-tree");
+  cmd->add_option("--scheduler", a.scheduler,
+                  "Hierarchical all-reduce: each chunk takes the levels in ascending order (baseline) or in Themis's "
+                  "load-balancing order (themis)");
   cmd->add_option("--root", a.root, "Root NPU of rooted collectives");
   cmd->add_flag("--data", a.data, "Carry real bytes and check every result");
   cmd->add_flag("--force", a.force, kForceHelp);

@@ -329,6 +329,43 @@ TEST(CollectivePrograms, HierarchicalAllReduceRunsEachDimensionsAlgorithm) {
   }
 }
 
+TEST(CollectivePrograms, ThemisOrdersEachChunksLevelsByLoadAndKeepsTheData) {
+  // 4 x 2 x 2 with the first dimension slowest: chunk 0 takes the levels in
+  // ascending order (no load yet); its first reduce-scatter loads dimension
+  // 0 most, so chunk 1 starts elsewhere. Every order still all-reduces.
+  std::vector<Dimension> dims = {{4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kRing},
+                                 {2, 8, AlgorithmKind::kRing}};
+  dims[0].bandwidth = 50, dims[1].bandwidth = 200, dims[2].bandwidth = 100;
+  const int n = 16;
+  std::vector<int> ranks;
+  for (int r = 0; r < n; ++r) ranks.push_back(r);
+  ProgramPlan plan;
+  plan.type = CollectiveType::kAllReduce;
+  plan.algorithm = AlgorithmKind::kHierarchical;
+  plan.ranks = &ranks;
+  plan.bytes = 4ull * 16 * 8 * 3;
+  plan.chunks = 8;
+  plan.dims = &dims;
+  plan.themis = true;
+  const auto programs = make_programs(plan, 0);
+  std::vector<std::string> first;
+  for (const auto& p : programs) first.push_back(p->phase(0));
+  EXPECT_EQ(first[0], "dim 0 reduce-scatter (ring)");
+  EXPECT_NE(first[1], first[0]);  // chunk 1 starts on a less loaded dimension
+  EXPECT_EQ(programs[0]->stages(), 1u);  // chunks run free: their orders differ
+  auto buffers = inputs(n, plan.bytes);
+  const ExecutionStats stats = execute_programs(plan, buffers);
+  EXPECT_EQ(stats.bytes_sent, stats.bytes_received);
+  for (int m = 0; m < n; ++m) {
+    for (std::uint64_t i = 0; i < plan.bytes / 4; ++i) {
+      ASSERT_EQ(word(buffers[static_cast<std::size_t>(m)], i), *expected(plan.type, n, 0, m, plan.bytes, i))
+          << "member " << m << " element " << i;
+    }
+  }
+  plan.themis = false;
+  for (const auto& p : make_programs(plan, 0)) EXPECT_EQ(std::string(p->phase(0)), "dim 0 reduce-scatter (ring)");
+}
+
 TEST(CollectivePrograms, HierarchicalLevelsAreStagesInTheOrderChunksPassThem) {
   // Up through each level's reduce-scatter, down through the all-gathers in
   // reverse: one stage each, so the engine can overlap chunks level by level.

@@ -35,7 +35,7 @@ class HierarchicalProgram : public Program {
     int keep = 0;  // which segment of `current` the next dimension works on
     const std::size_t top = top_level(*s.dims);
     // Up: reduce-scatter per dimension.
-    for (std::size_t d = 0; d < s.dims->size(); ++d) {
+    for (const std::size_t d : dimension_order(s)) {
       const Dimension& dim = (*s.dims)[d];
       if (dim.size == 1) continue;
       Phase ph;
@@ -90,9 +90,13 @@ class HierarchicalProgram : public Program {
 
   // Each level's reduce-scatter and all-gather is a stage of its own: they
   // use different links (or the same links in the other direction), so
-  // chunks overlap level by level as NCCL's pipelined algorithms do.
-  std::uint32_t stages() const override { return static_cast<std::uint32_t>(2 * phases_.size()); }
-  std::uint32_t stage(std::uint32_t r) const override { return locate(r).stage; }
+  // chunks overlap level by level as NCCL's pipelined algorithms do. Under
+  // Themis chunks take the levels in different orders, so they run free
+  // (the engine's active-chunk limit still holds).
+  std::uint32_t stages() const override {
+    return spec_.themis ? 1 : static_cast<std::uint32_t>(2 * phases_.size());
+  }
+  std::uint32_t stage(std::uint32_t r) const override { return spec_.themis ? 0 : locate(r).stage; }
 
   void round(std::uint32_t r, Round& out) const override {
     const Where w = locate(r);
@@ -108,6 +112,33 @@ class HierarchicalProgram : public Program {
   }
 
  private:
+  /// The order this chunk takes the dimensions in: ascending, or Themis's
+  /// greedy (Rashidi et al., ISCA 2022): chunk by chunk, the dimension with
+  /// the least load so far takes the first, largest reduce-scatter, the next
+  /// least loaded the second... A dimension's load is the time its stages
+  /// take, data x (n-1)/n over its bandwidth, reduce-scatter and all-gather.
+  /// Every member computes the same orders from the chunk index alone. A
+  /// double binary tree only runs as the last level: it stays last.
+  static std::vector<std::size_t> dimension_order(const ProgramSpec& s) {
+    const auto& dims = *s.dims;
+    std::vector<std::size_t> order;
+    for (std::size_t d = 0; d < dims.size(); ++d) order.push_back(d);
+    bool tree = false;
+    for (const auto& d : dims) tree |= d.algorithm == AlgorithmKind::kDoubleBinaryTree && d.size > 1;
+    if (!s.themis || tree) return order;
+    std::vector<double> load(dims.size(), 0);
+    for (std::uint32_t c = 0; c <= s.chunk; ++c) {
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return load[a] < load[b]; });
+      double data = 1;  // of the chunk, entering the next level
+      for (const std::size_t d : order) {
+        const double n = dims[d].size, bw = dims[d].bandwidth > 0 ? dims[d].bandwidth : 1;
+        load[d] += 2 * data * (n - 1) / n / bw;
+        data /= n;
+      }
+    }
+    return order;
+  }
+
   struct Phase {
     std::shared_ptr<std::vector<int>> ranks;
     std::unique_ptr<Program> up, down;
