@@ -82,6 +82,18 @@ class NodeList {
     if (!pg.empty()) add_string(n, "pg_name", pg);
     return static_cast<std::int64_t>(add(n, deps));
   }
+  /// A process group, as a metadata node (pg_name and ranks), so the trace
+  /// runs without a comm-groups file.
+  void group(const std::string& name, const std::vector<int>& ranks) {
+    ChakraProtoMsg::Node n;
+    n.set_name("process_group " + name);
+    n.set_type(ChakraProtoMsg::METADATA_NODE);
+    add_string(n, "pg_name", name);
+    auto* a = n.add_attr();
+    a->set_name("ranks");
+    for (int r : ranks) a->mutable_int64_list()->add_values(r);
+    add(n, {});
+  }
   std::int64_t p2p(bool send, const std::string& name, int peer, std::int64_t tag, std::uint64_t bytes,
                    std::initializer_list<std::int64_t> deps) {
     ChakraProtoMsg::Node n;
@@ -152,10 +164,23 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
   auto dp_group = [&](int t, int p) { return "dp_" + std::to_string(t) + "_" + std::to_string(p); };
   auto rank_of = [&](int t, int p, int d) { return t + x.tp * (p + x.pp * d); };
 
+  auto tp_ranks = [&](int d, int p) {
+    std::vector<int> g;
+    for (int t = 0; t < x.tp; ++t) g.push_back(rank_of(t, p, d));
+    return g;
+  };
+  auto dp_ranks = [&](int t, int p) {
+    std::vector<int> g;
+    for (int d = 0; d < x.dp; ++d) g.push_back(rank_of(t, p, d));
+    return g;
+  };
+
   std::vector<std::string> files;
   for (int r = 0; r < npus; ++r) {
     const int t = r % x.tp, p = (r / x.tp) % x.pp, d = r / (x.tp * x.pp);
     NodeList list(rank_path(prefix, r));
+    if (x.tp > 1) list.group(tp_group(d, p), tp_ranks(d, p));
+    if (x.dp > 1) list.group(dp_group(t, p), dp_ranks(t, p));
     std::int64_t last = -1;
     for (int it = 0; it < x.iterations; ++it) {
       const std::string step = "s" + std::to_string(it) + "_";
@@ -192,12 +217,15 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
         if (p > 0) list.p2p(true, mb + "send_gradient", rank_of(t, p - 1, d), tag, activation, {last});
       }
       if (x.dp > 1) last = list.collective(step + "dp_all_reduce_gradients", 0, grad_bytes, dp_group(t, p), {last});
-      last = list.compute(step + "optimizer", 0, 3 * grad_bytes, 0, {last});
+      // Adam: about 10 FLOPs per parameter, bound by reading and writing
+      // weights, gradients and its two moments.
+      last = list.compute(step + "optimizer", 10.0 * params * layers_per_stage, 3 * grad_bytes, 0, {last});
     }
     list.close();
     files.push_back(rank_path(prefix, r));
   }
-  // Process groups, in ASTRA-sim's comm-groups format (whole or absent).
+  // The groups again in ASTRA-sim's comm-groups format (whole or absent),
+  // for ASTRA-sim, which does not read them from the traces.
   const std::string json_path = prefix + ".comm_groups.json";
   std::ostringstream json;
   json << "{";
@@ -210,16 +238,12 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
   };
   for (int d = 0; d < x.dp; ++d) {
     for (int p = 0; p < x.pp; ++p) {
-      std::vector<int> g;
-      for (int t = 0; t < x.tp; ++t) g.push_back(rank_of(t, p, d));
-      if (x.tp > 1) group(tp_group(d, p), g);
+      if (x.tp > 1) group(tp_group(d, p), tp_ranks(d, p));
     }
   }
   for (int t = 0; t < x.tp; ++t) {
     for (int p = 0; p < x.pp; ++p) {
-      std::vector<int> g;
-      for (int d = 0; d < x.dp; ++d) g.push_back(rank_of(t, p, d));
-      if (x.dp > 1) group(dp_group(t, p), g);
+      if (x.dp > 1) group(dp_group(t, p), dp_ranks(t, p));
     }
   }
   json << "\n}\n";

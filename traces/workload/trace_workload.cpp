@@ -519,7 +519,7 @@ void TraceWorkload::time_compute(const void* proto, Node& n) {
     }
     last_modelled_op_ = rf;
   } else if (gpu && !n.has_num_ops) {
-    ++timing_.gpu_unmodelled;
+    if (traces::find_attr(pn, "op_schema")) ++timing_.gpu_unmodelled;  // a PyTorch op kernel_classes could time
     return recorded();
   } else if (n.has_num_ops) {
     work = KernelWork{};
