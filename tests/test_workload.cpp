@@ -427,15 +427,15 @@ TEST(BrokenTraces, NodesOfTypesNotRunAreCountedInOneWarning) {
       << u.err;
 }
 
-TEST(Workload, ProcessGroupsFromAMetadataNode) {
-  // PyTorch's process-group configuration arrives as a metadata node.
-  const std::string dir = testutil::scratch_dir("pgmeta");
-  write_trace(dir + "/pg", 4, [](int r, traces::EtWriter& w) {
+/// Per rank: PyTorch's process-group configuration (`config`, as the
+/// metadata node's input values) and a 1 MiB all-reduce over group(rank).
+void write_group_trace(const std::string& prefix, const std::string& config, std::function<std::string(int)> group) {
+  write_trace(prefix, 4, [&](int r, traces::EtWriter& w) {
     ChakraProtoMsg::Node meta;
     meta.set_id(1);
     meta.set_name("## process_group:init ##");
     meta.set_type(ChakraProtoMsg::METADATA_NODE);
-    meta.mutable_inputs()->set_values(R"([[{"pg_name": "7", "pg_desc": "pairs", "ranks": [0, 1]}, {"pg_name": "8", "ranks": [2, 3]}]])");
+    meta.mutable_inputs()->set_values(config);
     w.write(meta);
     ChakraProtoMsg::Node ar;
     ar.set_id(2);
@@ -444,9 +444,17 @@ TEST(Workload, ProcessGroupsFromAMetadataNode) {
     ar.add_data_deps(1);
     traces::add_int(ar, "comm_type", 0);
     traces::add_int(ar, "comm_size", 1 << 20);
-    traces::add_string(ar, "pg_name", r < 2 ? "7" : "8");
+    traces::add_string(ar, "pg_name", group(r));
     w.write(ar);
   });
+}
+
+TEST(Workload, ProcessGroupsFromAMetadataNode) {
+  // PyTorch's process-group configuration arrives as a metadata node.
+  const std::string dir = testutil::scratch_dir("pgmeta");
+  write_group_trace(dir + "/pg",
+                    R"([[{"pg_name": "7", "pg_desc": "pairs", "ranks": [0, 1]}, {"pg_name": "8", "ranks": [2, 3]}]])",
+                    [](int r) { return r < 2 ? "7" : "8"; });
   const auto j = run_report(dir + "/pg", 4, "");
   for (int r = 0; r < 4; ++r) EXPECT_EQ(j["npus"][r]["collectives"][0]["group"], r < 2 ? "7" : "8");
 }
@@ -456,23 +464,7 @@ TEST(Workload, AnEmptyRanksListIsEveryRank) {
   // otherwise is an inconsistent group, refused.
   const std::string dir = testutil::scratch_dir("pgempty");
   auto write = [&](const std::string& prefix, const char* config) {
-    write_trace(dir + "/" + prefix, 4, [config](int, traces::EtWriter& w) {
-      ChakraProtoMsg::Node meta;
-      meta.set_id(1);
-      meta.set_name("## process_group:init ##");
-      meta.set_type(ChakraProtoMsg::METADATA_NODE);
-      meta.mutable_inputs()->set_values(config);
-      w.write(meta);
-      ChakraProtoMsg::Node ar;
-      ar.set_id(2);
-      ar.set_name("ar");
-      ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      ar.add_data_deps(1);
-      traces::add_int(ar, "comm_type", 0);
-      traces::add_int(ar, "comm_size", 1 << 20);
-      traces::add_string(ar, "pg_name", "0");
-      w.write(ar);
-    });
+    write_group_trace(dir + "/" + prefix, config, [](int) { return "0"; });
   };
   write("all", R"(['[{"pg_name": "0", "pg_desc": "default_pg", "ranks": [], "group_size": 4}]'])");
   const auto j = run_report(dir + "/all", 4, "");
