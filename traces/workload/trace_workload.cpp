@@ -1,5 +1,4 @@
 #include "traces/workload/trace_workload.h"
-#include "traces/workload/kernel_work.h"
 
 #include <algorithm>
 #include <cctype>
@@ -16,6 +15,7 @@
 #include "tlm/errors.h"
 #include "tlm/json_input.h"
 #include "traces/reader/et_reader.h"
+#include "traces/workload/kernel_work.h"
 
 namespace fabricsim {
 
