@@ -141,7 +141,8 @@ std::string check_collbench_work(const Platform& platform, const CollbenchOption
   }
 }
 
-std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& o, std::vector<std::string>& errors) {
+std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& o, std::vector<std::string>& errors,
+                                        const std::function<void(const CollbenchRow&)>& on_row) {
   const int n = collbench_npus(platform, o);
   const std::vector<std::uint64_t> sizes = collbench_sizes(o, n);
   Group world;
@@ -246,6 +247,7 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     row.algbw_GBps = row.time_us > 0 ? static_cast<double>(moved) / (row.time_us * 1e3) : 0;
     row.busbw_GBps = row.algbw_GBps * busbw_factor(o.type, n);
     rows.push_back(row);
+    if (on_row) on_row(row);
   }
   for (int r = 0; r < n; ++r) {
     for (const auto& err : platform.npu(r).data_errors()) errors.push_back(err);
@@ -279,34 +281,39 @@ std::string what_ran(const CollbenchRow& row) {
 }
 }  // namespace
 
-void print_collbench(std::ostream& os, const Platform& platform, const CollbenchOptions& o,
-                     const std::vector<CollbenchRow>& rows) {
+namespace {
+constexpr int kAlgoWidth = 44;  // "hierarchical(in_switch,double_binary_tree)"
+}  // namespace
+
+void print_collbench_header(std::ostream& os, const Platform& platform, const CollbenchOptions& o) {
   os << "# fabricsim collbench: " << to_string(o.type) << (o.all_to_all_v ? " (v)" : "") << " on "
      << platform.spec().name << ", " << collbench_npus(platform, o) << " of " << platform.npus() << " NPUs, "
      << to_string(o.dtype) << " " << to_string(o.op) << "\n";
-  const int kAlgoWidth = 44;  // "hierarchical(in_switch,double_binary_tree)"
   os << "# busbw = algbw * " << std::setprecision(4) << busbw_factor(o.type, collbench_npus(platform, o))
      << " (nccl-tests' factor); times from the collective's start to its end on the last NPU\n";
   os << "#" << std::setw(14) << "size" << std::setw(14) << "count" << std::setw(8) << "type" << std::setw(kAlgoWidth)
      << "algorithm" << std::setw(14) << "time" << std::setw(10) << "algbw" << std::setw(10) << "busbw\n";
   os << "#" << std::setw(14) << "(B)" << std::setw(14) << "(elements)" << std::setw(8) << "" << std::setw(kAlgoWidth) << ""
      << std::setw(14) << "(us)" << std::setw(10) << "(GB/s)" << std::setw(10) << "(GB/s)\n";
+}
+
+void print_collbench_row(std::ostream& os, const CollbenchOptions& o, const CollbenchRow& r) {
+  const auto flags = os.flags();
   os << std::fixed;
-  for (const auto& r : rows) {
-    os << std::setw(15) << r.size_bytes << std::setw(14) << r.count << std::setw(8) << to_string(o.dtype)
-       << std::setw(kAlgoWidth) << what_ran(r) << std::setw(14) << std::setprecision(2) << r.time_us
-       << std::setw(10) << r.algbw_GBps << std::setw(10) << r.busbw_GBps << "\n";
-    if (o.why && !r.estimates_us.empty()) {
-      os << "#   why: the cost model's estimates (us):";
-      const char* sep = " ";
-      for (const auto& [a, t] : r.estimates_us) {
-        os << sep << to_string(a) << " " << std::setprecision(2) << t;
-        sep = ", ";
-      }
-      os << "\n";
+  os << std::setw(15) << r.size_bytes << std::setw(14) << r.count << std::setw(8) << to_string(o.dtype)
+     << std::setw(kAlgoWidth) << what_ran(r) << std::setw(14) << std::setprecision(2) << r.time_us << std::setw(10)
+     << r.algbw_GBps << std::setw(10) << r.busbw_GBps << "\n";
+  if (o.why && !r.estimates_us.empty()) {
+    os << "#   why: the cost model's estimates (us):";
+    const char* sep = " ";
+    for (const auto& [a, t] : r.estimates_us) {
+      os << sep << to_string(a) << " " << std::setprecision(2) << t;
+      sep = ", ";
     }
+    os << "\n";
   }
-  os.unsetf(std::ios::floatfield);
+  os.flags(flags);
+  os.flush();  // a row as it is measured, also through a pipe
 }
 
 nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchOptions& o,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -64,11 +65,14 @@ std::uint64_t parse_size(const std::string& text);
 
 /// Runs the sweep on a built platform. Data-mode mismatches are returned in
 /// `errors`. Throws InputError for an algorithm that does not apply.
+/// `on_row`, if given, hears of each row as soon as it is measured.
 std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& options,
-                                        std::vector<std::string>& errors);
+                                        std::vector<std::string>& errors,
+                                        const std::function<void(const CollbenchRow&)>& on_row = {});
 
-void print_collbench(std::ostream& os, const Platform& platform, const CollbenchOptions& options,
-                     const std::vector<CollbenchRow>& rows);
+/// The table: its header, then one line per row.
+void print_collbench_header(std::ostream& os, const Platform& platform, const CollbenchOptions& options);
+void print_collbench_row(std::ostream& os, const CollbenchOptions& options, const CollbenchRow& row);
 nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchOptions& options,
                                       const std::vector<CollbenchRow>& rows);
 

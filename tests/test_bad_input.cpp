@@ -353,7 +353,7 @@ TEST(BadFlags, FlagsOutOfRangeAreRefusedNotWrappedOrRunForever) {
       {"collbench --platform " + dir + "/p.yaml --chunks 1000000", "--chunks: Value 1000000 not in range 1 to 4096"},
       {"run --platform " + dir + "/p.yaml --workload " + all_reduce_4() + " --chunks 0", "--chunks: Value 0 not in range"},
       {"gen long --nodes -5 --out " + dir + "/long", "--nodes: Value -5 not in range"},
-      {"gen collective --npus 4 --bytes -1 --out " + dir + "/c", "--bytes: Value -1 not in range"},
+      {"gen collective --npus 4 --bytes -1 --out " + dir + "/c", "--bytes: \"-1\": a size cannot be negative"},
       {"gen training --dp 1024 --tp 1024 --out " + dir + "/t", "--dp x --tp x --pp is more than 131072 NPUs"},
   };
   for (const auto& c : cases) {

@@ -186,3 +186,22 @@ TEST(Cli, UnknownGpuOpsKeepTheirRecordedTimeWithOneCountingWarning) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Cli, GenTakesSizesAsCollbenchDoes) {
+  const std::string dir = testutil::scratch_dir("cli-gen-size");
+  const auto g = testutil::run_fabricsim("gen collective --npus 4 --bytes 1M --out " + dir + "/c");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const std::string net = testutil::astra_network(dir, "Ring", 4, 50, 500);
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + net + " --workload " + dir + "/c --report " + dir +
+                                         "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  EXPECT_EQ(j["npus"][0]["collectives"][0]["bytes"], 1048576);
+  const auto bad = testutil::run_fabricsim("gen collective --npus 4 --bytes 1Q --out " + dir + "/d");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--bytes: \"1Q\": unknown size unit (K, M, G, T or P)"), std::string::npos) << bad.err;
+}
+
+}  // namespace

@@ -318,8 +318,13 @@ int collbench(const CollbenchArgs& a) {
   std::vector<std::string> errors;
   const std::string long_run = check_collbench_work(platform, o);
   if (!long_run.empty()) std::cerr << "warning: " << long_run << "\n";
-  const auto rows = run_collbench(platform, o, errors);
-  if (!a.quiet) print_collbench(std::cout, platform, o, rows);
+  bool header = false;
+  const auto rows = run_collbench(platform, o, errors, [&](const CollbenchRow& row) {
+    if (a.quiet) return;
+    if (!header) print_collbench_header(std::cout, platform, o);
+    header = true;
+    print_collbench_row(std::cout, o, row);
+  });
   if (!a.json.empty()) write_output_file(a.json, json_text(collbench_json(platform, o, rows)), "collbench JSON");
   if (!errors.empty()) {
     std::cerr << "error: " << errors.size() << " result(s) differ from the reference:\n";
@@ -407,6 +412,17 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
 // one machine, and a negative number would otherwise wrap to 2^64.
 const CLI::Range kNpuRange(1, limits::kMaxNpus);
 const CLI::Range kByteRange(std::uint64_t{0}, limits::kMaxBytes);
+/// A size as collbench takes it (8, 64K, 128M, 8G), as a byte count.
+const CLI::Validator kSize(
+    [](std::string& text) -> std::string {
+      try {
+        text = std::to_string(parse_size(text));
+        return "";
+      } catch (const InputError& e) {
+        return e.what();
+      }
+    },
+    "SIZE", "size");
 const CLI::Range kMicrosRange(0.0, 1e9);  // up to 1,000 s
 constexpr std::uint64_t kMaxGeneratedNodes = 100000000;  // per NPU: about 4 GB of trace each
 
@@ -448,6 +464,7 @@ class GenCommands {
                     "Collective size in bytes, as nccl-tests and collbench count it (all-gather: the gathered "
                     "output; the trace records each NPU's input)")
         ->required()
+        ->transform(kSize)
         ->check(kByteRange);
     cmd->add_option("--iterations", coll_.iterations, "Back-to-back repetitions")->check(CLI::Range(1, 1000000));
     cmd->add_option("--out", coll_.out, "Output prefix: PREFIX.<rank>.et")->required();
@@ -463,7 +480,9 @@ class GenCommands {
     cmd->add_option("--stages", pipe_.stages, "Pipeline stages (one NPU each)")->check(kNpuRange);
     cmd->add_option("--microbatches", pipe_.microbatches, "Microbatches per step")->check(CLI::Range(1, 1000000));
     cmd->add_option("--compute-us", pipe_.us, "Compute per microbatch and stage, each way (us)")->check(kMicrosRange);
-    cmd->add_option("--bytes", pipe_.bytes, "Activation (and gradient) bytes passed between stages")->check(kByteRange);
+    cmd->add_option("--bytes", pipe_.bytes, "Activation (and gradient) bytes passed between stages (8, 64K, 1M...)")
+        ->transform(kSize)
+        ->check(kByteRange);
     cmd->add_option("--out", pipe_.out, "Output prefix")->required();
     add(cmd, [this] { traces::write_pipeline(pipe_.out, pipe_.stages, pipe_.microbatches, pipe_.us, pipe_.bytes); });
   }
