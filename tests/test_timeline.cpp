@@ -108,7 +108,11 @@ TEST(Timeline, TheReportIsTheSameWithAndWithoutIt) {
                                          "/t.json --timeline-links");
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;
-  EXPECT_EQ(testutil::read_text(w.dir + "/a.json"), testutil::read_text(w.dir + "/b.json"));
+  auto ja = nlohmann::ordered_json::parse(testutil::read_text(w.dir + "/a.json"));
+  auto jb = nlohmann::ordered_json::parse(testutil::read_text(w.dir + "/b.json"));
+  ja.erase("fabricsim");  // the command lines differ
+  jb.erase("fabricsim");
+  EXPECT_EQ(ja.dump(1), jb.dump(1));
 }
 
 TEST(Timeline, ASubsetAndAWindowBoundWhatIsWritten) {

@@ -44,6 +44,14 @@ const char* const kForceHelp = "Run work estimated past 2 hours of wall time, or
 
 /// Names and labels come from user files: bytes that are not UTF-8 are
 /// written as U+FFFD rather than stopping the report.
+/// The command line, for the provenance every JSON output carries.
+std::string g_command;
+
+/// What made an output: fabricsim's version and commit, and the command.
+nlohmann::ordered_json provenance() {
+  return {{"version", FABRICSIM_VERSION}, {"commit", FABRICSIM_COMMIT}, {"command", g_command}};
+}
+
 std::string json_text(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -232,7 +240,11 @@ int run(const RunArgs& a) {
   }
   for (const auto& w : sim.warnings()) std::cerr << "warning: " << w << "\n";
   if (!a.quiet) sim.print_summary(std::cout);
-  if (!a.report.empty()) write_output_file(a.report, json_text(sim.report()), "report");
+  if (!a.report.empty()) {
+    auto report = sim.report();
+    report["fabricsim"] = provenance();
+    write_output_file(a.report, json_text(report), "report");
+  }
   if (outcome == Simulation::Outcome::kStuck) {
     std::cerr << "error: the simulation cannot make progress at " << ticks_to_ns(now_ticks())
               << " ns; work remains:\n";
@@ -325,7 +337,11 @@ int collbench(const CollbenchArgs& a) {
     header = true;
     print_collbench_row(std::cout, o, row);
   });
-  if (!a.json.empty()) write_output_file(a.json, json_text(collbench_json(platform, o, rows)), "collbench JSON");
+  if (!a.json.empty()) {
+    auto j = collbench_json(platform, o, rows);
+    j["fabricsim"] = provenance();
+    write_output_file(a.json, json_text(j), "collbench JSON");
+  }
   if (!errors.empty()) {
     std::cerr << "error: " << errors.size() << " result(s) differ from the reference:\n";
     for (std::size_t i = 0; i < errors.size() && i < 20; ++i) std::cerr << "  " << errors[i] << "\n";
@@ -723,6 +739,9 @@ int sc_main(int argc, char* argv[]) {
   // sc_stop() on an error would print an info line of its own.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   CLI::App app{"fabricsim: a SystemC/TLM-2.0 simulator of ML training machines"};
+  app.set_version_flag("--version", std::string("fabricsim ") + FABRICSIM_VERSION + " (commit " + FABRICSIM_COMMIT + ")");
+  g_command = "fabricsim";
+  for (int i = 1; i < argc; ++i) g_command += std::string(" ") + argv[i];
   app.require_subcommand(1);
   RunArgs run_args;
   CLI::App* run_cmd = add_run_command(app, run_args);
@@ -737,6 +756,8 @@ int sc_main(int argc, char* argv[]) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitBadInput;
@@ -745,11 +766,7 @@ int sc_main(int argc, char* argv[]) {
     if (run_cmd->parsed()) return run(run_args);
     if (collbench_cmd->parsed()) return collbench(collbench_args);
     if (params_cmd->parsed()) return params(params_args);
-    if (calibrate_cmd->parsed()) {
-      std::string command = "fabricsim";
-      for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-      return calibrate_command(calibrate_args, command);
-    }
+    if (calibrate_cmd->parsed()) return calibrate_command(calibrate_args, g_command);
     if (gen.run()) return kExitOk;
   } catch (...) {
     return exit_code_for(std::current_exception());
