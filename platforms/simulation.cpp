@@ -143,6 +143,19 @@ void Simulation::clear_progress() {
   progress_shown_ = false;
 }
 
+namespace {
+/// The total of counts by name, and "name (count), ..." for a warning.
+std::pair<std::uint64_t, std::string> counted(const std::map<std::string, std::uint64_t>& counts) {
+  std::uint64_t total = 0;
+  std::string list;
+  for (const auto& [name, count] : counts) {
+    total += count;
+    list += (list.empty() ? "" : ", ") + name + " (" + std::to_string(count) + ")";
+  }
+  return {total, list};
+}
+}  // namespace
+
 std::vector<std::string> Simulation::warnings() const {
   std::vector<std::string> out = platform_->notes();
   std::map<std::string, int> seen;
@@ -153,22 +166,12 @@ std::vector<std::string> Simulation::warnings() const {
     }
     const ComputeTiming& t = w->compute_timing();
     if (!t.unknown_ops.empty() && seen["unknown-ops"]++ == 0) {
-      std::uint64_t nodes = 0;
-      std::string list;
-      for (const auto& [op, count] : t.unknown_ops) {
-        nodes += count;
-        list += (list.empty() ? "" : ", ") + op + " (" + std::to_string(count) + ")";
-      }
+      const auto [nodes, list] = counted(t.unknown_ops);
       out.push_back(w->path() + ": " + std::to_string(nodes) + " GPU nodes of " + std::to_string(t.unknown_ops.size()) +
                     " ops the compute model does not know kept their recorded durations: " + list);
     }
     if (!w->unrun_types().empty() && seen["unrun-types"]++ == 0) {
-      std::uint64_t nodes = 0;
-      std::string list;
-      for (const auto& [type, count] : w->unrun_types()) {
-        nodes += count;
-        list += (list.empty() ? "" : ", ") + type + " (" + std::to_string(count) + ")";
-      }
+      const auto [nodes, list] = counted(w->unrun_types());
       out.push_back(w->path() + ": " + std::to_string(nodes) +
                     " nodes of types fabricsim does not run took no time: " + list);
     }

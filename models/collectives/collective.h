@@ -249,6 +249,7 @@ struct ProgramSpec {
   std::uint32_t chunks = 1;
   InSwitchResolver* in_switch = nullptr;  // in-switch: the platform's reduction units
   bool themis = false;                    // hierarchical: Themis orders each chunk's dimensions
+  std::vector<std::size_t> level_order;   // hierarchical: the dimensions in this chunk's order; empty: ascending
 };
 
 /// Builds the program, or throws std::invalid_argument naming why the

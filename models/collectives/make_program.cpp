@@ -78,6 +78,11 @@ std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int
   const std::uint32_t per_chunk = plan.algorithm == AlgorithmKind::kDoubleBinaryTree ? 2 : 1;
   std::vector<std::unique_ptr<Program>> programs;
   programs.reserve(chunks * per_chunk);
+  // Themis's orders depend on every chunk before: computed once, not per chunk.
+  std::vector<std::vector<std::size_t>> level_orders;
+  if (plan.themis && plan.algorithm == AlgorithmKind::kHierarchical && plan.dims) {
+    level_orders = algorithms::themis_level_orders(*plan.dims, chunks);
+  }
   for (std::uint32_t k = 0; k < chunks * per_chunk; ++k) {
     const std::uint32_t c = k / per_chunk;
     ProgramSpec ps;
@@ -96,6 +101,7 @@ std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int
     ps.chunks = chunks;
     ps.in_switch = plan.in_switch;
     ps.themis = plan.themis;
+    if (!level_orders.empty()) ps.level_order = level_orders[c];
     programs.push_back(make_program(ps));
   }
   return programs;

@@ -35,7 +35,9 @@ class HierarchicalProgram : public Program {
     int keep = 0;  // which segment of `current` the next dimension works on
     const std::size_t top = top_level(*s.dims);
     // Up: reduce-scatter per dimension.
-    for (const std::size_t d : dimension_order(s)) {
+    std::vector<std::size_t> ascending;
+    for (std::size_t d = 0; d < s.dims->size(); ++d) ascending.push_back(d);
+    for (const std::size_t d : s.level_order.empty() ? ascending : s.level_order) {
       const Dimension& dim = (*s.dims)[d];
       if (dim.size == 1) continue;
       Phase ph;
@@ -112,33 +114,6 @@ class HierarchicalProgram : public Program {
   }
 
  private:
-  /// The order this chunk takes the dimensions in: ascending, or Themis's
-  /// greedy (Rashidi et al., ISCA 2022): chunk by chunk, the dimension with
-  /// the least load so far takes the first, largest reduce-scatter, the next
-  /// least loaded the second... A dimension's load is the time its stages
-  /// take, data x (n-1)/n over its bandwidth, reduce-scatter and all-gather.
-  /// Every member computes the same orders from the chunk index alone. A
-  /// double binary tree only runs as the last level: it stays last.
-  static std::vector<std::size_t> dimension_order(const ProgramSpec& s) {
-    const auto& dims = *s.dims;
-    std::vector<std::size_t> order;
-    for (std::size_t d = 0; d < dims.size(); ++d) order.push_back(d);
-    bool tree = false;
-    for (const auto& d : dims) tree |= d.algorithm == AlgorithmKind::kDoubleBinaryTree && d.size > 1;
-    if (!s.themis || tree) return order;
-    std::vector<double> load(dims.size(), 0);
-    for (std::uint32_t c = 0; c <= s.chunk; ++c) {
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return load[a] < load[b]; });
-      double data = 1;  // of the chunk, entering the next level
-      for (const std::size_t d : order) {
-        const double n = dims[d].size, bw = dims[d].bandwidth > 0 ? dims[d].bandwidth : 1;
-        load[d] += 2 * data * (n - 1) / n / bw;
-        data /= n;
-      }
-    }
-    return order;
-  }
-
   struct Phase {
     std::shared_ptr<std::vector<int>> ranks;
     std::unique_ptr<Program> up, down;
@@ -188,6 +163,28 @@ class HierarchicalProgram : public Program {
 
 std::unique_ptr<Program> make_hierarchical(const ProgramSpec& spec) {
   return std::make_unique<HierarchicalProgram>(spec);
+}
+
+std::vector<std::vector<std::size_t>> themis_level_orders(const std::vector<Dimension>& dims, std::uint32_t chunks) {
+  std::vector<std::size_t> order;
+  for (std::size_t d = 0; d < dims.size(); ++d) order.push_back(d);
+  bool tree = false;
+  for (const auto& d : dims) tree |= d.algorithm == AlgorithmKind::kDoubleBinaryTree && d.size > 1;
+  std::vector<std::vector<std::size_t>> orders;
+  std::vector<double> load(dims.size(), 0);
+  for (std::uint32_t c = 0; c < chunks; ++c) {
+    if (!tree) {
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return load[a] < load[b]; });
+    }
+    double data = 1;  // of the chunk, entering the next level
+    for (const std::size_t d : order) {
+      const double n = dims[d].size, bw = dims[d].bandwidth > 0 ? dims[d].bandwidth : 1;
+      load[d] += 2 * data * (n - 1) / n / bw;
+      data /= n;
+    }
+    orders.push_back(order);
+  }
+  return orders;
 }
 
 }  // namespace fabricsim::algorithms

@@ -53,4 +53,13 @@ std::unique_ptr<Program> make_double_binary_tree(const ProgramSpec& spec);
 std::unique_ptr<Program> make_hierarchical(const ProgramSpec& spec);
 std::unique_ptr<Program> make_in_switch(const ProgramSpec& spec);
 
+/// Themis's order of the levels for each of `chunks` chunks (Rashidi et al.,
+/// ISCA 2022): chunk by chunk, the dimension with the least load so far takes
+/// the first, largest reduce-scatter, the next least loaded the second... A
+/// dimension's load is the time its stages take, data x (n-1)/n over its
+/// bandwidth, reduce-scatter and all-gather. It depends on the chunk index
+/// alone, so every member computes the same orders. A double binary tree
+/// only runs as the last level: with one, the order stays ascending.
+std::vector<std::vector<std::size_t>> themis_level_orders(const std::vector<Dimension>& dims, std::uint32_t chunks);
+
 }  // namespace fabricsim::algorithms
