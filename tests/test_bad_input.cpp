@@ -66,6 +66,7 @@ TEST(BadNumbers, WholeNumbersDoNotWrap) {
 }
 
 TEST(BadNumbers, AstraNetworkDimensionsThatOverflowAreRefused) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // 65536 x 65536 once overflowed int and divided by zero (SIGFPE).
   const std::string dir = testutil::scratch_dir("bad-astra-overflow");
   testutil::write_text(dir + "/net.yml",
@@ -78,6 +79,7 @@ TEST(BadNumbers, AstraNetworkDimensionsThatOverflowAreRefused) {
 }
 
 TEST(BadNumbers, AstraSystemJsonInfinityIsRefused) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("bad-astra-json");
   testutil::write_text(dir + "/p.yaml", kRing4);
   testutil::write_text(dir + "/sys.json", "{\"peak-perf\": 1e999}\n");
@@ -88,6 +90,7 @@ TEST(BadNumbers, AstraSystemJsonInfinityIsRefused) {
 }
 
 TEST(BadNumbers, AstraRemoteMemoryCountsMustBeWhole) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // 4.9 NPUs per node was read as 4.
   const std::string dir = testutil::scratch_dir("bad-astra-memory");
   testutil::write_text(dir + "/p.yaml", kRing4);
@@ -100,6 +103,7 @@ TEST(BadNumbers, AstraRemoteMemoryCountsMustBeWhole) {
 }
 
 TEST(BadJson, AKeyGivenTwiceIsRefusedInEveryJsonInput) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // nlohmann's parser keeps the last value of a repeated key: one setting
   // silently lost. Our YAML refuses repeats; the JSON inputs now do too.
   const std::string dir = testutil::scratch_dir("bad-json-keys");
@@ -146,6 +150,7 @@ TEST(BadYaml, DuplicateKeysNonScalarKeysAndNonUtf8AreRefused) {
 }
 
 TEST(BadPaths, DirectoriesFifosAndDevicesAreRefusedAsInputsWithoutBlocking) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("bad-paths");
   testutil::write_text(dir + "/p.yaml", kRing4);
   ASSERT_EQ(::mkfifo((dir + "/fifo.yaml").c_str(), 0600), 0);
@@ -170,6 +175,7 @@ TEST(BadPaths, DirectoriesFifosAndDevicesAreRefusedAsInputsWithoutBlocking) {
 }
 
 TEST(BadPaths, TraceFilesThatAreDirectoriesFifosOrDevicesAreRefusedWithoutBlocking) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("bad-trace-paths");
   testutil::write_text(dir + "/p.yaml", "npus: 2\nfabrics: [ { topology: ring } ]\n");
   ASSERT_EQ(::mkfifo((dir + "/fifo.0.et").c_str(), 0600), 0);
@@ -192,6 +198,7 @@ TEST(BadPaths, TraceFilesThatAreDirectoriesFifosOrDevicesAreRefusedWithoutBlocki
 }
 
 TEST(BadPaths, OutputsNeverReplaceDevicesOrSymlinksAndNeverLeavePartialFiles) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("out-paths");
   testutil::write_text(dir + "/p.yaml", kRing4);
   const std::string run = "run --quiet --platform " + dir + "/p.yaml --workload " + all_reduce_4();
@@ -340,6 +347,7 @@ TEST(BadTraces, AStringThatIsNotUtf8IsOneMessageNamingTheFileWithoutProtobufNois
 }
 
 TEST(BadFlags, FlagsOutOfRangeAreRefusedNotWrappedOrRunForever) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("bad-flags");
   testutil::write_text(dir + "/p.yaml", kRing4);
   struct Case {
@@ -420,6 +428,7 @@ TEST(BadCollectives, MembersThatDisagreeStopWithBothRanksNodesAndValues) {
 }
 
 TEST(BadGroups, RanksThatAreNotWholeOrAreGivenTwiceAreRefused) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // A rank of 1.5 in a trace's process-group configuration was read as 1; a
   // rank listed twice made the group's collectives wait on themselves.
   const std::string dir = testutil::scratch_dir("bad-groups");
@@ -594,6 +603,7 @@ TEST(BadLevels, ALevelAlgorithmThatCannotRunALevelIsRefusedWithItsPlace) {
 namespace {
 
 TEST(BadAstraSystem, ACustomCollectiveWhoseTraceIsMissingIsNamed) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("astra-custom");
   testutil::write_text(dir + "/sys.json", R"({"all-reduce-implementation-custom": ["nowhere/custom_allreduce"]})");
   const std::string net = testutil::astra_network(dir, "Ring", 4, 50, 500);

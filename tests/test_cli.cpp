@@ -19,6 +19,7 @@ std::string astra_all_reduce(int n) {
 }
 
 TEST(Cli, RunPrintsAnNpuLineEachAndWritesTheReport) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("cli-run");
   const std::string net = testutil::astra_network(dir, "Ring", 4, 50, 500);
   const auto r = testutil::run_fabricsim("run --platform " + net + " --workload " + astra_all_reduce(4) +
@@ -35,6 +36,7 @@ TEST(Cli, RunPrintsAnNpuLineEachAndWritesTheReport) {
 }
 
 TEST(Cli, TheSameRunGivesAByteIdenticalReport) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("cli-same");
   const std::string net = testutil::astra_network(dir, "Ring", 8, 50, 500);
   for (const char* name : {"a.json", "b.json"}) {
@@ -53,6 +55,7 @@ TEST(Cli, TheSameRunGivesAByteIdenticalReport) {
 }
 
 TEST(Cli, UnknownPlatformKeyIsNamedWithFileAndLine) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("cli-key");
   testutil::write_text(dir + "/p.yaml",
                        "npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: 50, latnecy_ns: 500 }\n");
@@ -63,6 +66,7 @@ TEST(Cli, UnknownPlatformKeyIsNamedWithFileAndLine) {
 }
 
 TEST(Cli, MissingPlatformFieldIsNamed) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("cli-missing");
   testutil::write_text(dir + "/p.yaml", "npus: 4\n");
   const auto r = testutil::run_fabricsim("run --platform " + dir + "/p.yaml --workload " + astra_all_reduce(4));
@@ -72,6 +76,7 @@ TEST(Cli, MissingPlatformFieldIsNamed) {
 }
 
 TEST(Cli, AstraNetworkWithUnequalListsIsRejected) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("cli-astra");
   testutil::write_text(dir + "/n.yml", "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500 ]\n");
   const auto r = testutil::run_fabricsim("run --platform " + dir + "/n.yml --workload " + astra_all_reduce(4));
@@ -81,6 +86,7 @@ TEST(Cli, AstraNetworkWithUnequalListsIsRejected) {
 }
 
 TEST(Cli, TruncatedTraceNamesTheFileAndTheRecord) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("cli-trunc");
   const std::string net = testutil::astra_network(dir, "Ring", 4, 50, 500);
   for (int r = 0; r < 4; ++r) {
@@ -94,6 +100,7 @@ TEST(Cli, TruncatedTraceNamesTheFileAndTheRecord) {
 }
 
 TEST(Cli, MissingRankFileIsNamed) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("cli-rank");
   const std::string net = testutil::astra_network(dir, "Ring", 8, 50, 500);
   // A 4-rank workload on an 8-NPU platform: rank 4 has no file.
@@ -127,6 +134,7 @@ namespace {
 // ---- real PyTorch steps on another machine: the compute model times them --
 
 TEST(Cli, Gpt2StepIsTimedByTheComputeModelOnAnH100) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // gpt2.0.et's GPU kernels sum to 40,201 us (Kineto, as recorded); every
   // GPU node is timed from its op and shapes, none falls back.
   const std::string dir = testutil::scratch_dir("cli-gpt2");
@@ -155,6 +163,7 @@ TEST(Cli, Gpt2StepIsTimedByTheComputeModelOnAnH100) {
 }
 
 TEST(Cli, Gpt2DdpRunsWithPyTorchsAllRanksGroup) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // Its process group is written "ranks": [], meaning every rank.
   const auto r = testutil::run_fabricsim("run --quiet --platform " + std::string(FABRICSIM_SOURCE_DIR) +
                                          "/platforms/dgx_h100.yaml --npus 1 --workload " +

@@ -15,6 +15,7 @@ using namespace fabricsim::traces;
 namespace {
 
 TEST(EtReader, ReadsMetadataThenNodesOfARealTrace) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   EtReader r(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.0.et"));
   EXPECT_EQ(r.metadata().version(), "0.0.4");
   ChakraProtoMsg::Node n;
@@ -66,6 +67,7 @@ TEST(EtReader, AttributesReadWhateverIntegerTypeTheWriterChose) {
 }
 
 TEST(EtReader, GzipFilesAreReadLikePlainOnes) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   EtReader plain(testutil::shared_trace("pytorch/chakra.0.et"));
   EtReader gz(testutil::shared_trace("pytorch/chakra.0.et.gz"));
   EXPECT_FALSE(plain.compressed());
@@ -121,6 +123,7 @@ TEST(EtReader, AMissingFileAndAnEmptyFileAreNamed) {
 }
 
 TEST(EtReader, ACorruptGzipStreamIsNamed) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("badgz");
   std::string bytes = testutil::read_text(testutil::shared_trace("pytorch/chakra.0.et.gz"));
   bytes.resize(bytes.size() / 2);  // cut in the middle of the deflate stream

@@ -82,6 +82,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, RingAllReduce,
 class AstraSimAllReduce : public ::testing::TestWithParam<int> {};
 
 TEST_P(AstraSimAllReduce, RunsAtTheClosedForm) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const int npus = GetParam();
   const std::string dir = testutil::scratch_dir("astra");
   const std::string net = testutil::astra_network(dir, "Ring", npus, kBandwidthGiBps, kLatencyNs);

@@ -49,6 +49,7 @@ struct Micro {
 void PrintTo(const Micro& m, std::ostream* os) { *os << m.type << " on " << m.npus << " NPUs"; }
 class AstraMicrobenchmarks : public ::testing::TestWithParam<Micro> {};
 TEST_P(AstraMicrobenchmarks, RunEveryCollectiveOfOneMiBAtItsClosedForm) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // On the switch (kLatency per link, kGiBps), one chunk. Ring types take
   // their steps one after another, each a segment of S/n over two links,
   // cut-through and uncontended (each NPU's uplink and the next one's
@@ -89,6 +90,7 @@ INSTANTIATE_TEST_SUITE_P(Types, AstraMicrobenchmarks,
                          [](const auto& i) { return i.param.type + std::to_string(i.param.npus); });
 
 TEST(SharedTraces, ACustomCollectiveRunsItsTraceInPlaceOfTheAllReduce) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // ASTRA-sim's collective API: a system file names a Chakra trace per rank
   // that runs in place of every all-reduce. The 1 MiB all-reduce then takes
   // the custom ring's time (the closed form below), not the engine's.
@@ -108,6 +110,7 @@ TEST(SharedTraces, ACustomCollectiveRunsItsTraceInPlaceOfTheAllReduce) {
 }
 
 TEST(SharedTraces, CustomSendRecvRingAllReduceFinishesAtItsClosedForm) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // 14 sends and receives of 128 KiB in a chain, each receive waiting on the
   // previous neighbour's send (two links through the switch), and a 7 us
   // reduction after each of the 7 reduce-scatter receives.
@@ -122,11 +125,13 @@ TEST(SharedTraces, CustomSendRecvRingAllReduceFinishesAtItsClosedForm) {
 }
 
 TEST(SharedTraces, ChakraTextMicroAllReduce) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const auto j = run_report(testutil::shared_trace("chakra-text/micro_allreduce_4npus/allreduce"), 4, "");
   for (const auto& npu : j["npus"]) EXPECT_EQ(npu["collectives"][0]["bytes"], 1048576);
 }
 
 TEST(SharedTraces, DataParallelOverlapFollowsTheDependencies) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // Iteration: fwd0 100 us, fwd1 200 us, bwd1 weight-gradient 240 us, then
   // the 4 MiB all-reduce of layer 1 starts while bwd1 input-gradient (160 us)
   // and bwd0 weight-gradient (120 us) compute; layer 0's all-reduce follows
@@ -150,6 +155,7 @@ TEST(SharedTraces, DataParallelOverlapFollowsTheDependencies) {
 }
 
 TEST(SharedTraces, StgLlmRunsItsCollectivesInItsProcessGroups) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::shared_trace("stg-llm/dense_dp4");
   const auto j = run_report(dir + "/workload", 4, "--comm-groups " + dir + "/workload.json");
   for (const auto& npu : j["npus"]) {
@@ -161,6 +167,7 @@ TEST(SharedTraces, StgLlmRunsItsCollectivesInItsProcessGroups) {
 }
 
 TEST(SharedTraces, PyTorchTraceRunsEveryNodeAndReplaysItsDurations) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("pytorch");
   const std::string one = testutil::astra_network(dir, "Ring", 1, 50, 500);
   const auto r = testutil::run_fabricsim("run --quiet --replay --platform " + one + " --workload " +
@@ -196,6 +203,7 @@ struct Generator {
 void PrintTo(const Generator& g, std::ostream* os) { *os << g.trace; }
 class ChakraGenerator : public ::testing::TestWithParam<Generator> {};
 TEST_P(ChakraGenerator, Runs) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const auto& g = GetParam();
   std::string err;
   const auto j = run_report(testutil::shared_trace("chakra-generator/4npus/" + g.trace), 4, "", g.expect_exit, &err);
@@ -241,6 +249,7 @@ struct GeneratorCollective {
 void PrintTo(const GeneratorCollective& g, std::ostream* os) { *os << g.trace; }
 class ChakraGeneratorCollective : public ::testing::TestWithParam<GeneratorCollective> {};
 TEST_P(ChakraGeneratorCollective, FinishesAtItsClosedForm) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const auto& g = GetParam();
   const auto j = run_report(testutil::shared_trace("chakra-generator/4npus/" + g.trace), 4, "--chunks 1 " + g.flags);
   ASSERT_EQ(j["npus"].size(), 4u);
@@ -380,6 +389,7 @@ TEST(Stuck, ACollectiveOneMemberNeverReachesIsNamed) {
 }
 
 TEST(BrokenTraces, ABadRecordLengthIsNamed) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("badlen");
   fs::copy_file(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.0.et"), dir + "/b.0.et");
   fs::copy_file(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.1.et"), dir + "/b.1.et");

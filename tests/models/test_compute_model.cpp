@@ -178,6 +178,7 @@ TEST(KernelWork, UnknownOpsAndUnreadableTensorsAreNotGuessed) {
 // ---- calibration on the measured H100 kernels ---------------------------
 
 TEST(Calibration, ShippedH100ModelMeetsItsBoundsOnH100Ops) {
+  FABRICSIM_NEEDS_SHARED_DATA();
   // The bounds of issue 18: GEMM and attention classes within 10%
   // (geometric mean), elementwise, norms and copies within 15%.
   const PlatformSpec spec = load_platform(std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml");

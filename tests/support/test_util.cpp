@@ -46,6 +46,7 @@ CommandResult run_fabricsim(const std::string& args) {
 }
 
 std::string shared_trace(const std::string& relative) { return std::string(FABRICSIM_SHARED_TRACES) + "/" + relative; }
+bool have_shared_data() { return FABRICSIM_SHARED_TRACES[0] != '\0'; }
 
 std::string astra_network(const std::string& dir, const std::string& topology, int npus, double bandwidth_GiBps,
                           double latency_ns) {

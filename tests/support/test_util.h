@@ -22,9 +22,18 @@ CommandResult run_fabricsim(const std::string& args);
 
 /// Path of a trace folder in ../shared/traces.
 std::string shared_trace(const std::string& relative);
+/// Whether configure found the shared folder (traces/, reference/).
+bool have_shared_data();
 
 /// An ASTRA-sim network file with one dimension.
 std::string astra_network(const std::string& dir, const std::string& topology, int npus, double bandwidth_GiBps,
                           double latency_ns);
 
 }  // namespace fabricsim::testutil
+
+/// First statement of a test that reads ../shared: without it (a lone clone of
+/// the repository), the test is skipped and says why.
+#define FABRICSIM_NEEDS_SHARED_DATA()                                                                \
+  if (!::fabricsim::testutil::have_shared_data())                                                   \
+  GTEST_SKIP() << "needs the shared folder (traces/, reference/) beside the repository; configure " \
+                  "did not find it: set -DFABRICSIM_SHARED_DIR=DIR"

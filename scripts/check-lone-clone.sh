@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# A clone of this repository alone, with no shared/ folder beside it or above
+# it, configures: the tests that read ../shared are to be skipped (each says
+# so), and configure says how to point to it. Configure only; the build is the
+# same as any other.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=$(mktemp -d "${TMPDIR:-/tmp}/fabricsim-lone.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+if [ -e "$(dirname "$dir")/shared/traces/README.md" ] || [ -e /shared/traces/README.md ]; then
+  echo "check-lone-clone: $(dirname "$dir") has a shared/ folder above it; set TMPDIR elsewhere" >&2
+  exit 1
+fi
+git clone -q . "$dir/fabricsim"
+out=$(cmake -S "$dir/fabricsim" -B "$dir/build" 2>&1) || { echo "$out"; echo "FAILED: a lone clone does not configure" >&2; exit 1; }
+grep -q "FABRICSIM_SHARED_DIR" <<< "$out" || { echo "$out"; echo "FAILED: configure did not say how to point to shared/" >&2; exit 1; }
+# No file may name where this checkout lives (an absolute path of one machine).
+here=$(dirname "$PWD")/
+if grep -rqF "$here" "$dir/fabricsim" --exclude-dir=.git; then
+  echo "FAILED: an absolute path of this machine ($here) in the repository:" >&2
+  grep -rnF "$here" "$dir/fabricsim" --exclude-dir=.git >&2
+  exit 1
+fi
+echo "lone clone: configures, the shared-data tests will be skipped"
