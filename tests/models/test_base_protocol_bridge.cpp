@@ -119,7 +119,7 @@ struct Cpu : sc_core::sc_module {
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
     EXPECT_EQ(phase, tlm::BEGIN_RESP);
     responses.push_back((sc_core::sc_time_stamp() + delay).value());
-    return tlm::TLM_COMPLETED;
+    return tlm::TLM_ACCEPTED;  // END_RESP comes when the program sends it
   }
   /// A write of `data` at `address` by b_transport; returns when it returned.
   Tick write(tlm_utils::simple_initiator_socket<Cpu>& socket, std::uint64_t address, std::vector<unsigned char>& data,
@@ -181,7 +181,7 @@ TEST(BaseProtocolBridge, ASimpleInitiatorSocketWritesToAMemoryAndSendsThroughANi
   net.expect_clean();
 }
 
-TEST(BaseProtocolBridge, NonBlockingWritesGetEndReqAtOnceAndBeginRespWhenTheirMessageHasLeft) {
+TEST(BaseProtocolBridge, NonBlockingWritesGetEndReqAtOnceAndBeginRespWhenTheirMessageHasLeftOneAtATime) {
   TwoNics net;
   Cpu cpu("cpu");
   Memory hbm("hbm", Memory::Params{});
@@ -192,6 +192,7 @@ TEST(BaseProtocolBridge, NonBlockingWritesGetEndReqAtOnceAndBeginRespWhenTheirMe
   tlm::tlm_generic_payload gp_a, gp_b;
   std::vector<tlm::tlm_sync_enum> returns;
   std::vector<tlm::tlm_phase> phases;
+  std::vector<tlm::tlm_sync_enum> end_resp_returns;
   cpu.program = [&](Cpu& c) {
     for (auto [gp, data] : {std::pair{&gp_a, &a}, std::pair{&gp_b, &b}}) {
       gp->set_command(tlm::TLM_WRITE_COMMAND);
@@ -204,14 +205,26 @@ TEST(BaseProtocolBridge, NonBlockingWritesGetEndReqAtOnceAndBeginRespWhenTheirMe
       returns.push_back(c.to_nic->nb_transport_fw(*gp, phase, delay));
       phases.push_back(phase);
     }
+    // a's BEGIN_RESP comes at 1.5 us; its END_RESP, sent at 2.5 us, lets b's
+    // (ready at 1.75 us) come then: one response at a time.
+    for (auto* gp : {&gp_a, &gp_b}) {
+      sc_core::wait(sc_core::sc_time(2500, sc_core::SC_NS) - sc_core::sc_time_stamp() +
+                    sc_core::sc_time(gp == &gp_b ? 1000 : 0, sc_core::SC_NS));
+      tlm::tlm_phase phase = tlm::END_RESP;
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      end_resp_returns.push_back(c.to_nic->nb_transport_fw(*gp, phase, delay));
+    }
   };
   testutil::run_to_end();
 
   EXPECT_EQ(returns, (std::vector<tlm::tlm_sync_enum>{tlm::TLM_UPDATED, tlm::TLM_UPDATED}));
   EXPECT_EQ(phases, (std::vector<tlm::tlm_phase>{tlm::END_REQ, tlm::END_REQ}));
   // Both posted at 0: a waits its overhead and goes out; b's frame starts when
-  // a's has left (one frame at a time per port), its overhead long over.
-  EXPECT_EQ(cpu.responses, (std::vector<Tick>{left_at(0, 4000), left_at(0, 4000) + 2000 * 125}));
+  // a's has left (one frame at a time per port), its overhead long over. b's
+  // response waits for a's END_RESP at 2.5 us.
+  ASSERT_EQ(left_at(0, 4000), 1'500'000u);
+  EXPECT_EQ(cpu.responses, (std::vector<Tick>{left_at(0, 4000), 2'500'000}));
+  EXPECT_EQ(end_resp_returns, (std::vector<tlm::tlm_sync_enum>{tlm::TLM_COMPLETED, tlm::TLM_COMPLETED}));
   ASSERT_EQ(net.receiver0.writes.size(), 2u);
   EXPECT_EQ(net.receiver0.writes[0].at, arrives_at(0, 4000));
   EXPECT_EQ(net.receiver0.writes[1].at, left_at(0, 4000) + 2000 * 125 + kLatency);
