@@ -75,7 +75,7 @@ def training_step(fabricsim, platform, dp, tp, scratch):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fabricsim", default="build/platforms/fabricsim")
+    ap.add_argument("--fabricsim", default="build/platforms/fabricsim" if os.path.exists("build/platforms/fabricsim") else "fabricsim")
     ap.add_argument("--platform", action="append", required=True, help="repeatable")
     ap.add_argument("--npus", default="", help="comma-separated group sizes (the first N NPUs); default: all")
     ap.add_argument("--ops", default=",".join(OPS))

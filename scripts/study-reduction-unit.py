@@ -50,7 +50,7 @@ def variant(text, throughput, slots):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fabricsim", default="build/platforms/fabricsim")
+    p.add_argument("--fabricsim", default="build/platforms/fabricsim" if os.path.exists("build/platforms/fabricsim") else "fabricsim")
     p.add_argument("--platform", default="platforms/dgx_h100.yaml")
     p.add_argument("--size", default="256M", help="all-reduce size (K, M, G)")
     p.add_argument("--out", default="docs/img/reduction-unit-study", help="prefix of the .csv and .png")

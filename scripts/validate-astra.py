@@ -46,7 +46,7 @@ def run(fabricsim, folder, network, system, workload):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fabricsim", default="build/platforms/fabricsim")
+    p.add_argument("--fabricsim", default="build/platforms/fabricsim" if os.path.exists("build/platforms/fabricsim") else "fabricsim")
     p.add_argument("--shared", default="../shared")
     p.add_argument("--check", action="store_true")
     a = p.parse_args()

@@ -51,7 +51,7 @@ def gpu_run(fabricsim, trace, replay):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fabricsim", default="build/platforms/fabricsim")
+    p.add_argument("--fabricsim", default="build/platforms/fabricsim" if os.path.exists("build/platforms/fabricsim") else "fabricsim")
     p.add_argument("--shared", default="../shared")
     a = p.parse_args()
     failed = []

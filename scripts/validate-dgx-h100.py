@@ -51,7 +51,7 @@ def off(value, ref):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fabricsim", default="build/platforms/fabricsim")
+    p.add_argument("--fabricsim", default="build/platforms/fabricsim" if os.path.exists("build/platforms/fabricsim") else "fabricsim")
     p.add_argument("--platform", default="platforms/dgx_h100.yaml")
     a = p.parse_args()
 

@@ -45,7 +45,7 @@ def collbench(fabricsim, platform, size, algo=None, levels=None, npus=None):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fabricsim", default="build/platforms/fabricsim")
+    p.add_argument("--fabricsim", default="build/platforms/fabricsim" if os.path.exists("build/platforms/fabricsim") else "fabricsim")
     p.add_argument("--quick", action="store_true")
     a = p.parse_args()
     big = "1G" if a.quick else "4G"
