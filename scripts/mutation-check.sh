@@ -51,6 +51,8 @@ mutations=(
   "bridge responds to nb writes together|models/nic/base_protocol_bridge.cpp|  while (!responding_ && !responses_.empty()) {|  while (!responses_.empty()) {|BaseProtocolBridge.NonBlocking"
   "checker lets a second END_REQ pass|tlm/protocol_checker.cpp|  if (it == outstanding_.end()) {|  if (false) {|ProtocolChecker.EveryRule"
   "checker lets a completed frame pass|tlm/protocol_checker.cpp|      if (kFrames) violation(|      if (false) violation(|ProtocolChecker.EveryRule"
+  "base checker without request exclusion|tlm/protocol_checker.cpp|    expect(requesting_ == nullptr,|    expect(true,|BaseProtocolChecker.EveryRule"
+  "base checker trusts b_transport's status|tlm/protocol_checker.cpp|  if (gp.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE) {\n    violation(\"b_transport returned|  if (false) {\n    violation(\"b_transport returned|BaseProtocolChecker.EveryRule"
   "unit-named keys ignored|platforms/yaml_input.cpp|  const bool has_legacy = !p.legacy_key.empty() && map[p.legacy_key];|  const bool has_legacy = false;|Parameters.UnitsInValues"
   "a following default not followed|platforms/yaml_input.h|  for (const Param<P>* p : unset) p->set(values, table.find(p->info.follows)->get(values));|  (void)unset;|Parameters.UnitsInValues"
   "Gb/s read as GB/s|tlm/parameters.cpp|{\"Gb/s\", 1e9 / 8}|{\"Gb/s\", 1e9}|Units.Values"

@@ -6,7 +6,11 @@
 #include <functional>
 #include <string>
 
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
 #include "models/link/link.h"
+#include "models/memory/memory.h"
 #include "support/frame_harness.h"
 #include "tlm/protocol_checker.h"
 
@@ -190,6 +194,159 @@ TEST(ProtocolChecker, OnALinkRunningOutOfCreditsItStaysQuiet) {
   EXPECT_EQ(after.transactions(), 20u);
   EXPECT_EQ(before.violations() + after.violations(), 0u);
   EXPECT_EQ(before.outstanding() + after.outstanding(), 0u);
+}
+
+
+// --- the base protocol -----------------------------------------------------
+
+/// An initiator with a plain simple socket; answers BEGIN_RESP with ACCEPTED.
+struct PlainInitiator : sc_core::sc_module {
+  SC_HAS_PROCESS(PlainInitiator);
+  tlm_utils::simple_initiator_socket<PlainInitiator> socket{"socket"};
+  std::function<void(PlainInitiator&)> program;
+  std::vector<Tick> responses;
+  tlm::tlm_sync_enum on_response = tlm::TLM_ACCEPTED;
+  explicit PlainInitiator(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
+    socket.register_nb_transport_bw(this, &PlainInitiator::bw);
+    SC_THREAD(run);
+  }
+  void run() {
+    if (program) program(*this);
+  }
+  tlm::tlm_sync_enum bw(tlm::tlm_generic_payload&, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+    if (phase == tlm::BEGIN_RESP) responses.push_back((sc_core::sc_time_stamp() + delay).value());
+    return on_response;
+  }
+  tlm::tlm_sync_enum send(tlm::tlm_generic_payload& gp, tlm::tlm_phase phase) {
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    return socket->nb_transport_fw(gp, phase, delay);
+  }
+};
+
+/// A base-protocol target that answers as the test says, and whose
+/// b_transport forgets the response status.
+struct PlainTarget : sc_core::sc_module {
+  tlm_utils::simple_target_socket<PlainTarget> socket{"socket"};
+  explicit PlainTarget(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
+    socket.register_nb_transport_fw(this, &PlainTarget::fw);
+    socket.register_b_transport(this, &PlainTarget::b_transport);
+  }
+  tlm::tlm_sync_enum fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) { return tlm::TLM_ACCEPTED; }
+  void b_transport(tlm::tlm_generic_payload&, sc_core::sc_time&) {}
+  tlm::tlm_sync_enum back(tlm::tlm_generic_payload& gp, tlm::tlm_phase phase) {
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    return socket->nb_transport_bw(gp, phase, delay);
+  }
+};
+
+std::string base_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const sc_core::sc_report& r) {
+    EXPECT_STREQ(r.get_msg_type(), BaseProtocolChecker::kReportType);
+    return r.get_msg();
+  }
+  return "";
+}
+
+void request(tlm::tlm_generic_payload& gp, tlm::tlm_command command, std::vector<unsigned char>& data) {
+  gp.set_command(command);
+  gp.set_address(0);
+  gp.set_data_ptr(data.data());
+  gp.set_data_length(static_cast<unsigned>(data.size()));
+  gp.set_streaming_width(static_cast<unsigned>(data.size()));
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+}
+
+TEST(BaseProtocolChecker, EveryRuleFiresOnAWrongSequenceAndNamesItself) {
+  PlainInitiator initiator("initiator");
+  BaseProtocolChecker checker("checker");
+  PlainTarget target("target");
+  initiator.socket.bind(checker.in);
+  checker.out.bind(target.socket);
+  std::vector<unsigned char> data(64);
+  tlm::tlm_generic_payload a, b;
+  std::vector<std::string> errors;
+  initiator.program = [&](PlainInitiator& i) {
+    const auto fires = [&](const std::function<void()>& f) { errors.push_back(base_error_of(f)); };
+    request(a, tlm::TLM_WRITE_COMMAND, data);
+    request(b, tlm::TLM_READ_COMMAND, data);
+    fires([&] { i.send(a, tlm::BEGIN_RESP); });
+    a.set_response_status(tlm::TLM_OK_RESPONSE);
+    fires([&] { i.send(a, tlm::BEGIN_REQ); });
+    a.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    i.send(a, tlm::BEGIN_REQ);  // accepted; no END_REQ yet
+    fires([&] { i.send(b, tlm::BEGIN_REQ); });
+    target.back(a, tlm::END_REQ);
+    fires([&] { i.send(a, tlm::END_RESP); });
+    fires([&] { target.back(a, tlm::BEGIN_RESP); });  // status still incomplete
+    a.set_response_status(tlm::TLM_OK_RESPONSE);
+    target.back(a, tlm::BEGIN_RESP);  // the initiator accepts: END_RESP to come
+    i.send(b, tlm::BEGIN_REQ);
+    b.set_response_status(tlm::TLM_OK_RESPONSE);
+    fires([&] { target.back(b, tlm::BEGIN_RESP); });  // a's response is still open
+    i.send(a, tlm::END_RESP);
+    target.back(b, tlm::BEGIN_RESP);
+    i.send(b, tlm::END_RESP);
+    tlm::tlm_generic_payload c;
+    request(c, tlm::TLM_READ_COMMAND, data);
+    fires([&] {
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      i.socket->b_transport(c, delay);
+    });
+  };
+  sc_core::sc_start();
+  const std::vector<std::string> rules = {
+      "the forward path carries BEGIN_REQ and END_RESP only",
+      "BEGIN_REQ with a response status other than TLM_INCOMPLETE_RESPONSE",
+      "(request exclusion)",
+      "END_RESP for a transaction with no response",
+      "BEGIN_RESP with the response status still TLM_INCOMPLETE_RESPONSE",
+      "(response exclusion)",
+      "b_transport returned with the response status still TLM_INCOMPLETE_RESPONSE",
+  };
+  ASSERT_EQ(errors.size(), rules.size());
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    EXPECT_NE(errors[k].find(rules[k]), std::string::npos) << "expected: " << rules[k] << "\ngot: " << errors[k];
+  }
+  EXPECT_EQ(checker.violations(), rules.size());
+  EXPECT_EQ(checker.outstanding(), 0u);
+}
+
+TEST(BaseProtocolChecker, OnAMemoryBothTransportsPassUnchanged) {
+  // A 64 KiB write by b_transport, then a 64 KiB read by nb_transport, on one
+  // HBM3 stack (819 GB/s, 100 ns): each takes 64 KiB / 819 GB/s + 100 ns,
+  // with the checker in between.
+  PlainInitiator initiator("initiator");
+  BaseProtocolChecker checker("checker");
+  Memory hbm("hbm", Memory::Params{});
+  initiator.socket.bind(checker.in);
+  checker.out.bind(hbm.in);
+  initiator.on_response = tlm::TLM_COMPLETED;
+  std::vector<unsigned char> data(64 << 10);
+  Tick written = 0;
+  tlm::tlm_sync_enum read_return = tlm::TLM_ACCEPTED;
+  tlm::tlm_generic_payload read;
+  initiator.program = [&](PlainInitiator& i) {
+    tlm::tlm_generic_payload write;
+    request(write, tlm::TLM_WRITE_COMMAND, data);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    i.socket->b_transport(write, delay);
+    sc_core::wait(delay);
+    written = sc_core::sc_time_stamp().value();
+    request(read, tlm::TLM_READ_COMMAND, data);
+    read_return = i.send(read, tlm::BEGIN_REQ);
+  };
+  sc_core::sc_start();
+  const double access_ps = 65536.0 / 819.0 * 1000.0 + 100'000.0;
+  EXPECT_NEAR(static_cast<double>(written), access_ps, 1.0);
+  EXPECT_EQ(read_return, tlm::TLM_UPDATED);  // END_REQ at once
+  ASSERT_EQ(initiator.responses.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(initiator.responses[0]), 2 * access_ps, 2.0);
+  EXPECT_TRUE(read.is_response_ok());
+  EXPECT_EQ(checker.transactions(), 2u);
+  EXPECT_EQ(checker.violations(), 0u);
+  EXPECT_EQ(checker.outstanding(), 0u);
 }
 
 }  // namespace

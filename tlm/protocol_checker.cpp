@@ -108,4 +108,136 @@ void ProtocolChecker<Protocol>::end_of_simulation() {
 template class ProtocolChecker<MessageProtocol>;
 template class ProtocolChecker<FrameProtocol>;
 
+// --- BaseProtocolChecker --------------------------------------------------
+
+BaseProtocolChecker::BaseProtocolChecker(const sc_core::sc_module_name& name)
+    : sc_core::sc_module(name), in("in"), out("out") {
+  in.bind(static_cast<tlm::tlm_fw_transport_if<>&>(*this));
+  out.bind(static_cast<tlm::tlm_bw_transport_if<>&>(*this));
+}
+
+void BaseProtocolChecker::violation(const std::string& rule, const tlm::tlm_generic_payload& gp) {
+  ++violations_;
+  std::ostringstream s;
+  s << name() << ": " << rule << " (transaction " << static_cast<const void*>(&gp) << ", "
+    << (gp.is_read() ? "READ" : gp.is_write() ? "WRITE" : "IGNORE") << " at 0x" << std::hex << gp.get_address()
+    << std::dec << ") at " << sc_core::sc_time_stamp();
+  SC_REPORT_ERROR(kReportType, s.str().c_str());
+}
+
+void BaseProtocolChecker::advance(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase, const char* where) {
+  const auto it = state_.find(&gp);
+  const auto expect = [&](bool ok, const char* what) {
+    if (!ok) violation(std::string(where) + ": " + what, gp);
+  };
+  if (phase == tlm::BEGIN_REQ) {
+    expect(it == state_.end(), "BEGIN_REQ for a transaction already in progress");
+    expect(!blocking_.count(&gp), "BEGIN_REQ for a transaction that is in b_transport");
+    expect(requesting_ == nullptr, "BEGIN_REQ while another request has had neither END_REQ nor BEGIN_RESP "
+                                   "(request exclusion)");
+    expect(gp.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE,
+           "BEGIN_REQ with a response status other than TLM_INCOMPLETE_RESPONSE");
+    state_[&gp] = State::kRequest;
+    requesting_ = &gp;
+    ++transactions_;
+  } else if (phase == tlm::END_REQ) {
+    expect(it != state_.end() && it->second == State::kRequest, "END_REQ for a transaction not awaiting it");
+    if (it != state_.end()) it->second = State::kAwaitingResponse;
+    if (requesting_ == &gp) requesting_ = nullptr;
+  } else if (phase == tlm::BEGIN_RESP) {
+    expect(it != state_.end() && it->second != State::kResponse, "BEGIN_RESP for a transaction with no request");
+    expect(responding_ == nullptr, "BEGIN_RESP while another response awaits END_RESP (response exclusion)");
+    expect(gp.get_response_status() != tlm::TLM_INCOMPLETE_RESPONSE,
+           "BEGIN_RESP with the response status still TLM_INCOMPLETE_RESPONSE");
+    state_[&gp] = State::kResponse;
+    if (requesting_ == &gp) requesting_ = nullptr;  // BEGIN_RESP ends the request phase too
+    responding_ = &gp;
+  } else if (phase == tlm::END_RESP) {
+    expect(it != state_.end() && it->second == State::kResponse, "END_RESP for a transaction with no response");
+    complete(gp, nullptr);
+  } else {
+    violation(std::string(where) + ": a phase the base protocol does not have", gp);
+  }
+}
+
+void BaseProtocolChecker::complete(tlm::tlm_generic_payload& gp, const char* where) {
+  state_.erase(&gp);
+  if (requesting_ == &gp) requesting_ = nullptr;
+  if (responding_ == &gp) responding_ = nullptr;
+  if (where && gp.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE) {
+    violation(std::string(where) + ": TLM_COMPLETED with the response status still TLM_INCOMPLETE_RESPONSE", gp);
+  }
+}
+
+tlm::tlm_sync_enum BaseProtocolChecker::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                                        sc_core::sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ && phase != tlm::END_RESP) {
+    violation("the forward path carries BEGIN_REQ and END_RESP only", gp);
+  } else {
+    advance(gp, phase, "forward path");
+  }
+  const tlm::tlm_phase sent = phase;
+  const tlm::tlm_sync_enum r = out->nb_transport_fw(gp, phase, delay);
+  if (r == tlm::TLM_COMPLETED) {
+    complete(gp, "forward path's return");
+  } else if (r == tlm::TLM_UPDATED) {
+    if (sent == tlm::END_RESP || (phase != tlm::END_REQ && phase != tlm::BEGIN_RESP)) {
+      violation("the forward path's return: TLM_UPDATED to a phase that cannot follow", gp);
+    } else {
+      advance(gp, phase, "forward path's return");
+    }
+  }
+  return r;
+}
+
+tlm::tlm_sync_enum BaseProtocolChecker::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                                        sc_core::sc_time& delay) {
+  if (phase != tlm::END_REQ && phase != tlm::BEGIN_RESP) {
+    violation("the backward path carries END_REQ and BEGIN_RESP only", gp);
+  } else {
+    advance(gp, phase, "backward path");
+  }
+  const tlm::tlm_phase sent = phase;
+  const tlm::tlm_sync_enum r = in->nb_transport_bw(gp, phase, delay);
+  if (r == tlm::TLM_COMPLETED) {
+    complete(gp, "backward path's return");
+  } else if (r == tlm::TLM_UPDATED) {
+    if (sent != tlm::BEGIN_RESP || phase != tlm::END_RESP) {
+      violation("the backward path's return: TLM_UPDATED to a phase that cannot follow", gp);
+    } else {
+      advance(gp, phase, "backward path's return");
+    }
+  }
+  return r;
+}
+
+void BaseProtocolChecker::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  if (state_.count(&gp)) violation("b_transport of a transaction in progress on nb_transport", gp);
+  if (gp.get_response_status() != tlm::TLM_INCOMPLETE_RESPONSE) {
+    violation("b_transport with a response status other than TLM_INCOMPLETE_RESPONSE", gp);
+  }
+  blocking_.insert(&gp);
+  ++transactions_;
+  out->b_transport(gp, delay);
+  blocking_.erase(&gp);
+  if (gp.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE) {
+    violation("b_transport returned with the response status still TLM_INCOMPLETE_RESPONSE", gp);
+  }
+}
+
+bool BaseProtocolChecker::get_direct_mem_ptr(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
+  return out->get_direct_mem_ptr(gp, dmi);
+}
+unsigned int BaseProtocolChecker::transport_dbg(tlm::tlm_generic_payload& gp) { return out->transport_dbg(gp); }
+void BaseProtocolChecker::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
+  in->invalidate_direct_mem_ptr(start, end);
+}
+
+void BaseProtocolChecker::end_of_simulation() {
+  if (state_.empty()) return;
+  std::ostringstream s;
+  s << name() << ": " << state_.size() << " transaction(s) not completed when the simulation ended";
+  SC_REPORT_WARNING(kReportType, s.str().c_str());
+}
+
 }  // namespace fabricsim

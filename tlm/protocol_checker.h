@@ -20,12 +20,14 @@
 //  - a frame's tail is never before its head;
 //  - the backward path answers TLM_ACCEPTED or TLM_COMPLETED.
 // At the end of the simulation, payloads still outstanding are reported as a
-// warning (a run stopped early leaves some).
+// warning (a run stopped early leaves some). BaseProtocolChecker, below, does
+// the same for the TLM-2.0 base protocol.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <systemc>
 #include <tlm>
@@ -61,6 +63,57 @@ class ProtocolChecker : public sc_core::sc_module {
   ForwardPath<Protocol> to_target_{out};
   BackwardPath<Protocol> to_initiator_{in};
   std::unordered_map<const Payload*, Tick> outstanding_;  // BEGIN_REQ time, by payload
+  std::uint64_t transactions_ = 0;
+  std::uint64_t violations_ = 0;
+};
+
+/// The same for the TLM-2.0 base protocol (a memory's socket, the NIC
+/// bridge's): initiator.socket.bind(checker.in); checker.out.bind(target.in).
+/// Its rules (IEEE 1666-2011, 15.2): the forward path carries BEGIN_REQ and
+/// END_RESP, the backward path END_REQ and BEGIN_RESP, each in its order for
+/// a transaction; no BEGIN_REQ while another request has had neither END_REQ
+/// nor BEGIN_RESP (request exclusion), no BEGIN_RESP while another response
+/// awaits END_RESP (response exclusion); a request starts with its status
+/// TLM_INCOMPLETE_RESPONSE and is not answered with it (b_transport's return,
+/// BEGIN_RESP, TLM_COMPLETED); a transaction is not in b_transport and
+/// nb_transport at once. DMI and debug calls pass through.
+class BaseProtocolChecker : public sc_core::sc_module,
+                            private tlm::tlm_fw_transport_if<>,
+                            private tlm::tlm_bw_transport_if<> {
+ public:
+  static constexpr const char* kReportType = "fabricsim/protocol";
+  tlm::tlm_target_socket<32> in;
+  tlm::tlm_initiator_socket<32> out;
+
+  explicit BaseProtocolChecker(const sc_core::sc_module_name& name);
+
+  std::uint64_t transactions() const { return transactions_; }
+  std::size_t outstanding() const { return state_.size(); }
+  std::uint64_t violations() const { return violations_; }
+
+ private:
+  enum class State { kRequest, kAwaitingResponse, kResponse };
+
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) override;
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) override;
+  void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) override;
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) override;
+  unsigned int transport_dbg(tlm::tlm_generic_payload& gp) override;
+  void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) override;
+
+  /// The transaction has moved to `phase` (called or returned): checks the
+  /// order and the exclusion rules and records it.
+  void advance(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase, const char* where);
+  void complete(tlm::tlm_generic_payload& gp, const char* where);
+  void violation(const std::string& rule, const tlm::tlm_generic_payload& gp);
+  void end_of_simulation() override;
+
+  std::unordered_map<const tlm::tlm_generic_payload*, State> state_;
+  const tlm::tlm_generic_payload* requesting_ = nullptr;  // a request without END_REQ yet
+  const tlm::tlm_generic_payload* responding_ = nullptr;  // a response without END_RESP yet
+  std::unordered_set<const tlm::tlm_generic_payload*> blocking_;  // in b_transport
   std::uint64_t transactions_ = 0;
   std::uint64_t violations_ = 0;
 };

@@ -6,7 +6,8 @@
 //   cpu --b_transport--> bridge0 -> nic0 -> switch0 -> switch1 -> nic1
 //                                                        -> bridge1 -> accelerator
 //
-// The run prints each time beside its closed form and checks the bytes that
+// Protocol checkers sit on every socket pair, fabric and base protocol. The
+// run prints each time beside its closed form and checks the bytes that
 // arrive; it exits 0 only if everything agrees ("result: ok").
 #include <cmath>
 #include <cstdio>
@@ -166,11 +167,16 @@ int sc_main(int, char*[]) {
   bridge1.to_nic.bind(nic1.in);
   nic1.out.bind(bridge1.from_nic);
 
+  // The plain TLM-2.0 side, each socket pair through a base-protocol checker.
   Cpu cpu("cpu");
   Accelerator accelerator("accelerator");
-  cpu.to_memory.bind(hbm.in);
-  cpu.to_nic.bind(bridge0.from_initiator);
-  bridge1.to_target.bind(accelerator.in);
+  BaseProtocolChecker cpu_to_hbm("cpu_to_hbm"), cpu_to_nic("cpu_to_nic"), nic_to_accelerator("nic_to_accelerator");
+  cpu.to_memory.bind(cpu_to_hbm.in);
+  cpu_to_hbm.out.bind(hbm.in);
+  cpu.to_nic.bind(cpu_to_nic.in);
+  cpu_to_nic.out.bind(bridge0.from_initiator);
+  bridge1.to_target.bind(nic_to_accelerator.in);
+  nic_to_accelerator.out.bind(accelerator.in);
 
   sc_core::sc_start();
 
@@ -193,6 +199,9 @@ int sc_main(int, char*[]) {
               same_bytes ? "same as" : "NOT the same as", static_cast<unsigned long long>(accelerator.address));
   ok &= same_bytes && accelerator.address == 0x1000;  // from Address 0, at the sender's offset
   for (const auto& l : links) ok &= l->clean();
+  for (const auto* c : {&cpu_to_hbm, &cpu_to_nic, &nic_to_accelerator}) {
+    ok &= c->violations() == 0 && c->outstanding() == 0 && c->transactions() > 0;
+  }
   std::printf("protocol checkers: %s\n", ok ? "no violations" : "see above");
   std::printf("result: %s\n", ok ? "ok" : "MISMATCH");
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
