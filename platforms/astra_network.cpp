@@ -12,11 +12,10 @@ bool is_astra_network(const YAML::Node& root) {
   return root.IsMap() && root["topology"] && root["topology"].IsSequence() && root["npus_count"];
 }
 
-namespace {
-
-PlatformSpec read_astra_network(const std::string& path) {
-  const YAML::Node root = load_yaml_file(path);
-  const YamlInput in(path);
+PlatformSpec read_astra_network(const YamlDocument& doc) {
+  const YAML::Node& root = doc.root;
+  const YamlInput& in = doc.in;
+  const std::string& path = in.file();
   in.only_keys(root, {"topology", "npus_count", "bandwidth", "latency"}, "the ASTRA-sim network file");
   const YAML::Node topo = in.required(root, "topology", "the ASTRA-sim network file");
   const YAML::Node counts = in.required(root, "npus_count", "the ASTRA-sim network file");
@@ -98,10 +97,8 @@ PlatformSpec read_astra_network(const std::string& path) {
   return spec;
 }
 
-}  // namespace
-
 PlatformSpec load_astra_network(const std::string& path) {
-  return naming_yaml_errors(path, [&] { return read_astra_network(path); });
+  return naming_yaml_errors(path, [&] { return read_astra_network(load_yaml_document(path, {})); });
 }
 
 }  // namespace fabricsim

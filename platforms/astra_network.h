@@ -11,6 +11,8 @@
 
 namespace fabricsim {
 
+struct YamlDocument;
+
 /// Does this YAML document look like an ASTRA-sim network file?
 bool is_astra_network(const YAML::Node& root);
 
@@ -18,5 +20,7 @@ bool is_astra_network(const YAML::Node& root);
 /// "GB/s" (2^30 bytes per second), latency in ns, and ideal endpoints (no
 /// per-message overhead, no packet headers), so closed forms hold on it.
 PlatformSpec load_astra_network(const std::string& path);
+/// The same, from a document already loaded (with any --set applied).
+PlatformSpec read_astra_network(const YamlDocument& doc);
 
 }  // namespace fabricsim

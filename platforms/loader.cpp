@@ -383,10 +383,11 @@ PlatformHints::FabricCosts protocol_costs(const FabricSpec& f) {
   return c;
 }
 
-PlatformSpec read_platform(const std::string& path) {
-  const YAML::Node root = load_yaml_file(path);
-  if (is_astra_network(root)) return load_astra_network(path);
-  const YamlInput in(path);
+PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverride>& overrides) {
+  const YamlDocument doc = load_yaml_document(path, overrides);
+  const YAML::Node& root = doc.root;
+  if (is_astra_network(root)) return read_astra_network(doc);
+  const YamlInput& in = doc.in;
   in.only_keys(root, {"name", "npus", "npu", "nic", "collectives", "fabrics"}, "the platform");
   PlatformSpec spec;
   spec.file = path;
@@ -484,8 +485,8 @@ PlatformSpec read_platform(const std::string& path) {
 
 }  // namespace
 
-PlatformSpec load_platform(const std::string& path) {
-  return naming_yaml_errors(path, [&] { return read_platform(path); });
+PlatformSpec load_platform(const std::string& path, const std::vector<YamlOverride>& overrides) {
+  return naming_yaml_errors(path, [&] { return read_platform(path, overrides); });
 }
 
 }  // namespace fabricsim

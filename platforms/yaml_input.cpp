@@ -62,6 +62,9 @@ bool valid_utf8(const std::string& s) {
 }  // namespace
 
 void YamlInput::fail(const YAML::Node& at, const std::string& what) const {
+  if (origins_) {
+    if (const std::string* flag = origins_->flag_of(at)) throw InputError(*flag + ": " + what + " (in " + file_ + ")");
+  }
   const YAML::Mark m = at.Mark();
   std::ostringstream os;
   os << file_;
@@ -221,6 +224,117 @@ void check_document(const YamlInput& in, const YAML::Node& node, int depth, std:
 
 }  // namespace
 
+YamlOverride parse_override(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError("--set " + text + ": expected PATH=VALUE, e.g. --set fabrics.0.link.bandwidth=\"400 GB/s\"");
+  }
+  YamlOverride o{text.substr(0, eq), text.substr(eq + 1)};
+  if (o.path.front() == '.' || o.path.back() == '.' || o.path.find("..") != std::string::npos) {
+    throw InputError(o.flag() + ": a path is keys separated by single dots, e.g. fabrics.0.link.bandwidth");
+  }
+  if (o.value.empty()) throw InputError(o.flag() + ": no value after '='");
+  return o;
+}
+
+const std::string* OverrideOrigins::flag_of(const YAML::Node& node) const {
+  for (const auto& [n, flag] : nodes) {
+    if (n.is(node)) return &flag;
+  }
+  return nullptr;
+}
+
+namespace {
+
+/// Records `node` and everything inside it as made by `flag`.
+void record_origin(OverrideOrigins& origins, const YAML::Node& node, const std::string& flag) {
+  origins.nodes.emplace_back(node, flag);
+  if (node.IsSequence()) {
+    for (const auto& v : node) record_origin(origins, v, flag);
+  } else if (node.IsMap()) {
+    for (const auto& kv : node) {
+      record_origin(origins, kv.first, flag);
+      record_origin(origins, kv.second, flag);
+    }
+  }
+}
+
+/// The key node under which `map` holds `key` (for errors at the key).
+YAML::Node key_node(const YAML::Node& map, const std::string& key) {
+  for (const auto& kv : map) {
+    if (kv.first.Scalar() == key) return kv.first;
+  }
+  return YAML::Node();
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> keys;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    keys.push_back(path.substr(start, dot - start));
+    if (dot == std::string::npos) return keys;
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+OverrideOrigins apply_overrides(YAML::Node& root, const std::vector<YamlOverride>& overrides) {
+  OverrideOrigins origins;
+  for (const YamlOverride& o : overrides) {
+    const std::string flag = o.flag();
+    YAML::Node value;
+    try {
+      value = YAML::Load(o.value);
+    } catch (const YAML::ParserException& e) {
+      throw InputError(flag + ": the value is not valid YAML: " + e.msg);
+    }
+    if (!value || value.IsNull()) throw InputError(flag + ": no value (null)");
+    const std::vector<std::string> keys = split_path(o.path);
+    YAML::Node node = root;
+    std::string walked;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      const std::string& key = keys[k];
+      const bool last = k + 1 == keys.size();
+      const std::string here = walked.empty() ? "the top" : "\"" + walked + "\"";
+      if (node.IsSequence()) {
+        std::size_t index = 0;
+        const bool numeric = !key.empty() && key.size() < 10 && key.find_first_not_of("0123456789") == std::string::npos;
+        if (numeric) index = std::stoul(key);
+        if (!numeric || index >= node.size()) {
+          throw InputError(flag + ": " + here + " is a list of " + std::to_string(node.size()) +
+                           " entries: \"" + key + "\" must be an index from 0 to " +
+                           std::to_string(node.size() == 0 ? 0 : node.size() - 1));
+        }
+        if (last) {
+          node[index] = value;
+          record_origin(origins, node[index], flag);
+        } else {
+          node.reset(node[index]);
+        }
+      } else if (node.IsMap() || node.IsNull()) {
+        if (last) {
+          node[key] = value;
+          record_origin(origins, node[key], flag);
+          origins.nodes.emplace_back(key_node(node, key), flag);
+        } else {
+          if (!node[key]) {
+            node[key] = YAML::Node(YAML::NodeType::Map);
+            origins.nodes.emplace_back(key_node(node, key), flag);
+          }
+          node.reset(node[key]);
+        }
+      } else {
+        throw InputError(flag + ": " + here + " is a value (" + node.Scalar() + "), not a mapping or list with \"" +
+                         key + "\" in it");
+      }
+      walked += (walked.empty() ? "" : ".") + key;
+    }
+  }
+  return origins;
+}
+
 std::vector<int> whole_number_list(const YamlInput& in, const YAML::Node& node, const std::string& what, int max) {
   if (!node.IsSequence()) in.fail(node, "\"" + what + "\" must be a list");
   std::vector<int> out;
@@ -244,6 +358,13 @@ YAML::Node load_yaml_file(const std::string& path) {
   std::uint64_t visited = 0;
   check_document(YamlInput(path), root, 0, visited);
   return root;
+}
+
+YamlDocument load_yaml_document(const std::string& path, const std::vector<YamlOverride>& overrides) {
+  YAML::Node root = load_yaml_file(path);
+  if (overrides.empty()) return {root, YamlInput(path)};
+  auto origins = std::make_shared<const OverrideOrigins>(apply_overrides(root, overrides));
+  return {root, YamlInput(path, std::move(origins))};
 }
 
 std::string file_stem(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,9 +30,35 @@ namespace limits {
 constexpr int kMaxNpus = 1 << 17;          // 131,072 NPUs: past what one machine can hold (docs/performance.md)
 }  // namespace limits
 
+/// A value given on the command line in place of a file's (`--set
+/// PATH=VALUE`): PATH is the keys from the top, dot-separated, with list
+/// entries by their index (fabrics.0.link.bandwidth); VALUE is YAML (400 GB/s,
+/// [ring, in_switch]).
+struct YamlOverride {
+  std::string path;
+  std::string value;
+  std::string flag() const { return "--set " + path + "=" + value; }
+};
+/// "PATH=VALUE" as an override; InputError naming the flag when malformed.
+YamlOverride parse_override(const std::string& text);
+
+/// The nodes overrides put into a document, each with the flag that put it
+/// there: an error at one of them names the flag instead of a line.
+struct OverrideOrigins {
+  std::vector<std::pair<YAML::Node, std::string>> nodes;
+  const std::string* flag_of(const YAML::Node& node) const;
+};
+
+/// Applies `overrides` to `root`, in order, before the document is read, so a
+/// value gets exactly the checks the file would give it. A path through a
+/// missing key makes the mappings it needs (unknown names are refused by the
+/// reader); a list index must exist.
+OverrideOrigins apply_overrides(YAML::Node& root, const std::vector<YamlOverride>& overrides);
+
 class YamlInput {
  public:
-  explicit YamlInput(std::string file) : file_(std::move(file)) {}
+  explicit YamlInput(std::string file, std::shared_ptr<const OverrideOrigins> origins = nullptr)
+      : file_(std::move(file)), origins_(std::move(origins)) {}
   const std::string& file() const { return file_; }
 
   /// "file:line:column: what", thrown as InputError.
@@ -61,6 +88,7 @@ class YamlInput {
 
  private:
   std::string file_;
+  std::shared_ptr<const OverrideOrigins> origins_;
 };
 
 /// A list of whole numbers from 0 to `max` (`what` names it in messages).
@@ -93,6 +121,14 @@ void read_params(const YamlInput& in, const YAML::Node& map, const ParamTable<P>
 /// file, and checks the whole document: keys are scalars, no key appears
 /// twice in a mapping, text is UTF-8.
 YAML::Node load_yaml_file(const std::string& path);
+
+/// A YAML file with command-line overrides applied, and the input that reads
+/// it (an error at an overridden value names the flag).
+struct YamlDocument {
+  YAML::Node root;
+  YamlInput in;
+};
+YamlDocument load_yaml_document(const std::string& path, const std::vector<YamlOverride>& overrides);
 
 /// "platforms/dgx_h100.yaml" -> "dgx_h100": a platform's default name.
 std::string file_stem(const std::string& path);

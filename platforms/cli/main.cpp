@@ -31,6 +31,7 @@
 #include "platforms/parameter_catalogue.h"
 #include "platforms/reduction_models.h"
 #include "platforms/simulation.h"
+#include "platforms/sweep.h"
 #include "platforms/timeline.h"
 #include "platforms/yaml_input.h"
 #include "traces/generator/generators.h"
@@ -52,6 +53,23 @@ nlohmann::ordered_json provenance() {
   return {{"version", FABRICSIM_VERSION}, {"commit", FABRICSIM_COMMIT}, {"command", g_command}};
 }
 
+/// The --set flags as overrides of the platform file.
+std::vector<YamlOverride> overrides_of(const std::vector<std::string>& sets) {
+  std::vector<YamlOverride> out;
+  for (const auto& s : sets) out.push_back(parse_override(s));
+  return out;
+}
+
+/// Adds --set to a command that reads a platform file.
+void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
+  cmd->add_option("--set", sets,
+                  "PATH=VALUE: set a platform-file value, checked as the file's would be (repeatable; PATH is keys "
+                  "from the top with list entries by index, e.g. fabrics.0.link.bandwidth=\"200 GB/s\"; "
+                  "docs/platforms.md)")
+      ->take_all()
+      ->allow_extra_args(false);
+}
+
 std::string json_text(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -66,6 +84,7 @@ struct RtlArgs {
 
 struct RunArgs {
   std::string platform;
+  std::vector<std::string> sets;  // --set PATH=VALUE
   std::string workload;
   std::string report;
   std::string comm_groups;
@@ -198,7 +217,7 @@ void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
 }
 
 int run(const RunArgs& a) {
-  PlatformSpec spec = load_platform(a.platform);
+  PlatformSpec spec = load_platform(a.platform, overrides_of(a.sets));
   std::vector<std::string> notes;
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
   if (!a.remote_memory.empty()) apply_astra_remote_memory(a.remote_memory, spec, notes);
@@ -262,6 +281,7 @@ int run(const RunArgs& a) {
 
 struct CollbenchArgs {
   std::string platform;
+  std::vector<std::string> sets;
   std::string system;
   std::string op = "all_reduce";
   std::string algo;
@@ -284,7 +304,7 @@ struct CollbenchArgs {
 };
 
 int collbench(const CollbenchArgs& a) {
-  PlatformSpec spec = load_platform(a.platform);
+  PlatformSpec spec = load_platform(a.platform, overrides_of(a.sets));
   std::vector<std::string> notes;
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
   apply_rtl_options(a.rtl, spec);
@@ -354,6 +374,7 @@ int collbench(const CollbenchArgs& a) {
 CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   CLI::App* cmd = app.add_subcommand("run", "Run Chakra traces on a platform");
   cmd->add_option("--platform", a.platform, "Platform file (fabricsim YAML or ASTRA-sim network .yml)")->required();
+  add_set_option(cmd, a.sets);
   cmd->add_option("--workload", a.workload, "Trace prefix: PREFIX.<rank>.et per NPU")->required();
   cmd->add_option("--report", a.report, "Write a JSON report here");
   cmd->add_option("--comm-groups", a.comm_groups, "Process groups, ASTRA-sim JSON {\"pg\": [ranks]}");
@@ -391,6 +412,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
 CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
   CLI::App* cmd = app.add_subcommand("collbench", "Sweep one collective over sizes, as nccl-tests does");
   cmd->add_option("--platform", a.platform, "Platform file")->required();
+  add_set_option(cmd, a.sets);
   cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)");
   cmd->add_option("--op", a.op,
                   "all_reduce, reduce_scatter, all_gather, all_to_all, all_to_all_v, broadcast, reduce, "
@@ -588,6 +610,7 @@ class GenCommands {
 struct ParamsArgs {
   std::string type;
   std::string platform;
+  std::vector<std::string> sets;
   bool json = false;
 };
 
@@ -597,7 +620,7 @@ struct ParamsArgs {
 int params(const ParamsArgs& a) {
   if (!a.platform.empty()) {
     if (!a.type.empty()) throw InputError("params: give a TYPE or --platform, not both");
-    std::cout << json_text(resolved_parameters(load_platform(a.platform)));
+    std::cout << json_text(resolved_parameters(load_platform(a.platform, overrides_of(a.sets))));
     return kExitOk;
   }
   std::vector<ParamSection> sections = parameter_catalogue();
@@ -658,6 +681,7 @@ CLI::App* add_params_command(CLI::App& app, ParamsArgs& a) {
       "params", "List each component's parameters: name, unit, default, range, description (docs/platforms.md)");
   cmd->add_option("type", a.type, "Only this component type (npu, memory, collectives, nic, link, switch, reduction_unit)");
   cmd->add_option("--platform", a.platform, "Print the values this platform file resolves to, as JSON");
+  add_set_option(cmd, a.sets);
   cmd->add_flag("--json", a.json, "As JSON");
   return cmd;
 }
@@ -733,6 +757,53 @@ int exit_code_for(std::exception_ptr error) {
   return kExitBadInput;
 }
 
+struct SweepArgs {
+  std::string spec;
+  SweepOptions options;
+  std::string collect_dir;
+  std::string point_dir;
+  std::size_t point_index = 0;
+  bool quiet = false;
+};
+
+/// Adds `sweep` (run a spec), `sweep collect DIR` and `sweep point DIR I`.
+struct SweepCommands {
+  CLI::App* sweep;
+  CLI::App* collect;
+  CLI::App* point;
+  SweepCommands(CLI::App& app, SweepArgs& a) {
+    sweep = app.add_subcommand("sweep", "Run a grid of points from a spec (docs/sweep.md): fabricsim sweep SPEC --out DIR");
+    sweep->add_option("spec", a.spec, "The sweep spec (YAML)");
+    sweep->add_option("--out", a.options.out_dir, "Folder for the manifest, one JSON per point and results.csv");
+    sweep->add_option("--backend", a.options.backend, "local (a process pool), slurm (a job array) or print (the commands)")
+        ->check(CLI::IsMember({"local", "slurm", "print"}));
+    sweep->add_option("-j,--jobs", a.options.jobs, "local: points at once (default: one per CPU)")
+        ->check(CLI::Range(1u, 1024u));
+    sweep->add_flag("--dry-run", a.options.dry_run, "List the points and run nothing");
+    sweep->add_option("--partition", a.options.partition, "slurm: the partition");
+    sweep->add_option("--time", a.options.time_limit, "slurm: each point's time limit (sbatch --time)");
+    sweep->add_option("--mem", a.options.memory, "slurm: each point's memory (sbatch --mem)");
+    sweep->add_option("--throttle", a.options.throttle, "slurm: array tasks at once (%N)");
+    sweep->add_flag("--wait", a.options.wait, "slurm: wait for the jobs, then collect");
+    sweep->add_option("--sbatch-arg", a.options.sbatch_args, "slurm: one more argument for sbatch (repeatable)")
+        ->allow_extra_args(false);
+    sweep->add_flag("-q,--quiet", a.quiet, "No progress");
+    collect = sweep->add_subcommand("collect", "Gather DIR's point files into DIR/results.csv");
+    collect->add_option("dir", a.collect_dir, "The sweep's folder")->required();
+    point = sweep->add_subcommand("point", "Run point INDEX of the sweep in DIR (what the slurm and print backends run)");
+    point->add_option("dir", a.point_dir, "The sweep's folder")->required();
+    point->add_option("index", a.point_index, "The point's index")->required();
+  }
+  int run(SweepArgs& a) const {
+    if (collect->parsed()) return collect_sweep(a.collect_dir) == 0 ? kExitOk : 1;
+    if (point->parsed()) return run_sweep_point(a.point_dir, a.point_index);
+    if (a.spec.empty()) throw InputError("fabricsim sweep: name a spec (fabricsim sweep SPEC.yaml --out DIR)");
+    if (a.options.out_dir.empty() && !a.options.dry_run) throw InputError("fabricsim sweep: --out DIR is needed");
+    a.options.progress = !a.quiet;
+    return run_sweep(a.spec, a.options, {{"version", FABRICSIM_VERSION}, {"commit", FABRICSIM_COMMIT}});
+  }
+};
+
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
@@ -741,7 +812,7 @@ int sc_main(int argc, char* argv[]) {
   CLI::App app{"fabricsim: a SystemC/TLM-2.0 simulator of ML training machines"};
   app.set_version_flag("--version", std::string("fabricsim ") + FABRICSIM_VERSION + " (commit " + FABRICSIM_COMMIT + ")");
   g_command = "fabricsim";
-  for (int i = 1; i < argc; ++i) g_command += std::string(" ") + argv[i];
+  for (int i = 1; i < argc; ++i) g_command += " " + shell_quoted(argv[i]);
   app.require_subcommand(1);
   RunArgs run_args;
   CLI::App* run_cmd = add_run_command(app, run_args);
@@ -752,6 +823,8 @@ int sc_main(int argc, char* argv[]) {
   CalibrateArgs calibrate_args;
   CLI::App* calibrate_cmd = add_calibrate_command(app, calibrate_args);
   GenCommands gen(app);  // not const: parsing writes its options
+  SweepArgs sweep_args;
+  const SweepCommands sweep(app, sweep_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -768,6 +841,7 @@ int sc_main(int argc, char* argv[]) {
     if (params_cmd->parsed()) return params(params_args);
     if (calibrate_cmd->parsed()) return calibrate_command(calibrate_args, g_command);
     if (gen.run()) return kExitOk;
+    if (sweep.sweep->parsed()) return sweep.run(sweep_args);
   } catch (...) {
     return exit_code_for(std::current_exception());
   }
