@@ -1,0 +1,806 @@
+#include "platforms/sweep.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "platforms/yaml_input.h"
+#include "tlm/errors.h"
+#include "tlm/input_file.h"
+#include "tlm/output_file.h"
+
+namespace fabricsim {
+
+namespace fs = std::filesystem;
+
+// --- SHA-256 (FIPS 180-4) --------------------------------------------------
+
+std::string sha256_hex(const std::string& bytes) {
+  static constexpr std::array<std::uint32_t, 64> k = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+  std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string m = bytes;
+  const std::uint64_t bits = static_cast<std::uint64_t>(bytes.size()) * 8;
+  m += static_cast<char>(0x80);
+  while (m.size() % 64 != 56) m += '\0';
+  for (int i = 7; i >= 0; --i) m += static_cast<char>((bits >> (8 * i)) & 0xff);
+  const auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  for (std::size_t block = 0; block < m.size(); block += 64) {
+    std::array<std::uint32_t, 64> w{};
+    for (int i = 0; i < 16; ++i) {
+      for (int j = 0; j < 4; ++j) w[i] = (w[i] << 8) | static_cast<unsigned char>(m[block + 4 * i + j]);
+    }
+    for (int i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    auto v = h;
+    for (int i = 0; i < 64; ++i) {
+      const std::uint32_t s1 = rotr(v[4], 6) ^ rotr(v[4], 11) ^ rotr(v[4], 25);
+      const std::uint32_t ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
+      const std::uint32_t t1 = v[7] + s1 + ch + k[i] + w[i];
+      const std::uint32_t s0 = rotr(v[0], 2) ^ rotr(v[0], 13) ^ rotr(v[0], 22);
+      const std::uint32_t maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
+      const std::uint32_t t2 = s0 + maj;
+      v = {t1 + t2, v[0], v[1], v[2], v[3] + t1, v[4], v[5], v[6]};
+    }
+    for (int i = 0; i < 8; ++i) h[i] += v[i];
+  }
+  std::ostringstream out;
+  for (std::uint32_t x : h) {
+    char buf[9];
+    std::snprintf(buf, sizeof buf, "%08x", x);
+    out << buf;
+  }
+  return out.str();
+}
+
+std::string shell_quoted(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                              "_-+=/.,:@%") == std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find this program's own path (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
+namespace {
+
+// --- the spec ----------------------------------------------------------------
+
+/// The axes a spec may name, and the flag each becomes.
+struct AxisKind {
+  const char* name;
+  const char* collbench_flag;  // null: not for collbench
+  const char* run_flag;        // null: not for run
+  bool file;                   // a path, relative to the spec, hashed
+};
+constexpr AxisKind kAxes[] = {
+    {"platform", "--platform", "--platform", true},
+    {"system", "--system", "--system", true},
+    {"workload", nullptr, "--workload", true},
+    {"generate", nullptr, "--workload", false},
+    {"comm_groups", nullptr, "--comm-groups", true},
+    {"remote_memory", nullptr, "--remote-memory", true},
+    {"op", "--op", nullptr, false},
+    {"bytes", "-b", nullptr, false},
+    {"algorithm", "--algo", "--algorithm", false},
+    {"chunks", "--chunks", "--chunks", false},
+    {"levels", "--levels", "--levels", false},
+    {"scheduler", "--scheduler", "--scheduler", false},
+    {"npus", "--npus", "--npus", false},
+    {"dtype", "--dtype", nullptr, false},
+    {"reduction_model", "--reduction-model", "--reduction-model", false},
+};
+
+const AxisKind* axis_kind(const std::string& name) {
+  for (const auto& a : kAxes) {
+    if (name == a.name) return &a;
+  }
+  return nullptr;
+}
+
+std::string axis_names_list() {
+  std::string out = "set.PATH";
+  for (const auto& a : kAxes) out += std::string(", ") + a.name;
+  return out;
+}
+
+/// One axis: its name ("algorithm", "set.fabrics.0.link.bandwidth") and
+/// values; a group's axes take their values together.
+struct Axis {
+  std::string name;
+  std::vector<std::string> values;
+};
+using AxisGroup = std::vector<Axis>;
+
+std::string scalar_text(const YamlInput& in, const YAML::Node& v, const std::string& what) {
+  if (!v.IsScalar()) in.fail(v, what + " must be a single value (text or number), not a list or mapping");
+  return v.Scalar();
+}
+
+/// The axes of a `grid:`/`zip:`/`args:` mapping: plain names, and `set:`
+/// with a value-path per key. `lists`: each value is a list of values.
+std::vector<Axis> read_axes(const YamlInput& in, const YAML::Node& map, const std::string& what, bool lists) {
+  in.require_map(map, what);
+  std::vector<Axis> axes;
+  const auto values_of = [&](const YAML::Node& v, const std::string& name) {
+    std::vector<std::string> values;
+    if (!lists) {
+      values.push_back(scalar_text(in, v, "\"" + name + "\" in " + what));
+      return values;
+    }
+    if (!v.IsSequence() || v.size() == 0) in.fail(v, "\"" + name + "\" in " + what + " must be a non-empty list");
+    for (const auto& x : v) values.push_back(scalar_text(in, x, "an entry of \"" + name + "\""));
+    return values;
+  };
+  for (const auto& kv : map) {
+    const std::string key = kv.first.Scalar();
+    if (key == "set") {
+      in.require_map(kv.second, "\"set\" in " + what);
+      for (const auto& s : kv.second) {
+        const std::string path = s.first.Scalar();
+        try {
+          parse_override(path + "=x");
+        } catch (const InputError& e) {
+          in.fail(s.first, std::string("\"") + path + "\": not a value path (" + e.what() + ")");
+        }
+        axes.push_back({"set." + path, values_of(s.second, path)});
+      }
+    } else if (axis_kind(key)) {
+      axes.push_back({key, values_of(kv.second, key)});
+    } else {
+      in.fail(kv.first, "unknown axis \"" + key + "\" in " + what + " (known: " + axis_names_list() + ")");
+    }
+  }
+  return axes;
+}
+
+/// The files a trace prefix names: PREFIX.<rank>.et and .et.gz.
+std::vector<std::string> trace_files(const std::string& prefix) {
+  const fs::path p(prefix);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const std::string stem = p.filename().string() + ".";
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(stem, 0) == 0 && (name.size() > 3 && (name.substr(name.size() - 3) == ".et" ||
+                                                         name.substr(name.size() - 6) == ".et.gz"))) {
+      files.push_back(e.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string file_hash(const std::string& path, const std::string& what) {
+  return sha256_hex(read_input_file(path, what));
+}
+
+/// Splits a `generate:` value ("collective --npus 8 --bytes 1M") into words.
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream is(text);
+  std::vector<std::string> out;
+  for (std::string w; is >> w;) out.push_back(w);
+  return out;
+}
+
+std::string generated_prefix(const std::string& out_dir, const std::string& generate) {
+  return out_dir + "/workloads/" + sha256_hex(generate).substr(0, 16) + "/trace";
+}
+
+}  // namespace
+
+SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, const nlohmann::json& fabricsim) {
+  const YAML::Node root = load_yaml_file(spec_file);
+  const YamlInput in(spec_file);
+  in.only_keys(root, {"name", "command", "args", "grid", "zip", "metrics"}, "the sweep spec");
+  SweepPlan plan;
+  plan.spec_file = spec_file;
+  plan.spec_text = read_input_file(spec_file, "sweep spec");
+  plan.name = in.text(root, "name", file_stem(spec_file));
+  plan.command = in.text(root, "command", "collbench");
+  if (plan.command != "collbench" && plan.command != "run") {
+    in.fail(root["command"], "\"command\" is \"" + plan.command + "\": it must be collbench or run");
+  }
+  const fs::path spec_dir = fs::absolute(fs::path(spec_file)).parent_path();
+  const std::string abs_out = out_dir.empty() ? "DIR" : fs::absolute(out_dir).lexically_normal().string();
+
+  std::vector<Axis> fixed;
+  if (root["args"]) fixed = read_axes(in, root["args"], "\"args\"", false);
+  std::vector<AxisGroup> groups;
+  if (root["grid"]) {
+    for (auto& a : read_axes(in, root["grid"], "\"grid\"", true)) groups.push_back({a});
+  }
+  if (root["zip"]) {
+    if (!root["zip"].IsSequence()) in.fail(root["zip"], "\"zip\" must be a list of mappings of equal-length lists");
+    for (const auto& z : root["zip"]) {
+      AxisGroup g = read_axes(in, z, "a \"zip\" entry", true);
+      if (g.empty()) in.fail(z, "a \"zip\" entry names no axis");
+      for (const auto& a : g) {
+        if (a.values.size() != g.front().values.size()) {
+          in.fail(z, "the lists of a \"zip\" entry go together and must have equal lengths: \"" + g.front().name +
+                         "\" has " + std::to_string(g.front().values.size()) + ", \"" + a.name + "\" has " +
+                         std::to_string(a.values.size()));
+        }
+      }
+      groups.push_back(std::move(g));
+    }
+  }
+  // Every name once, and each meaningful for the command.
+  std::set<std::string> seen;
+  const auto check_axis = [&](const Axis& a, const YAML::Node& where) {
+    if (!seen.insert(a.name).second) in.fail(where, "\"" + a.name + "\" is given twice (args, grid and zip together)");
+    if (a.name.rfind("set.", 0) == 0) return;
+    const AxisKind* kind = axis_kind(a.name);
+    if (!(plan.command == "collbench" ? kind->collbench_flag : kind->run_flag)) {
+      in.fail(where, "\"" + a.name + "\" does not apply to " + plan.command);
+    }
+  };
+  for (const auto& a : fixed) check_axis(a, root["args"]);
+  for (const auto& g : groups) {
+    for (const auto& a : g) {
+      check_axis(a, root["grid"] ? root["grid"] : root["zip"]);
+      plan.axis_names.push_back(a.name);
+    }
+  }
+  if (!seen.count("platform")) in.fail(root, "the sweep spec names no platform (in \"args\" or an axis)");
+  if (plan.command == "run" && !seen.count("workload") && !seen.count("generate")) {
+    in.fail(root, "a sweep of run names a workload or generate (in \"args\" or an axis)");
+  }
+
+  if (root["metrics"]) {
+    if (!root["metrics"].IsSequence()) in.fail(root["metrics"], "\"metrics\" must be a list of paths into the result");
+    for (const auto& m : root["metrics"]) plan.metrics.push_back(scalar_text(in, m, "a metric"));
+  } else if (plan.command == "collbench") {
+    plan.metrics = {"rows.0.algorithm", "rows.0.time_us", "rows.0.algbw_GBps", "rows.0.busbw_GBps"};
+  } else {
+    plan.metrics = {"sim_time_ns"};
+  }
+
+  // Expand: the first group varies slowest.
+  std::size_t total = 1;
+  for (const auto& g : groups) total *= g.front().values.size();
+  if (total > 1'000'000) in.fail(root, "the grid has " + std::to_string(total) + " points; at most 1,000,000");
+  std::map<std::string, std::string> hash_cache;
+  const auto resolve = [&](const std::string& path) {
+    return fs::path(path).is_absolute() ? path : (spec_dir / path).lexically_normal().string();
+  };
+  std::set<std::string> generates;
+  for (std::size_t n = 0; n < total; ++n) {
+    SweepPoint p;
+    p.index = n;
+    std::vector<std::pair<std::string, std::string>> values;
+    for (const auto& a : fixed) values.emplace_back(a.name, a.values[0]);
+    std::size_t rest = n;
+    std::vector<std::size_t> pick(groups.size());
+    for (std::size_t g = groups.size(); g-- > 0;) {
+      pick[g] = rest % groups[g].front().values.size();
+      rest /= groups[g].front().values.size();
+    }
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      for (const auto& a : groups[g]) {
+        values.emplace_back(a.name, a.values[pick[g]]);
+        p.axes.emplace_back(a.name, a.values[pick[g]]);
+      }
+    }
+    // Arguments, and the identity: file arguments count by their contents.
+    nlohmann::json identity = {{"command", plan.command}, {"fabricsim", fabricsim}, {"args", nlohmann::json::array()}};
+    p.args.push_back(plan.command);
+    const auto add = [&](const std::string& flag, const std::string& value, const std::string& identity_value) {
+      p.args.push_back(flag);
+      p.args.push_back(value);
+      identity["args"].push_back(flag);
+      identity["args"].push_back(identity_value);
+    };
+    for (const auto& [name, value] : values) {
+      if (name.rfind("set.", 0) == 0) {
+        const std::string kv = name.substr(4) + "=" + value;
+        add("--set", kv, kv);
+        continue;
+      }
+      const AxisKind* kind = axis_kind(name);
+      const std::string flag = plan.command == "collbench" ? kind->collbench_flag : kind->run_flag;
+      if (name == "generate") {
+        generates.insert(value);
+        add(flag, generated_prefix(abs_out, value), "generate:" + value);
+        continue;
+      }
+      if (name == "bytes") {  // one size per point
+        add("-b", value, value);
+        add("-e", value, value);
+        continue;
+      }
+      if (!kind->file) {
+        add(flag, value, value);
+        continue;
+      }
+      const std::string path = resolve(value);
+      std::string& hash = hash_cache[path];
+      if (hash.empty()) {
+        if (name == "workload") {
+          const auto files = trace_files(path);
+          if (files.empty()) in.fail(root, "\"" + value + "\": no trace files " + path + ".<rank>.et");
+          std::string all;
+          for (const auto& f : files) all += fs::path(f).filename().string() + ":" + file_hash(f, "trace") + "\n";
+          hash = sha256_hex(all);
+        } else {
+          try {
+            hash = file_hash(path, name + " file");
+          } catch (const InputError& e) {
+            in.fail(root, std::string("\"") + value + "\" (" + name + "): " + e.what());
+          }
+        }
+      }
+      p.inputs[path] = hash;
+      add(flag, path, "sha256:" + hash);
+    }
+    p.id = sha256_hex(identity.dump()).substr(0, 16);
+    plan.points.push_back(std::move(p));
+  }
+  plan.generate.assign(generates.begin(), generates.end());
+  return plan;
+}
+
+namespace {
+
+// --- the output folder -------------------------------------------------------
+
+std::string point_file(const std::string& dir, const std::string& id) { return dir + "/points/" + id + ".json"; }
+
+nlohmann::json manifest_of(const SweepPlan& plan, const nlohmann::json& fabricsim) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : plan.points) {
+    nlohmann::json axes = nlohmann::json::object();
+    for (const auto& [k, v] : p.axes) axes[k] = v;
+    points.push_back({{"index", p.index}, {"id", p.id}, {"axes", axes}, {"args", p.args}, {"inputs", p.inputs}});
+  }
+  return {{"name", plan.name},
+          {"spec_file", plan.spec_file},
+          {"spec_sha256", sha256_hex(plan.spec_text)},
+          {"spec", plan.spec_text},
+          {"fabricsim", fabricsim},
+          {"command", plan.command},
+          {"axes", plan.axis_names},
+          {"metrics", plan.metrics},
+          {"generate", plan.generate},
+          {"points", points}};
+}
+
+nlohmann::json read_json_file(const std::string& path, const std::string& what) {
+  const std::string text = read_input_file(path, what);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": not valid JSON (" + what + "): " + e.what());
+  }
+}
+
+/// A value in `j` at a dotted path (rows.0.time_us); null when absent.
+const nlohmann::json* at_path(const nlohmann::json& j, const std::string& path) {
+  const nlohmann::json* node = &j;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const auto dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (node->is_object()) {
+      const auto it = node->find(key);
+      if (it == node->end()) return nullptr;
+      node = &*it;
+    } else if (node->is_array()) {
+      if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos) return nullptr;
+      const std::size_t i = std::stoul(key);
+      if (i >= node->size()) return nullptr;
+      node = &(*node)[i];
+    } else {
+      return nullptr;
+    }
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return node;
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string metric_text(const nlohmann::json* v) {
+  if (!v || v->is_null()) return "";
+  if (v->is_string()) return v->get<std::string>();
+  return v->dump();
+}
+
+/// A running point: its child process and where its outputs go.
+struct Running {
+  pid_t pid = -1;
+  std::size_t index = 0;
+  std::string result_tmp, stderr_tmp;
+  std::chrono::steady_clock::time_point start;
+};
+
+/// Starts the point's command as a child process of `self`.
+Running start_point(const std::string& self, const std::string& dir, const nlohmann::json& point,
+                    const std::string& command) {
+  Running r;
+  r.index = point["index"].get<std::size_t>();
+  const std::string id = point["id"];
+  const std::string tag = id + "." + std::to_string(::getpid()) + "." + std::to_string(r.index);
+  r.result_tmp = dir + "/points/.running." + tag + ".json";
+  r.stderr_tmp = dir + "/points/.running." + tag + ".err";
+  std::vector<std::string> argv = {self};
+  for (const auto& a : point["args"]) argv.push_back(a.get<std::string>());
+  argv.push_back(command == "collbench" ? "--json" : "--report");
+  argv.push_back(r.result_tmp);
+  argv.push_back(command == "collbench" ? "-q" : "--quiet");
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  r.start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_RDWR);
+    const int err = ::open(r.stderr_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (null >= 0) {
+      ::dup2(null, 0);
+      ::dup2(null, 1);
+    }
+    if (err >= 0) ::dup2(err, 2);
+    ::execv(self.c_str(), cargv.data());
+    _exit(127);
+  }
+  r.pid = pid;
+  return r;
+}
+
+/// The last lines of a process's stderr: why it failed.
+std::string failure_message(const std::string& stderr_text) {
+  std::string s = stderr_text;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  if (s.size() > 2000) s = "..." + s.substr(s.size() - 2000);
+  if (s.rfind("error: ", 0) == 0) s = s.substr(7);  // fabricsim's prefix: the column says as much
+  return s;
+}
+
+/// Writes the point file of a finished child (status `wait_status`).
+void finish_point(const std::string& dir, const nlohmann::json& manifest, const Running& r, int wait_status) {
+  const nlohmann::json& point = manifest["points"][r.index];
+  int exit_code;
+  std::string message;
+  if (WIFEXITED(wait_status)) {
+    exit_code = WEXITSTATUS(wait_status);
+  } else {
+    exit_code = 128 + WTERMSIG(wait_status);
+    message = std::string("killed by signal ") + std::to_string(WTERMSIG(wait_status));
+  }
+  std::string err;
+  std::error_code ec;
+  if (fs::exists(r.stderr_tmp, ec)) {
+    std::ifstream f(r.stderr_tmp);
+    err.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  if (message.empty()) message = failure_message(err);
+  if (exit_code == 127 && message.empty()) message = "could not run " + self_executable();
+  nlohmann::json result;
+  if (exit_code == 0) {
+    try {
+      result = read_json_file(r.result_tmp, "point result");
+    } catch (const std::exception& e) {
+      exit_code = 1;
+      message = e.what();
+    }
+  }
+  std::string command = "fabricsim";
+  for (const auto& a : point["args"]) command += " " + shell_quoted(a.get<std::string>());
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& m : manifest["metrics"]) {
+    const nlohmann::json* v = at_path(result, m.get<std::string>());
+    metrics[m.get<std::string>()] = v ? *v : nlohmann::json();
+  }
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+  nlohmann::ordered_json out = {{"id", point["id"]},
+                                {"index", point["index"]},
+                                {"axes", point["axes"]},
+                                {"status", exit_code == 0 ? "ok" : "failed"},
+                                {"exit_code", exit_code},
+                                {"message", exit_code == 0 ? "" : message},
+                                {"command", command},
+                                {"inputs", point["inputs"]},
+                                {"fabricsim", manifest["fabricsim"]},
+                                {"wall_s", wall},
+                                {"metrics", metrics},
+                                {"result", result}};
+  write_output_file(point_file(dir, point["id"]), out.dump(1) + "\n", "sweep point");
+  fs::remove(r.result_tmp, ec);
+  fs::remove(r.stderr_tmp, ec);
+}
+
+/// Points of the manifest without a point file.
+std::vector<std::size_t> missing_points(const std::string& dir, const nlohmann::json& manifest) {
+  std::vector<std::size_t> out;
+  std::error_code ec;
+  for (const auto& p : manifest["points"]) {
+    if (!fs::exists(point_file(dir, p["id"]), ec)) out.push_back(p["index"].get<std::size_t>());
+  }
+  return out;
+}
+
+/// "0-3,7,9-12": Slurm's array index list.
+std::string index_ranges(const std::vector<std::size_t>& indices, std::size_t offset) {
+  std::string out;
+  for (std::size_t i = 0; i < indices.size();) {
+    std::size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(indices[i] - offset);
+    if (j > i) out += "-" + std::to_string(indices[j] - offset);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string format_seconds(double s) {
+  char buf[32];
+  if (s < 120) {
+    std::snprintf(buf, sizeof buf, "%.0f s", s);
+  } else if (s < 7200) {
+    std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  }
+  return buf;
+}
+
+/// Runs the missing points in a pool of `jobs` processes.
+int run_local(const std::string& dir, const nlohmann::json& manifest, const std::vector<std::size_t>& todo,
+              unsigned jobs, bool progress) {
+  const std::string self = self_executable();
+  const std::string command = manifest["command"];
+  const bool tty = progress && ::isatty(2);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::map<pid_t, Running> running;
+  std::size_t next = 0, done = 0, failed = 0, last_shown = 0;
+  double busy = 0;
+  const auto show = [&](bool final) {
+    if (!progress) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double eta = done ? elapsed / static_cast<double>(done) * static_cast<double>(todo.size() - done) : 0;
+    // Not on a terminal: a line each tenth, so a log shows progress, not a flood.
+    if (!tty && !final && done * 10 / todo.size() == last_shown * 10 / todo.size()) return;
+    last_shown = done;
+    std::fprintf(stderr, "%s[%zu/%zu] %.0f%%  %s elapsed, ETA %s, %zu failed%s", tty ? "\r" : "", done, todo.size(),
+                 100.0 * static_cast<double>(done) / static_cast<double>(todo.size()), format_seconds(elapsed).c_str(),
+                 format_seconds(eta).c_str(), failed, tty && !final ? "   " : "\n");
+    std::fflush(stderr);
+  };
+  while (done < todo.size()) {
+    while (running.size() < jobs && next < todo.size()) {
+      Running r = start_point(self, dir, manifest["points"][todo[next++]], command);
+      running.emplace(r.pid, r);
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    busy += std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.start).count();
+    finish_point(dir, manifest, it->second, status);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+    running.erase(it);
+    ++done;
+    show(done == todo.size());
+  }
+  if (progress) {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rusage self_usage{};
+    ::getrusage(RUSAGE_SELF, &self_usage);
+    const double driver_cpu = static_cast<double>(self_usage.ru_utime.tv_sec + self_usage.ru_stime.tv_sec) +
+                              1e-6 * static_cast<double>(self_usage.ru_utime.tv_usec + self_usage.ru_stime.tv_usec);
+    std::fprintf(stderr,
+                 "ran %zu points (%zu failed) in %.2f s with %u processes: points' own time %.2f s in all, "
+                 "this driver's CPU %.3f s\n",
+                 todo.size(), failed, wall, jobs, busy, driver_cpu);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int collect_sweep(const std::string& dir) {
+  const nlohmann::json manifest = read_json_file(dir + "/manifest.json", "sweep manifest");
+  std::ostringstream csv;
+  csv << "id,status";
+  for (const auto& a : manifest["axes"]) csv << "," << csv_cell(a.get<std::string>());
+  for (const auto& m : manifest["metrics"]) csv << "," << csv_cell(m.get<std::string>());
+  csv << ",exit_code,message\n";
+  std::size_t missing = 0, failed = 0;
+  std::error_code ec;
+  for (const auto& p : manifest["points"]) {
+    const std::string path = point_file(dir, p["id"]);
+    csv << p["id"].get<std::string>();
+    nlohmann::json point;
+    if (!fs::exists(path, ec)) {
+      ++missing;
+      csv << ",missing";
+    } else {
+      point = read_json_file(path, "sweep point");
+      csv << "," << point["status"].get<std::string>();
+      if (point["status"] != "ok") ++failed;
+    }
+    for (const auto& a : manifest["axes"]) csv << "," << csv_cell(p["axes"][a.get<std::string>()].get<std::string>());
+    for (const auto& m : manifest["metrics"]) {
+      const nlohmann::json* v = nullptr;
+      if (!point.is_null()) {
+        const auto it = point["metrics"].find(m.get<std::string>());
+        if (it != point["metrics"].end()) v = &*it;
+      }
+      csv << "," << csv_cell(metric_text(v));
+    }
+    if (point.is_null()) {
+      csv << ",,\n";
+    } else {
+      csv << "," << point["exit_code"].dump() << "," << csv_cell(point["message"].get<std::string>()) << "\n";
+    }
+  }
+  write_output_file(dir + "/results.csv", csv.str(), "sweep results");
+  const std::size_t total = manifest["points"].size();
+  std::cout << dir << "/results.csv: " << total - missing << " of " << total << " points";
+  if (failed) std::cout << " (" << failed << " failed: see their message column)";
+  if (missing) std::cout << "; " << missing << " not run yet";
+  std::cout << "\n";
+  return static_cast<int>(missing);
+}
+
+int run_sweep_point(const std::string& dir, std::size_t index) {
+  const nlohmann::json manifest = read_json_file(dir + "/manifest.json", "sweep manifest");
+  if (index >= manifest["points"].size()) {
+    throw InputError(dir + "/manifest.json: no point " + std::to_string(index) + " (the sweep has " +
+                     std::to_string(manifest["points"].size()) + ", from 0)");
+  }
+  const Running r = start_point(self_executable(), dir, manifest["points"][index], manifest["command"]);
+  int status = 0;
+  while (::waitpid(r.pid, &status, 0) < 0) {
+    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  }
+  finish_point(dir, manifest, r, status);
+  return 0;
+}
+
+int run_sweep(const std::string& spec_file, const SweepOptions& o, const nlohmann::json& fabricsim) {
+  const std::string& dir = o.out_dir;
+  const SweepPlan plan = plan_sweep(spec_file, dir, fabricsim);
+  const nlohmann::json manifest = manifest_of(plan, fabricsim);
+  if (o.dry_run) {
+    std::cout << plan.points.size() << " points of " << plan.spec_file << " (fabricsim " << plan.command << "):\n";
+    for (const auto& p : plan.points) {
+      std::cout << p.index << " " << p.id;
+      for (const auto& [k, v] : p.axes) std::cout << " " << k << "=" << shell_quoted(v);
+      std::cout << "\n";
+    }
+    return 0;
+  }
+  std::error_code ec;
+  fs::create_directories(dir + "/points", ec);
+  if (ec) throw InputError(dir + ": cannot make the sweep's folder: " + ec.message());
+  const std::string manifest_path = dir + "/manifest.json";
+  if (fs::exists(manifest_path, ec)) {
+    const nlohmann::json old = read_json_file(manifest_path, "sweep manifest");
+    if (old.value("spec_sha256", "") != manifest["spec_sha256"] || old["points"].size() != manifest["points"].size()) {
+      throw InputError(dir + " holds another sweep (" + old.value("spec_file", std::string("?")) +
+                       "): give another --out, or remove it");
+    }
+  }
+  write_output_file(manifest_path, manifest.dump(1) + "\n", "sweep manifest");
+  // Generated workloads first, once each.
+  for (const auto& g : plan.generate) {
+    const std::string prefix = generated_prefix(fs::absolute(dir).lexically_normal().string(), g);
+    if (!trace_files(prefix).empty()) continue;
+    fs::create_directories(fs::path(prefix).parent_path(), ec);
+    std::string cmd = shell_quoted(self_executable()) + " gen";
+    for (const auto& w : words(g)) cmd += " " + shell_quoted(w);
+    cmd += " --out " + shell_quoted(prefix) + " > /dev/null";
+    if (std::system(cmd.c_str()) != 0) throw InputError("generate \"" + g + "\": fabricsim gen failed (" + cmd + ")");
+  }
+  const std::vector<std::size_t> todo = missing_points(dir, manifest);
+  const std::size_t total = plan.points.size();
+  if (o.progress) {
+    std::cerr << plan.name << ": " << total << " points, " << total - todo.size() << " already done, " << todo.size()
+              << " to run (" << o.backend << ")\n";
+  }
+  if (o.backend == "print") {
+    const std::string self = shell_quoted(self_executable());
+    const std::string d = shell_quoted(fs::absolute(dir).lexically_normal().string());
+    for (std::size_t i : todo) std::cout << self << " sweep point " << d << " " << i << "\n";
+    return 0;
+  }
+  if (o.backend == "slurm") {
+    if (todo.empty()) return collect_sweep(dir) == 0 ? 0 : 1;
+    const std::string abs_dir = fs::absolute(dir).lexically_normal().string();
+    fs::create_directories(abs_dir + "/slurm", ec);
+    // Slurm caps array indices (MaxArraySize, 1001 by default): one array per
+    // thousand points, each with its offset.
+    int rc = 0;
+    for (std::size_t first = 0; first < todo.size();) {
+      const std::size_t offset = todo[first] / 1000 * 1000;
+      std::size_t last = first;
+      while (last < todo.size() && todo[last] < offset + 1000) ++last;
+      const std::vector<std::size_t> part(todo.begin() + static_cast<std::ptrdiff_t>(first),
+                                          todo.begin() + static_cast<std::ptrdiff_t>(last));
+      const std::string script = abs_dir + "/slurm/array-" + std::to_string(offset) + ".sbatch";
+      std::ostringstream s;
+      s << "#!/bin/sh\n# fabricsim sweep " << shell_quoted(plan.spec_file) << ": points " << offset << " + the array index\n"
+        << "#SBATCH --job-name=" << shell_quoted("fabricsim-" + plan.name) << "\n"
+        << "#SBATCH --array=" << index_ranges(part, offset) << (o.throttle ? "%" + std::to_string(o.throttle) : "")
+        << "\n#SBATCH --output=" << abs_dir << "/slurm/%A_%a.out\n";
+      if (!o.partition.empty()) s << "#SBATCH --partition=" << o.partition << "\n";
+      if (!o.time_limit.empty()) s << "#SBATCH --time=" << o.time_limit << "\n";
+      if (!o.memory.empty()) s << "#SBATCH --mem=" << o.memory << "\n";
+      s << "exec " << shell_quoted(self_executable()) << " sweep point " << shell_quoted(abs_dir)
+        << " $((SLURM_ARRAY_TASK_ID + " << offset << "))\n";
+      write_output_file(script, s.str(), "sbatch script");
+      std::string cmd = "sbatch --parsable";
+      if (o.wait) cmd += " --wait";
+      for (const auto& a : o.sbatch_args) cmd += " " + shell_quoted(a);
+      cmd += " " + shell_quoted(script);
+      if (o.progress) std::cerr << "+ " << cmd << "\n";
+      rc = std::system(cmd.c_str());
+      if (rc != 0) {
+        std::cerr << "error: sbatch failed (" << cmd << "); the script is " << script << "\n";
+        return 1;
+      }
+      first = last;
+    }
+    if (!o.wait) {
+      std::cerr << "submitted; when the jobs are done: fabricsim sweep collect " << shell_quoted(dir) << "\n";
+      return 0;
+    }
+    return collect_sweep(dir) == 0 ? 0 : 1;
+  }
+  unsigned jobs = o.jobs ? o.jobs : std::max(1u, static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN)));
+  if (!todo.empty()) run_local(dir, manifest, todo, jobs, o.progress);
+  return collect_sweep(dir) == 0 ? 0 : 1;
+}
+
+}  // namespace fabricsim
