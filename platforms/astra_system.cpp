@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <sys/stat.h>
 
@@ -46,9 +47,22 @@ nlohmann::json read_json_object(const std::string& path, const std::string& what
 
 }  // namespace
 
-void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes) {
-  const nlohmann::json j = read_json_object(path, "ASTRA-sim system file");
-  auto fail = [&](const std::string& key, const std::string& what) { throw InputError(path + ": \"" + key + "\": " + what); };
+void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes,
+                        const std::vector<YamlOverride>& overrides) {
+  nlohmann::json j = read_json_object(path, "ASTRA-sim system file");
+  std::map<std::string, std::string> set_by;  // key -> the --set flag that gave it
+  for (const YamlOverride& o : overrides) {
+    if (o.path.find('.') != std::string::npos) {
+      throw InputError(o.flag() + ": the system file's keys are at its top level (--set system.KEY=VALUE)");
+    }
+    j[o.path] = yaml_value_as_json(o);
+    set_by[o.path] = o.flag();
+  }
+  auto fail = [&](const std::string& key, const std::string& what) {
+    const auto it = set_by.find(key);
+    if (it != set_by.end()) throw InputError(it->second + ": " + what + " (in " + path + ")");
+    throw InputError(path + ": \"" + key + "\": " + what);
+  };
   // A finite number in [0, max]: JSON has no NaN, but 1e999 parses as infinity.
   auto number = [&](const std::string& key, double max = 1e15) {
     const auto& v = j[key];
@@ -198,6 +212,12 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       }
     } else if (key == "boost-mode" || key == "trace-enabled") {
       // Simulation shortcuts and outputs of ASTRA-sim: no time changes.
+    } else if (set_by.count(key)) {
+      fail(key, "\"" + key + "\" is not an ASTRA-sim system key fabricsim knows (known: scheduling-policy, "
+                "endpoint-delay, active-chunks-per-dimension, preferred-dataset-splits, local-mem-bw, peak-perf, "
+                "roofline-enabled, TYPE-implementation, TYPE-implementation-custom, collective-optimization, "
+                "intra-dimension-scheduling, inter-dimension-scheduling, L, o, g, G, model-shared-bus, replay-only, "
+                "local-reduction-delay, boost-mode, trace-enabled)");
     } else {
       notes.push_back(path + ": \"" + key + "\" is not an ASTRA-sim system key fabricsim knows; ignored, as ASTRA-sim ignores it");
     }

@@ -6,12 +6,17 @@
 #include <vector>
 
 #include "platforms/platform_spec.h"
+#include "platforms/yaml_input.h"
 
 namespace fabricsim {
 
 /// Applies the file to `spec`. Keys fabricsim does not model are listed in
 /// `notes` (once each). Throws InputError naming the file and key.
-void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes);
+/// `overrides` (--set system.KEY=VALUE, given here without "system.") set
+/// top-level keys before the file is read; an error at one names the flag, and
+/// a key fabricsim does not know is refused rather than ignored.
+void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes,
+                        const std::vector<YamlOverride>& overrides = {});
 
 /// ASTRA-sim's remote-memory file (`--remote-memory FILE`): memory-type
 /// NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION

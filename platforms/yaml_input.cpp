@@ -229,13 +229,52 @@ YamlOverride parse_override(const std::string& text) {
   if (eq == std::string::npos || eq == 0) {
     throw InputError("--set " + text + ": expected PATH=VALUE, e.g. --set fabrics.0.link.bandwidth=\"400 GB/s\"");
   }
-  YamlOverride o{text.substr(0, eq), text.substr(eq + 1)};
+  YamlOverride o{text.substr(0, eq), text.substr(eq + 1), ""};
   if (o.path.front() == '.' || o.path.back() == '.' || o.path.find("..") != std::string::npos) {
     throw InputError(o.flag() + ": a path is keys separated by single dots, e.g. fabrics.0.link.bandwidth");
   }
   if (o.value.empty()) throw InputError(o.flag() + ": no value after '='");
   return o;
 }
+
+namespace {
+
+YAML::Node load_override_value(const YamlOverride& o) {
+  YAML::Node value;
+  try {
+    value = YAML::Load(o.value);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(o.flag() + ": the value is not valid YAML: " + e.msg);
+  }
+  if (!value || value.IsNull()) throw InputError(o.flag() + ": no value (null)");
+  return value;
+}
+
+nlohmann::json as_json(const YAML::Node& n) {
+  if (n.IsSequence()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& v : n) a.push_back(as_json(v));
+    return a;
+  }
+  if (n.IsMap()) {
+    nlohmann::json m = nlohmann::json::object();
+    for (const auto& kv : n) m[kv.first.Scalar()] = as_json(kv.second);
+    return m;
+  }
+  const std::string& s = n.Scalar();
+  if (n.Tag() != "!" && !s.empty()) {  // unquoted: a number or a boolean if it reads as one
+    if (s == "true" || s == "false") return s == "true";
+    char* end = nullptr;
+    errno = 0;
+    const double d = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() + s.size() && errno == 0) return d;
+  }
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json yaml_value_as_json(const YamlOverride& o) { return as_json(load_override_value(o)); }
 
 const std::string* OverrideOrigins::flag_of(const YAML::Node& node) const {
   for (const auto& [n, flag] : nodes) {
@@ -284,13 +323,7 @@ OverrideOrigins apply_overrides(YAML::Node& root, const std::vector<YamlOverride
   OverrideOrigins origins;
   for (const YamlOverride& o : overrides) {
     const std::string flag = o.flag();
-    YAML::Node value;
-    try {
-      value = YAML::Load(o.value);
-    } catch (const YAML::ParserException& e) {
-      throw InputError(flag + ": the value is not valid YAML: " + e.msg);
-    }
-    if (!value || value.IsNull()) throw InputError(flag + ": no value (null)");
+    const YAML::Node value = load_override_value(o);
     const std::vector<std::string> keys = split_path(o.path);
     YAML::Node node = root;
     std::string walked;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include "platforms/platform_spec.h"
@@ -37,10 +38,16 @@ constexpr int kMaxNpus = 1 << 17;          // 131,072 NPUs: past what one machin
 struct YamlOverride {
   std::string path;
   std::string value;
-  std::string flag() const { return "--set " + path + "=" + value; }
+  std::string scope;  // "system." for the system file's (the flag's prefix)
+  std::string flag() const { return "--set " + scope + path + "=" + value; }
 };
 /// "PATH=VALUE" as an override; InputError naming the flag when malformed.
 YamlOverride parse_override(const std::string& text);
+
+/// An override's value (YAML) as JSON, for the JSON settings files: numbers,
+/// true/false, text, lists and mappings. InputError naming the flag when it
+/// is not valid YAML.
+nlohmann::json yaml_value_as_json(const YamlOverride& o);
 
 /// The nodes overrides put into a document, each with the flag that put it
 /// there: an error at one of them names the flag instead of a line.

@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev  # the sanitizer build and libFuzzer (scripts/sanitize-and-fuzz.sh)
   python3 python3-matplotlib
   time valgrind  # valgrind: the RTL paths under memcheck (scripts/sanitize-and-fuzz.sh)
+  slurm-wlm munge  # the sweep's Slurm backend, tried on a one-node cluster (scripts/slurm-local.sh)
 )
 
 missing=()

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -622,3 +623,102 @@ TEST(BadAstraSystem, ACustomCollectiveWhoseTraceIsMissingIsNamed) {
 }
 
 }  // namespace
+
+namespace {
+
+/// collbench on a 4-NPU ring with `sets` (each a --set argument, quoted here).
+testutil::CommandResult collbench_with(const std::string& dir, const std::vector<std::string>& sets) {
+  testutil::write_text(dir + "/p.yaml", "npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth: 50 GB/s }\n");
+  std::string args = "collbench --quiet --platform " + dir + "/p.yaml -b 1M -e 1M";
+  for (const auto& s : sets) args += " --set '" + s + "'";
+  return testutil::run_fabricsim(args);
+}
+
+}  // namespace
+
+TEST(BadSets, AnUnknownPathAMalformedValueOrOneOutOfRangeStopsNamingTheFlag) {
+  const std::string dir = testutil::scratch_dir("bad-sets");
+  struct Case {
+    std::string set, what;
+  };
+  const std::vector<Case> cases = {
+      {"fabrics.0.link.bandwith=100 GB/s", "unknown key \"bandwith\" in fabric link (known: bandwidth,"},
+      {"fabric.0.link.bandwidth=100 GB/s", "unknown key \"fabric\" in the platform (known: name, npus,"},
+      {"fabrics.0.link.bandwidth=fast", "\"bandwidth\" is \"fast\": it must be a number and a unit"},
+      {"fabrics.0.link.bandwidth=-5 GB/s", "\"bandwidth\" is -5 GB/s: it must be from 1 kB/s to 1000000 GB/s"},
+      {"npus=4.5", "\"npus\" must be a whole number from 1 to 131072, not \"4.5\""},
+      {"fabrics.2.link.bandwidth=1 GB/s", "\"fabrics\" is a list of 1 entries: \"2\" must be an index from 0 to 0"},
+      {"fabrics.0.topology.x=1", "\"fabrics.0.topology\" is a value (ring), not a mapping or list with \"x\" in it"},
+      {"npus=[1, 2", "the value is not valid YAML"},
+      {"npus", "expected PATH=VALUE"},
+      {"npus=", "no value after '='"},
+      {"fabrics..link=1", "a path is keys separated by single dots"},
+  };
+  for (const auto& c : cases) {
+    const auto r = collbench_with(dir, {c.set});
+    EXPECT_EQ(r.exit_code, 2) << c.set << ": " << r.err;
+    EXPECT_NE(r.err.find("--set " + c.set), std::string::npos) << "the flag is not named: " << r.err;
+    EXPECT_NE(r.err.find(c.what), std::string::npos) << "expected \"" << c.what << "\" in: " << r.err;
+  }
+}
+
+TEST(Sets, ASetValueGivesTheResultOfTheSameValueInTheFile) {
+  // kRing4's links are 50 GB/s; --set 25 GB/s must give what a file with
+  // 25 GB/s gives, and a later --set of the same path wins.
+  const std::string dir = testutil::scratch_dir("sets");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  testutil::write_text(dir + "/q.yaml",
+                       "npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth: 25 GB/s, latency_ns: 500 }\n");
+  const auto run = [&](const std::string& file, const std::string& sets) {
+    const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/" + file +
+                                           " -b 16M -e 16M --algo ring --json " + dir + "/out.json " + sets);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(testutil::read_text(dir + "/out.json"));
+  };
+  const auto set = run("p.yaml", "--set 'fabrics.0.link.bandwidth_GBps=99' --set 'fabrics.0.link.bandwidth_GBps=25'");
+  const auto file = run("q.yaml", "");
+  const auto plain = run("p.yaml", "");
+  EXPECT_EQ(set["rows"][0]["time_us"], file["rows"][0]["time_us"]);
+  EXPECT_NE(set["rows"][0]["time_us"], plain["rows"][0]["time_us"]);
+  EXPECT_NE(set["fabricsim"]["command"].get<std::string>().find("--set fabrics.0.link.bandwidth_GBps=25"),
+            std::string::npos);
+  EXPECT_EQ(set["parameters"]["fabrics"][0]["links"][0]["bandwidth"], "25 GB/s");
+}
+
+TEST(BadSets, SystemFileKeysSetOnTheCommandLineAreCheckedAsTheFilesAndUnknownOnesRefused) {
+  const std::string dir = testutil::scratch_dir("bad-system-sets");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  testutil::write_text(dir + "/sys.json", "{\"scheduling-policy\": \"LIFO\", \"preferred-dataset-splits\": 4}\n");
+  const auto collbench = [&](const std::string& extra) {
+    return testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml -b 1M -e 1M --json " + dir +
+                                   "/out.json " + extra);
+  };
+  struct Case {
+    std::string args, what;
+  };
+  const std::vector<Case> cases = {
+      {"--system " + dir + "/sys.json --set system.preferred-dataset-splits=0.5",
+       "--set system.preferred-dataset-splits=0.5: must be a whole number, not 0.5"},
+      {"--system " + dir + "/sys.json --set system.nonsense=1",
+       "--set system.nonsense=1: \"nonsense\" is not an ASTRA-sim system key fabricsim knows (known: scheduling-policy,"},
+      {"--system " + dir + "/sys.json --set system.a.b=1",
+       "--set system.a.b=1: the system file's keys are at its top level"},
+      {"--set system.preferred-dataset-splits=2", "sets a key of the ASTRA-sim system file, and no --system is given"},
+  };
+  for (const auto& c : cases) {
+    const auto r = collbench(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.what), std::string::npos) << "expected \"" << c.what << "\" in: " << r.err;
+  }
+  // A value set there takes the file's place: a 2 us endpoint delay as the file would give it.
+  testutil::write_text(dir + "/sys2us.json",
+                       "{\"scheduling-policy\": \"LIFO\", \"preferred-dataset-splits\": 4, \"endpoint-delay\": 2000}\n");
+  ASSERT_EQ(collbench("--system " + dir + "/sys2us.json --algo ring").exit_code, 0);
+  const auto file = nlohmann::json::parse(testutil::read_text(dir + "/out.json"));
+  ASSERT_EQ(collbench("--system " + dir + "/sys.json --algo ring --set system.endpoint-delay=2000").exit_code, 0);
+  const auto set = nlohmann::json::parse(testutil::read_text(dir + "/out.json"));
+  ASSERT_EQ(collbench("--system " + dir + "/sys.json --algo ring").exit_code, 0);
+  const auto plain = nlohmann::json::parse(testutil::read_text(dir + "/out.json"));
+  EXPECT_EQ(set["rows"][0]["time_us"], file["rows"][0]["time_us"]);
+  EXPECT_NE(set["rows"][0]["time_us"], plain["rows"][0]["time_us"]);
+}

@@ -53,10 +53,24 @@ nlohmann::ordered_json provenance() {
   return {{"version", FABRICSIM_VERSION}, {"commit", FABRICSIM_COMMIT}, {"command", g_command}};
 }
 
-/// The --set flags as overrides of the platform file.
+/// The --set flags as overrides of the platform file (`system.KEY=VALUE`
+/// ones are the system file's: system_overrides_of).
 std::vector<YamlOverride> overrides_of(const std::vector<std::string>& sets) {
   std::vector<YamlOverride> out;
-  for (const auto& s : sets) out.push_back(parse_override(s));
+  for (const auto& s : sets) {
+    if (s.rfind("system.", 0) != 0) out.push_back(parse_override(s));
+  }
+  return out;
+}
+std::vector<YamlOverride> system_overrides_of(const std::vector<std::string>& sets, const std::string& system) {
+  std::vector<YamlOverride> out;
+  for (const auto& s : sets) {
+    if (s.rfind("system.", 0) != 0) continue;
+    YamlOverride o = parse_override(s.substr(7));
+    o.scope = "system.";
+    if (system.empty()) throw InputError("--set " + s + ": sets a key of the ASTRA-sim system file, and no --system is given");
+    out.push_back(o);
+  }
   return out;
 }
 
@@ -65,7 +79,7 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
   cmd->add_option("--set", sets,
                   "PATH=VALUE: set a platform-file value, checked as the file's would be (repeatable; PATH is keys "
                   "from the top with list entries by index, e.g. fabrics.0.link.bandwidth=\"200 GB/s\"; "
-                  "docs/platforms.md)")
+                  "system.KEY=VALUE sets a key of the --system file; docs/platforms.md)")
       ->take_all()
       ->allow_extra_args(false);
 }
@@ -219,7 +233,8 @@ void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
 int run(const RunArgs& a) {
   PlatformSpec spec = load_platform(a.platform, overrides_of(a.sets));
   std::vector<std::string> notes;
-  if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
+  const auto system_sets = system_overrides_of(a.sets, a.system);
+  if (!a.system.empty()) apply_astra_system(a.system, spec, notes, system_sets);
   if (!a.remote_memory.empty()) apply_astra_remote_memory(a.remote_memory, spec, notes);
   apply_overrides(a, spec);
   apply_rtl_options(a.rtl, spec);
@@ -306,7 +321,8 @@ struct CollbenchArgs {
 int collbench(const CollbenchArgs& a) {
   PlatformSpec spec = load_platform(a.platform, overrides_of(a.sets));
   std::vector<std::string> notes;
-  if (!a.system.empty()) apply_astra_system(a.system, spec, notes);
+  const auto system_sets = system_overrides_of(a.sets, a.system);
+  if (!a.system.empty()) apply_astra_system(a.system, spec, notes, system_sets);
   apply_rtl_options(a.rtl, spec);
   apply_levels(a.levels, spec);
   apply_scheduler(a.scheduler, spec);
