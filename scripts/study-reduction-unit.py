@@ -1,76 +1,94 @@
 #!/usr/bin/python3
 """Where does the switch reduction unit become the bottleneck?
 
-Sweeps the reduction throughput and the number of aggregation slots of every
-NVSwitch's unit on a platform (default platforms/dgx_h100.yaml), runs the
-in-switch all-reduce at one size for each pair, and writes a CSV and a plot
-of bus bandwidth against throughput, one line per slot count, with the ring
-all-reduce on the same platform for reference.
+Runs the sweep docs/examples/sweeps/reduction-unit.yaml (every NVSwitch
+unit's reduction throughput x its aggregation slots, the in-switch all-reduce
+of 256 MiB on platforms/dgx_h100.yaml) with `fabricsim sweep`, one ring
+all-reduce on the same platform for reference, and writes the sweep's
+results.csv with a ring column and a plot: bus bandwidth against throughput,
+one line per slot count.
 
-Usage: scripts/study-reduction-unit.py [--fabricsim build/platforms/fabricsim]
-           [--platform platforms/dgx_h100.yaml] [--size 256M] [--out docs/img/reduction-unit-study]
+  scripts/study-reduction-unit.py [--fabricsim F] [--work DIR] [--out docs/img/reduction-unit-study]
+  scripts/study-reduction-unit.py --check [--points N]   # N rows of the shipped CSV against fresh runs
+
+The sweep's folder (--work, default build/study-reduction-unit) keeps every
+point's JSON with its provenance; a second run only runs missing points.
 """
 import argparse
 import csv
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 
-THROUGHPUTS = [100, 200, 400, 600, 800, 1200, 1600, 3200]  # GB/s of input per unit
-SLOTS = [1, 2, 4, 8, 16, 32, 64, 256]
+SPEC = "docs/examples/sweeps/reduction-unit.yaml"
+PLATFORM = "platforms/dgx_h100.yaml"
+SIZE = "256M"
+SLOTS = "set.fabrics.0.switch.reduction.slots"
+THROUGHPUT = "set.fabrics.0.switch.reduction.throughput"
 
 
-def collbench(fabricsim, platform, size, algo):
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
-        out = tmp.name
-    try:
-        subprocess.run([fabricsim, "collbench", "--quiet", "--platform", platform, "--algo", algo, "-b", size, "-e",
-                        size, "--json", out], check=True)
-        with open(out) as f:
-            row = json.load(f)["rows"][0]
-        return row["busbw_GBps"], row["time_us"]
-    finally:
-        os.remove(out)
+def collbench(fabricsim, algo, sets=()):
+    """busbw and time of one all-reduce of SIZE on PLATFORM."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
+        cmd = [fabricsim, "collbench", "--quiet", "--platform", PLATFORM, "--algo", algo, "-b", SIZE, "-e", SIZE,
+               "--json", tmp.name]
+        for s in sets:
+            cmd += ["--set", s]
+        subprocess.run(cmd, check=True)
+        row = json.load(open(tmp.name))["rows"][0]
+    return row["busbw_GBps"], row["time_us"]
 
 
-def variant(text, throughput, slots):
-    """The platform with every reduction unit's throughput and slots replaced."""
-    # Either form a platform file may use: "throughput: 819.2 GB/s" or "throughput_GBps: 819.2".
-    text, n1 = re.subn(r"(\bthroughput:\s*)[0-9.]+\s*[A-Za-z/]+", rf"\g<1>{throughput} GB/s", text)
-    if n1 == 0:
-        text, n1 = re.subn(r"(throughput_GBps:\s*)[0-9.]+", rf"\g<1>{throughput}", text)
-    text, n2 = re.subn(r"(\bslots:\s*)[0-9]+", rf"\g<1>{slots}", text)
-    if n1 == 0 or n2 == 0:
-        sys.exit("the platform's reduction units must give throughput (or throughput_GBps) and slots")
-    return text
+def gbps(text):
+    return float(text.split()[0])
+
+
+def check(fabricsim, csv_path, points):
+    """Reruns `points` rows spread over the shipped CSV; each must agree to 0.1%."""
+    rows = list(csv.DictReader(open(csv_path)))
+    picks = [rows[round(i * (len(rows) - 1) / max(1, points - 1))] for i in range(points)]
+    worst = 0.0
+    print(f"{'slots':>5} {'throughput':>10} {'shipped':>9} {'fresh':>9} {'error':>8}")
+    for r in picks:
+        busbw, _ = collbench(fabricsim, "in_switch",
+                             [f"fabrics.0.switch.reduction.slots={r[SLOTS]}",
+                              f"fabrics.0.switch.reduction.throughput={r[THROUGHPUT]}"])
+        shipped = float(r["rows.0.busbw_GBps"])
+        err = (busbw - shipped) / shipped
+        worst = max(worst, abs(err))
+        print(f"{r[SLOTS]:>5} {r[THROUGHPUT]:>10} {shipped:9.2f} {busbw:9.2f} {100 * err:+7.3f}%")
+    ring, _ = collbench(fabricsim, "ring")
+    shipped_ring = float(rows[0]["ring_busbw_GBps"])
+    err = (ring - shipped_ring) / shipped_ring
+    worst = max(worst, abs(err))
+    print(f"{'ring':>5} {'':>10} {shipped_ring:9.2f} {ring:9.2f} {100 * err:+7.3f}%")
+    if worst > 0.001:
+        sys.exit(f"{csv_path} no longer matches the model (worst {100 * worst:.3f}%): regenerate it with {sys.argv[0]}")
+    print(f"{csv_path}: {points} points and the ring agree with fresh runs within 0.1%")
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fabricsim", default="build/platforms/fabricsim" if os.path.exists("build/platforms/fabricsim") else "fabricsim")
-    p.add_argument("--platform", default="platforms/dgx_h100.yaml")
-    p.add_argument("--size", default="256M", help="all-reduce size (K, M, G)")
+    default_bin = "build/platforms/fabricsim" if os.path.exists("build/platforms/fabricsim") else "fabricsim"
+    p.add_argument("--fabricsim", default=default_bin)
+    p.add_argument("--work", default="build/study-reduction-unit", help="the sweep's folder")
     p.add_argument("--out", default="docs/img/reduction-unit-study", help="prefix of the .csv and .png")
+    p.add_argument("--check", action="store_true", help="compare rows of the shipped CSV with fresh runs")
+    p.add_argument("--points", type=int, default=4, help="--check: how many rows")
     a = p.parse_args()
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    if a.check:
+        return check(a.fabricsim, a.out + ".csv", a.points)
 
-    with open(a.platform) as f:
-        base = f.read()
-    ring_busbw, _ = collbench(a.fabricsim, a.platform, a.size, "ring")
-    rows = []
-    with tempfile.TemporaryDirectory() as work:
-        for slots in SLOTS:
-            for tput in THROUGHPUTS:
-                path = os.path.join(work, "platform.yaml")
-                with open(path, "w") as f:
-                    f.write(variant(base, tput, slots))
-                busbw, time_us = collbench(a.fabricsim, path, a.size, "in_switch")
-                rows.append({"throughput_GBps": tput, "slots": slots, "size": a.size, "time_us": time_us,
-                             "busbw_GBps": busbw, "ring_busbw_GBps": ring_busbw})
-                print(f"slots {slots:4d}  throughput {tput:5d} GB/s  busbw {busbw:7.1f} GB/s", flush=True)
-
+    subprocess.run([a.fabricsim, "sweep", SPEC, "--out", a.work], check=True)
+    ring_busbw, _ = collbench(a.fabricsim, "ring")
+    rows = list(csv.DictReader(open(os.path.join(a.work, "results.csv"))))
+    if any(r["status"] != "ok" for r in rows):
+        sys.exit(f"some points failed: see {a.work}/results.csv")
+    for r in rows:
+        r["ring_busbw_GBps"] = ring_busbw
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
@@ -81,21 +99,20 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    for slots in SLOTS:
-        pts = [r for r in rows if r["slots"] == slots]
-        ax.plot([r["throughput_GBps"] for r in pts], [r["busbw_GBps"] for r in pts], marker="o",
-                label=f"{slots} slot{'s' if slots > 1 else ''}")
+    fig, ax = plt.subplots(figsize=(8.5, 4.5))
+    throughputs = sorted({gbps(r[THROUGHPUT]) for r in rows})
+    for slots in sorted({int(r[SLOTS]) for r in rows}):
+        pts = sorted((gbps(r[THROUGHPUT]), float(r["rows.0.busbw_GBps"])) for r in rows if int(r[SLOTS]) == slots)
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=f"{slots} slot{'s' if slots > 1 else ''}")
     ax.axhline(ring_busbw, color="grey", linestyle="--", label=f"ring ({ring_busbw:.0f} GB/s)")
     ax.set_xscale("log", base=2)
-    ax.set_xticks(THROUGHPUTS)
-    ax.set_xticklabels([str(t) for t in THROUGHPUTS])
+    ax.set_xticks(throughputs)
+    ax.set_xticklabels([f"{t:g}" for t in throughputs])
     ax.set_xlabel("reduction throughput per switch unit (GB/s of input)")
     ax.set_ylabel("all-reduce busbw (GB/s)")
-    name = os.path.splitext(os.path.basename(a.platform))[0]
-    ax.set_title(f"In-switch all-reduce of {a.size} on {name}: when the unit is the bottleneck")
+    ax.set_title(f"In-switch all-reduce of {SIZE} on dgx_h100: when the unit is the bottleneck")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))  # outside the data
     fig.tight_layout()
     fig.savefig(a.out + ".png", dpi=110)
     print(f"wrote {a.out}.csv and {a.out}.png")
