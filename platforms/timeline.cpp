@@ -1,5 +1,7 @@
 #include "platforms/timeline.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -39,26 +41,12 @@ const char* track_name(TimelineSink::Track t) {
 int collective_tid(int lane) { return 1000 + lane * 100; }
 int chunk_tid(int lane, std::uint32_t chunk) { return collective_tid(lane) + 1 + static_cast<int>(std::min<std::uint32_t>(chunk, 98)); }
 
+/// `s` as the inside of a JSON string: nlohmann's escaping (bytes that are
+/// not UTF-8 become U+FFFD). Events themselves are streamed, not built as one
+/// document, so a timeline of millions of events needs no more memory than one.
 std::string escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
+  const std::string quoted = nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return quoted.substr(1, quoted.size() - 2);
 }
 
 std::string us(Tick t) {  // trace-event times are microseconds

@@ -9,7 +9,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libyaml-cpp-dev
   libgtest-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
+  libcli11-dev nlohmann-json3-dev zlib1g-dev
   verilator
   clang libclang-rt-14-dev  # the sanitizer build and libFuzzer (scripts/sanitize-and-fuzz.sh)
   python3 python3-matplotlib

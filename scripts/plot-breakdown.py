@@ -39,7 +39,7 @@ def main():
     import matplotlib.pyplot as plt
 
     ids = [n["id"] for n in npus]
-    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(ids) + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(ids) + 2) + 2, 4.5))
     bottom = [0.0] * len(ids)
     for key, label, color in PARTS:
         vals = [n[key] / 1e3 for n in npus]  # us
@@ -49,7 +49,7 @@ def main():
     ax.set_ylabel("time (us)")
     ax.set_title(f"Where the time went: {r.get('platform', '')}, {r.get('workload', '').split('/')[-1]}")
     ax.set_xticks(ids if len(ids) <= 32 else ids[:: len(ids) // 16])
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside the bars
     ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(a.out, dpi=110)

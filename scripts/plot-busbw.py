@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Bus bandwidth against size, one line per collbench run, on one chart.
+"""Bus bandwidth and time against size, one line per collbench run: busbw on
+the left, the collective's time on the right, both on log axes (so small
+sizes, where time is latency and busbw near zero, stay readable).
 
 Each input is the JSON that `fabricsim collbench --json FILE` writes; the
 legend names each by its platform and algorithm (or by --labels).
@@ -51,7 +53,7 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig, (ax, lat) = plt.subplots(1, 2, figsize=(12, 4.5))
     sizes = set()
     for i, (path, j) in enumerate(runs):
         algos = sorted({r["algorithm"] for r in j["rows"]})
@@ -59,17 +61,21 @@ def main():
         xs = [r["size_bytes"] for r in j["rows"]]
         sizes.update(xs)
         ax.plot(xs, [r["busbw_GBps"] for r in j["rows"]], marker="o", markersize=3, label=label)
-    ax.set_xscale("log", base=2)
+        lat.plot(xs, [r["time_us"] for r in j["rows"]], marker="o", markersize=3, label=label)
     ticks = sorted(sizes)[:: max(1, len(sizes) // 8)]
-    ax.set_xticks(ticks)
-    ax.set_xticklabels([size_label(t) for t in ticks], rotation=30)
+    for axis in (ax, lat):
+        axis.set_xscale("log", base=2)
+        axis.set_yscale("log")
+        axis.set_xticks(ticks)
+        axis.set_xticklabels([size_label(t) for t in ticks], rotation=30)
+        axis.set_xlabel("size")
+        axis.grid(True, which="both", alpha=0.3)
     ops = sorted({j["op"] for _, j in runs})
     npus = sorted({j["npus"] for _, j in runs})
-    ax.set_title(a.title or f"{', '.join(ops)} on {', '.join(str(n) for n in npus)} NPUs")
-    ax.set_xlabel("size")
+    fig.suptitle(a.title or f"{', '.join(ops)} on {', '.join(str(n) for n in npus)} NPUs")
     ax.set_ylabel("busbw (GB/s, nccl-tests' definition)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    lat.set_ylabel("time (us)")
+    lat.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(a.out, dpi=110)
     print(f"wrote {a.out}")

@@ -208,7 +208,18 @@ TEST(Plots, EachScriptTurnsItsInputIntoAPicture) {
   EXPECT_EQ(plot("plot-link-heatmap.py", dir + "/r.json --out " + dir + "/links.png"), 0);
   EXPECT_EQ(plot("plot-breakdown.py", dir + "/r.json --out " + dir + "/breakdown.png"), 0);
   EXPECT_EQ(plot("plot-busbw.py", dir + "/c.json --out " + dir + "/busbw.png"), 0);
-  for (const char* png : {"links.png", "breakdown.png", "busbw.png"}) {
+  // Switches and fat trees are laid out in layers (they were once refused).
+  testutil::write_text(dir + "/switch.yaml", "npus: 4\nfabrics:\n  - topology: switch\n");
+  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 4 --type all_reduce --bytes 1M --out " + dir + "/s").exit_code, 0);
+  ASSERT_EQ(testutil::run_fabricsim("run --quiet --platform " + dir + "/switch.yaml --workload " + dir + "/s --report " +
+                                    dir + "/s.json").exit_code, 0);
+  EXPECT_EQ(plot("plot-link-heatmap.py", dir + "/s.json --out " + dir + "/switch.png"), 0);
+  // A sweep's results.csv: a metric against an axis, a line per another.
+  testutil::write_text(dir + "/results.csv",
+                       "id,status,set.x,algorithm,time\na,ok,1 GB/s,ring,5\nb,ok,2 GB/s,ring,3\nc,ok,1 GB/s,direct,4\n"
+                       "d,failed,2 GB/s,direct,\n");
+  EXPECT_EQ(plot("plot-sweep.py", dir + "/results.csv --x set.x --y time --lines algorithm --out " + dir + "/sweep.png"), 0);
+  for (const char* png : {"links.png", "breakdown.png", "busbw.png", "switch.png", "sweep.png"}) {
     EXPECT_GT(fs::file_size(dir + "/" + png), 10000u) << png;
   }
   // A report of a fabric it cannot lay out is refused with a reason.
