@@ -377,12 +377,14 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
   os << "simulated time: " << ns(end_time()) << " ns (" << Calendar::instance().events_run() << " events)\n";
   os << "per NPU, in ns: finish = when its last operation ended; compute = time some compute node ran;\n"
         "  exposed communication = time communication was in flight and no compute ran;\n"
-        "  memory = time a remote-memory operation was in flight (docs/timeline.md)\n";
+        "  memory = time a remote-memory operation was in flight; exposed memory = of that, time\n"
+        "  neither compute nor communication ran (docs/timeline.md)\n";
   const auto line = [&](int r) {
     const Npu& npu = platform_->npu(r);
     const ActivityTotals& a = npu.activity();
     os << "npu " << r << ": finish " << ns(npu.finish_time()) << " ns, compute " << ns(a.compute)
-       << " ns, exposed communication " << ns(a.exposed_comm) << " ns, memory " << ns(a.memory) << " ns\n";
+       << " ns, exposed communication " << ns(a.exposed_comm) << " ns, memory " << ns(a.memory)
+       << " ns, exposed memory " << ns(a.exposed_memory) << " ns\n";
   };
   ComputeTiming t;
   for (const auto& w : workloads_) {
@@ -412,6 +414,7 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
     spread("compute", [](const Npu& x) { return ns(x.activity().compute); });
     spread("exposed communication", [](const Npu& x) { return ns(x.activity().exposed_comm); });
     spread("memory", [](const Npu& x) { return ns(x.activity().memory); });
+    spread("exposed memory", [](const Npu& x) { return ns(x.activity().exposed_memory); });
     int last = 0;
     for (int r = 1; r < n; ++r) {
       if (platform_->npu(r).finish_time() > platform_->npu(last).finish_time()) last = r;
@@ -435,6 +438,27 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
          << " GB/s average, peak buffer " << st.peak_buffer_bytes << " bytes\n";
     }
     os << std::setprecision(3);
+  }
+  // The busiest memories (HBM, pools): how much of their bandwidth the run used.
+  std::vector<const Platform::BuiltMemory*> memories;
+  for (const auto& m : platform_->memories()) memories.push_back(&m);
+  const auto moved_by = [](const Platform::BuiltMemory* m) {
+    return m->memory->stats().bytes_read + m->memory->stats().bytes_written;
+  };
+  std::stable_sort(memories.begin(), memories.end(), [&](auto* a, auto* b) { return moved_by(a) > moved_by(b); });
+  if (memories.size() > 8) memories.resize(8);
+  if (!memories.empty() && moved_by(memories.front()) > 0 && span > 0) {
+    os << "busiest memories (share of the bandwidth the run used; busy = time moving data):\n";
+  }
+  for (const auto* mp : memories) {
+    const auto& m = *mp;
+    const Memory::Stats& st = m.memory->stats();
+    if (st.reads + st.writes == 0 || span <= 0) continue;
+    const double moved = static_cast<double>(st.bytes_read + st.bytes_written);
+    os << "  " << m.name << ": " << st.bytes_read << " bytes read, " << st.bytes_written << " written, "
+       << std::setprecision(2) << moved / (span / 1000.0) << " GB/s average, " << std::setprecision(1)
+       << 100.0 * moved / (m.memory->total_bandwidth_GBps() * span / 1000.0) << "% of its bandwidth, busy "
+       << 100.0 * static_cast<double>(st.busy) / span << "% of the time" << std::setprecision(3) << "\n";
   }
   for (const ReductionUnit* u : platform_->units()) {
     const auto& st = u->stats();

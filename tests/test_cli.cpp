@@ -35,6 +35,29 @@ TEST(Cli, RunPrintsAnNpuLineEachAndWritesTheReport) {
   }
 }
 
+TEST(Cli, TheConsoleShowsExposedMemoryTimeAndEachBusyMemorysShareOfItsBandwidth) {
+  // The shipped offload example: optimizer state to a memory pool and back.
+  const std::string dir = testutil::scratch_dir("cli-memory");
+  const std::string src = FABRICSIM_SOURCE_DIR;
+  const auto r = testutil::run_fabricsim("run --platform " + src + "/platforms/pool8.yaml --workload " + src +
+                                         "/traces/samples/offload_8npus/offload --report " + dir + "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  char expected[128];
+  std::snprintf(expected, sizeof expected, "exposed memory %.3f ns", j["npus"][0]["exposed_memory_ns"].get<double>());
+  EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in:\n" << r.out;
+  for (const auto& m : j["memories"]) {
+    if (m["name"] != "pool") continue;
+    std::snprintf(expected, sizeof expected, "  pool: %llu bytes read, %llu written, ",
+                  static_cast<unsigned long long>(m["bytes_read"].get<std::uint64_t>()),
+                  static_cast<unsigned long long>(m["bytes_written"].get<std::uint64_t>()));
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in:\n" << r.out;
+    std::snprintf(expected, sizeof expected, "%.1f%% of its bandwidth", 100 * m["utilization"].get<double>());
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in:\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("busiest memories"), std::string::npos);
+}
+
 TEST(Cli, TheSameRunGivesAByteIdenticalReport) {
   FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("cli-same");

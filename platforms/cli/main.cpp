@@ -6,6 +6,8 @@
 // Exit codes: 0 done; 2 bad input (platform, trace, flags); 3 the simulation
 // could make no progress (the report says what is stuck); 4 a data-mode check
 // failed; 1 an internal error.
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -24,6 +26,7 @@
 #include "platforms/astra_system.h"
 #include "platforms/calibrate.h"
 #include "platforms/collbench.h"
+#include "tlm/calendar.h"
 #include "tlm/errors.h"
 #include "tlm/output_file.h"
 #include "tlm/reduction.h"
@@ -367,12 +370,39 @@ int collbench(const CollbenchArgs& a) {
   const std::string long_run = check_collbench_work(platform, o);
   if (!long_run.empty()) std::cerr << "warning: " << long_run << "\n";
   bool header = false;
+  // On a terminal, a progress line on stderr while a row is measured (long
+  // rows take minutes), cleared before the row is printed.
+  const bool progress = !a.quiet && ::isatty(2) && ::isatty(1);
+  std::size_t rows_done = 0;
+  bool progress_shown = false;
+  if (progress) {
+    const std::size_t total = collbench_sizes(o, collbench_npus(platform, o)).size();
+    const auto started = std::chrono::steady_clock::now();
+    auto last = started;
+    Calendar::instance().set_progress_hook([&, total, started, last]() mutable {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last < std::chrono::milliseconds(500)) return;
+      last = now;
+      std::fprintf(stderr, "\r  measuring row %zu of %zu: %llu events, %.1f s so far\033[K", rows_done + 1, total,
+                   static_cast<unsigned long long>(Calendar::instance().events_run()),
+                   std::chrono::duration<double>(now - started).count());
+      std::fflush(stderr);
+      progress_shown = true;
+    });
+  }
   const auto rows = run_collbench(platform, o, errors, [&](const CollbenchRow& row) {
+    ++rows_done;
+    if (progress_shown) {
+      std::fprintf(stderr, "\r\033[K");
+      std::fflush(stderr);
+      progress_shown = false;
+    }
     if (a.quiet) return;
     if (!header) print_collbench_header(std::cout, platform, o);
     header = true;
     print_collbench_row(std::cout, o, row);
   });
+  if (progress) Calendar::instance().set_progress_hook(nullptr);
   if (!a.json.empty()) {
     auto j = collbench_json(platform, o, rows);
     j["fabricsim"] = provenance();
