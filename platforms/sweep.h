@@ -35,10 +35,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace fabricsim {
+#include "tlm/sha256.h"
 
-/// SHA-256 of `bytes`, as 64 hex digits.
-std::string sha256_hex(const std::string& bytes);
+namespace fabricsim {
 
 /// `word` as a POSIX shell reads it back (quoted when it is not plain).
 std::string shell_quoted(const std::string& word);

@@ -1,5 +1,7 @@
 #include "tlm/input_file.h"
 
+#include "tlm/sha256.h"
+
 #include <cerrno>
 #include <cstring>
 
@@ -50,6 +52,17 @@ void require_regular_file(const std::string& path, const std::string& what) {
   ::close(open_regular(path, what, st));
 }
 
+namespace {
+std::vector<InputRecord> g_inputs;
+
+void record_input(const std::string& path, const std::string& what, const std::string& text) {
+  for (const auto& r : g_inputs) {
+    if (r.path == path) return;
+  }
+  g_inputs.push_back({path, what, sha256_hex(text), text.size()});
+}
+}  // namespace
+
 std::string read_input_file(const std::string& path, const std::string& what) {
   struct stat st {};
   const int fd = open_regular(path, what, st);
@@ -76,7 +89,10 @@ std::string read_input_file(const std::string& path, const std::string& what) {
     }
   }
   ::close(fd);
+  record_input(path, what, text);
   return text;
 }
+
+const std::vector<InputRecord>& inputs_read() { return g_inputs; }
 
 }  // namespace fabricsim

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fabricsim {
 
@@ -23,6 +24,18 @@ void require_regular_file(const std::string& path, const std::string& what);
 int open_input_fd(const std::string& path, const std::string& what);
 
 /// The whole file, checked as above and at most kMaxInputFileBytes long.
+/// Recorded in inputs_read().
 std::string read_input_file(const std::string& path, const std::string& what);
+
+/// Every file read whole so far (platforms, settings, spec files), once
+/// each, in the order first read: for the provenance of outputs. Traces,
+/// streamed, are not among them (their paths are on the command line).
+struct InputRecord {
+  std::string path;
+  std::string what;    // its role: "platform file"
+  std::string sha256;
+  std::uint64_t bytes = 0;
+};
+const std::vector<InputRecord>& inputs_read();
 
 }  // namespace fabricsim

@@ -28,6 +28,7 @@
 #include "platforms/collbench.h"
 #include "tlm/calendar.h"
 #include "tlm/errors.h"
+#include "tlm/input_file.h"
 #include "tlm/output_file.h"
 #include "tlm/reduction.h"
 #include "platforms/loader.h"
@@ -51,9 +52,14 @@ const char* const kForceHelp = "Run work estimated past 2 hours of wall time, or
 /// The command line, for the provenance every JSON output carries.
 std::string g_command;
 
-/// What made an output: fabricsim's version and commit, and the command.
+/// What made an output: fabricsim's version and commit, the command, and
+/// every input file read whole with its SHA-256.
 nlohmann::ordered_json provenance() {
-  return {{"version", FABRICSIM_VERSION}, {"commit", FABRICSIM_COMMIT}, {"command", g_command}};
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  for (const InputRecord& r : inputs_read()) {
+    inputs.push_back({{"path", r.path}, {"role", r.what}, {"sha256", r.sha256}, {"bytes", r.bytes}});
+  }
+  return {{"version", FABRICSIM_VERSION}, {"commit", FABRICSIM_COMMIT}, {"command", g_command}, {"inputs", inputs}};
 }
 
 /// The --set flags as overrides of the platform file (`system.KEY=VALUE`
