@@ -336,6 +336,13 @@ ordered_json unit_entries(const Platform& platform, double span) {
   return units;
 }
 
+/// The share of a memory's bandwidth a run of `span` ps used.
+double memory_utilization(const Memory& m, double span) {
+  const double capacity = m.total_bandwidth_GBps() * span / 1000.0;  // bytes movable over the run
+  const Memory::Stats& s = m.stats();
+  return capacity > 0 ? static_cast<double>(s.bytes_read + s.bytes_written) / capacity : 0.0;
+}
+
 /// Per memory on a fabric: bytes moved and the share of its bandwidth used.
 ordered_json memory_entries(const Platform& platform, double span) {
   ordered_json memories = ordered_json::array();
@@ -346,8 +353,7 @@ ordered_json memory_entries(const Platform& platform, double span) {
     me["bytes_read"] = s.bytes_read;
     me["bytes_written"] = s.bytes_written;
     me["busy_ns"] = ns(s.busy);
-    const double capacity = m.memory->total_bandwidth_GBps() * span / 1000.0;  // bytes movable over the run
-    me["utilization"] = capacity > 0 ? static_cast<double>(s.bytes_read + s.bytes_written) / capacity : 0.0;
+    me["utilization"] = memory_utilization(*m.memory, span);
     memories.push_back(std::move(me));
   }
   return memories;
@@ -457,7 +463,7 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
     const double moved = static_cast<double>(st.bytes_read + st.bytes_written);
     os << "  " << m.name << ": " << st.bytes_read << " bytes read, " << st.bytes_written << " written, "
        << std::setprecision(2) << moved / (span / 1000.0) << " GB/s average, " << std::setprecision(1)
-       << 100.0 * moved / (m.memory->total_bandwidth_GBps() * span / 1000.0) << "% of its bandwidth, busy "
+       << 100.0 * memory_utilization(*m.memory, span) << "% of its bandwidth, busy "
        << 100.0 * static_cast<double>(st.busy) / span << "% of the time" << std::setprecision(3) << "\n";
   }
   for (const ReductionUnit* u : platform_->units()) {

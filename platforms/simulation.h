@@ -17,7 +17,15 @@
 namespace fabricsim {
 
 /// Exit codes of the fabricsim command.
-enum ExitCode { kExitOk = 0, kExitInternal = 1, kExitBadInput = 2, kExitStuck = 3, kExitDataMismatch = 4 };
+enum ExitCode {
+  kExitOk = 0,
+  kExitInternal = 1,
+  kExitBadInput = 2,
+  kExitStuck = 3,
+  kExitDataMismatch = 4,
+  kExitSweepIncomplete = 5,  // fabricsim sweep: some points failed or have not run (results.csv says which)
+  kExitInterrupted = 130,    // stopped by SIGINT or SIGTERM
+};
 
 struct WorkloadSettings {
   std::string prefix;       // PREFIX.<rank>.et

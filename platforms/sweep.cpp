@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -26,7 +28,11 @@
 #include "tlm/errors.h"
 #include "tlm/input_file.h"
 #include "tlm/output_file.h"
+#include "tlm/json_input.h"
 #include "tlm/sha256.h"
+#include "traces/reader/et_reader.h"
+#include "platforms/loader.h"
+#include "platforms/simulation.h"
 
 namespace fabricsim {
 
@@ -96,6 +102,7 @@ std::string axis_names_list() {
 struct Axis {
   std::string name;
   std::vector<std::string> values;
+  YAML::Node where;  // its key in the spec, for errors
 };
 using AxisGroup = std::vector<Axis>;
 
@@ -130,10 +137,10 @@ std::vector<Axis> read_axes(const YamlInput& in, const YAML::Node& map, const st
         } catch (const InputError& e) {
           in.fail(s.first, std::string("\"") + path + "\": not a value path (" + e.what() + ")");
         }
-        axes.push_back({"set." + path, values_of(s.second, path)});
+        axes.push_back({"set." + path, values_of(s.second, path), s.first});
       }
     } else if (axis_kind(key)) {
-      axes.push_back({key, values_of(kv.second, key)});
+      axes.push_back({key, values_of(kv.second, key), kv.first});
     } else {
       in.fail(kv.first, "unknown axis \"" + key + "\" in " + what + " (known: " + axis_names_list() + ")");
     }
@@ -141,26 +148,37 @@ std::vector<Axis> read_axes(const YamlInput& in, const YAML::Node& map, const st
   return axes;
 }
 
-/// The files a trace prefix names: PREFIX.<rank>.et and .et.gz.
+/// The files a trace prefix names, as the trace reader finds them: ranks
+/// 0, 1, ... while PREFIX.<rank>.et (or .et.gz) exists.
 std::vector<std::string> trace_files(const std::string& prefix) {
-  const fs::path p(prefix);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  const std::string stem = p.filename().string() + ".";
   std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(stem, 0) == 0 && (name.size() > 3 && (name.substr(name.size() - 3) == ".et" ||
-                                                         name.substr(name.size() - 6) == ".et.gz"))) {
-      files.push_back(e.path().string());
-    }
+  for (int rank = 0;; ++rank) {
+    const std::string f = traces::rank_file(prefix, rank);
+    std::error_code ec;
+    if (!fs::is_regular_file(f, ec)) break;
+    files.push_back(f);
   }
-  std::sort(files.begin(), files.end());
   return files;
 }
 
+/// SHA-256 of a file of any size, read in pieces (traces can be gigabytes).
 std::string file_hash(const std::string& path, const std::string& what) {
-  return sha256_hex(read_input_file(path, what));
+  const int fd = open_input_fd(path, what);
+  Sha256 h;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw InputError(path + ": cannot read the " + what + " (" + std::strerror(err) + ")");
+    }
+    if (n == 0) break;
+    h.update(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return h.hex();
 }
 
 /// Splits a `generate:` value ("collective --npus 8 --bytes 1M") into words.
@@ -223,12 +241,15 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
       in.fail(where, "\"" + a.name + "\" does not apply to " + plan.command);
     }
   };
-  for (const auto& a : fixed) check_axis(a, root["args"]);
+  for (const auto& a : fixed) check_axis(a, a.where);
   for (const auto& g : groups) {
     for (const auto& a : g) {
-      check_axis(a, root["grid"] ? root["grid"] : root["zip"]);
+      check_axis(a, a.where);
       plan.axis_names.push_back(a.name);
     }
+  }
+  if (seen.count("workload") && seen.count("generate")) {
+    in.fail(root, "a sweep gives either a workload or generate, not both (both become --workload)");
   }
   if (!seen.count("platform")) in.fail(root, "the sweep spec names no platform (in \"args\" or an axis)");
   if (plan.command == "run" && !seen.count("workload") && !seen.count("generate")) {
@@ -237,7 +258,12 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
 
   if (root["metrics"]) {
     if (!root["metrics"].IsSequence()) in.fail(root["metrics"], "\"metrics\" must be a list of paths into the result");
-    for (const auto& m : root["metrics"]) plan.metrics.push_back(scalar_text(in, m, "a metric"));
+    for (const auto& m : root["metrics"]) {
+      const std::string path = scalar_text(in, m, "a metric");
+      const bool ok = !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
+      if (!ok) in.fail(m, "\"" + path + "\": a metric is a path into the command's JSON, dot-separated (rows.0.time_us)");
+      plan.metrics.push_back(path);
+    }
   } else if (plan.command == "collbench") {
     plan.metrics = {"rows.0.algorithm", "rows.0.time_us", "rows.0.algbw_GBps", "rows.0.busbw_GBps"};
   } else {
@@ -246,8 +272,10 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
 
   // Expand: the first group varies slowest.
   std::size_t total = 1;
-  for (const auto& g : groups) total *= g.front().values.size();
-  if (total > 1'000'000) in.fail(root, "the grid has " + std::to_string(total) + " points; at most 1,000,000");
+  for (const auto& g : groups) {
+    total *= g.front().values.size();  // each list has at most a million entries: no wrap before the check
+    if (total > 1'000'000) in.fail(g.front().where, "the grid has more than 1,000,000 points");
+  }
   std::map<std::string, std::string> hash_cache;
   const auto resolve = [&](const std::string& path) {
     return fs::path(path).is_absolute() ? path : (spec_dir / path).lexically_normal().string();
@@ -256,8 +284,12 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
   for (std::size_t n = 0; n < total; ++n) {
     SweepPoint p;
     p.index = n;
-    std::vector<std::pair<std::string, std::string>> values;
-    for (const auto& a : fixed) values.emplace_back(a.name, a.values[0]);
+    struct Value {
+      std::string name, value;
+      YAML::Node where;
+    };
+    std::vector<Value> values;
+    for (const auto& a : fixed) values.push_back({a.name, a.values[0], a.where});
     std::size_t rest = n;
     std::vector<std::size_t> pick(groups.size());
     for (std::size_t g = groups.size(); g-- > 0;) {
@@ -266,7 +298,7 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
     }
     for (std::size_t g = 0; g < groups.size(); ++g) {
       for (const auto& a : groups[g]) {
-        values.emplace_back(a.name, a.values[pick[g]]);
+        values.push_back({a.name, a.values[pick[g]], a.where});
         p.axes.emplace_back(a.name, a.values[pick[g]]);
       }
     }
@@ -279,7 +311,7 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
       identity["args"].push_back(flag);
       identity["args"].push_back(identity_value);
     };
-    for (const auto& [name, value] : values) {
+    for (const auto& [name, value, where] : values) {
       if (name.rfind("set.", 0) == 0) {
         const std::string kv = name.substr(4) + "=" + value;
         add("--set", kv, kv);
@@ -304,18 +336,28 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
       const std::string path = resolve(value);
       std::string& hash = hash_cache[path];
       if (hash.empty()) {
-        if (name == "workload") {
-          const auto files = trace_files(path);
-          if (files.empty()) in.fail(root, "\"" + value + "\": no trace files " + path + ".<rank>.et");
-          std::string all;
-          for (const auto& f : files) all += fs::path(f).filename().string() + ":" + file_hash(f, "trace") + "\n";
-          hash = sha256_hex(all);
-        } else {
-          try {
+        try {
+          if (name == "workload") {
+            const auto files = trace_files(path);
+            if (files.empty()) in.fail(where, "\"" + value + "\": no trace files " + path + ".<rank>.et");
+            std::string all;
+            for (const auto& f : files) all += fs::path(f).filename().string() + ":" + file_hash(f, "trace") + "\n";
+            hash = sha256_hex(all);
+          } else if (name == "platform") {
+            // The platform and every file it names (compute classes): read
+            // by the loader, hashed together, so a changed one is a new point.
+            const std::size_t before = inputs_read().size();
+            load_platform(path);
+            std::string all = path + ":" + file_hash(path, "platform file") + "\n";
+            for (std::size_t i = before; i < inputs_read().size(); ++i) {
+              if (inputs_read()[i].path != path) all += inputs_read()[i].path + ":" + inputs_read()[i].sha256 + "\n";
+            }
+            hash = sha256_hex(all);
+          } else {
             hash = file_hash(path, name + " file");
-          } catch (const InputError& e) {
-            in.fail(root, std::string("\"") + value + "\" (" + name + "): " + e.what());
           }
+        } catch (const InputError& e) {
+          in.fail(where, std::string("\"") + value + "\" (" + name + "): " + e.what());
         }
       }
       p.inputs[path] = hash;
@@ -353,14 +395,6 @@ nlohmann::json manifest_of(const SweepPlan& plan, const nlohmann::json& fabricsi
           {"points", points}};
 }
 
-nlohmann::json read_json_file(const std::string& path, const std::string& what) {
-  const std::string text = read_input_file(path, what);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not valid JSON (" + what + "): " + e.what());
-  }
-}
 
 /// A value in `j` at a dotted path (rows.0.time_us); null when absent.
 const nlohmann::json* at_path(const nlohmann::json& j, const std::string& path) {
@@ -401,15 +435,25 @@ std::string metric_text(const nlohmann::json* v) {
 }
 
 /// Where running points write their result and error output before the
-/// point file is made: tmpfs (/dev/shm) when there is one, since creating and
-/// deleting two files per point on a disk file system was most of the
-/// driver's cost; otherwise the sweep's points/ folder. Removed when done.
+/// point file is made: tmpfs (/dev/shm) when it has room (1 GiB free), since
+/// creating and deleting two files per point on a disk file system was most
+/// of the driver's cost; otherwise the sweep's points/ folder. Named by the
+/// driver's pid; removed when done, and a dead driver's is removed by the
+/// next one (a driver killed with SIGKILL cannot clean up).
 class Scratch {
  public:
   explicit Scratch(const std::string& dir) {
     for (const std::string& base : {std::string("/dev/shm"), dir + "/points"}) {
-      std::string t = base + "/.fabricsim-sweep.XXXXXX";
-      if (::access(base.c_str(), W_OK) == 0 && ::mkdtemp(t.data())) {
+      struct statvfs fsinfo {};
+      if (base == "/dev/shm" &&
+          (::statvfs(base.c_str(), &fsinfo) != 0 || fsinfo.f_bavail * fsinfo.f_frsize < (std::uint64_t{1} << 30))) {
+        continue;
+      }
+      remove_stale(base);
+      const std::string t = base + "/.fabricsim-sweep." + std::to_string(::getpid());
+      std::error_code ec;
+      fs::remove_all(t, ec);
+      if (::access(base.c_str(), W_OK) == 0 && fs::create_directory(t, ec)) {
         path_ = t;
         return;
       }
@@ -425,6 +469,17 @@ class Scratch {
   const std::string& path() const { return path_; }
 
  private:
+  static void remove_stale(const std::string& base) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(base, ec)) {
+      const std::string name = e.path().filename().string();
+      const std::string prefix = ".fabricsim-sweep.";
+      if (name.rfind(prefix, 0) != 0) continue;
+      const std::string pid = name.substr(prefix.size());
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+      if (::kill(static_cast<pid_t>(std::stoi(pid)), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+    }
+  }
   std::string path_;
 };
 
@@ -479,7 +534,8 @@ std::string failure_message(const std::string& stderr_text) {
 }
 
 /// Writes the point file of a finished child (status `wait_status`).
-void finish_point(const std::string& dir, const nlohmann::json& manifest, const Running& r, int wait_status) {
+void finish_point(const std::string& dir, const nlohmann::json& manifest, const Running& r, int wait_status,
+                  const nlohmann::json& fabricsim) {
   const nlohmann::json& point = manifest["points"][r.index];
   int exit_code;
   std::string message;
@@ -523,7 +579,7 @@ void finish_point(const std::string& dir, const nlohmann::json& manifest, const 
                                 {"message", exit_code == 0 ? "" : message},
                                 {"command", command},
                                 {"inputs", point["inputs"]},
-                                {"fabricsim", manifest["fabricsim"]},
+                                {"fabricsim", fabricsim},
                                 {"wall_s", wall},
                                 {"metrics", metrics},
                                 {"result", result}};
@@ -532,12 +588,16 @@ void finish_point(const std::string& dir, const nlohmann::json& manifest, const 
   fs::remove(r.stderr_tmp, ec);
 }
 
-/// Points of the manifest without a point file.
-std::vector<std::size_t> missing_points(const std::string& dir, const nlohmann::json& manifest) {
+/// Points of the manifest without a point file (and, `retry_failed`, those
+/// whose file records a failure).
+std::vector<std::size_t> missing_points(const std::string& dir, const nlohmann::json& manifest, bool retry_failed) {
   std::vector<std::size_t> out;
   std::error_code ec;
   for (const auto& p : manifest["points"]) {
-    if (!fs::exists(point_file(dir, p["id"]), ec)) out.push_back(p["index"].get<std::size_t>());
+    const std::string file = point_file(dir, p["id"]);
+    bool run = !fs::exists(file, ec);
+    if (!run && retry_failed) run = read_json_file(file, "sweep point").value("status", "") != "ok";
+    if (run) out.push_back(p["index"].get<std::size_t>());
   }
   return out;
 }
@@ -567,6 +627,31 @@ std::string format_seconds(double s) {
   return buf;
 }
 
+volatile std::sig_atomic_t g_stop = 0;
+
+/// While alive, SIGINT and SIGTERM set g_stop (and interrupt waitpid)
+/// instead of killing the driver.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { g_stop = 1; };
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: waitpid returns EINTR
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopOnSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
 /// Runs the missing points in a pool of `jobs` processes.
 int run_local(const std::string& dir, const nlohmann::json& manifest, const std::vector<std::size_t>& todo,
               unsigned jobs, bool progress) {
@@ -591,17 +676,33 @@ int run_local(const std::string& dir, const nlohmann::json& manifest, const std:
     std::fflush(stderr);
   };
   const auto fill = [&] {
-    while (running.size() < jobs && next < todo.size()) {
+    while (running.size() < jobs && next < todo.size() && !g_stop) {
       Running r = start_point(self, scratch, manifest["points"][todo[next++]], command);
       running.emplace(r.pid, r);
     }
   };
-  while (done < todo.size()) {
+  // SIGINT or SIGTERM, or an error here: the running points are stopped and
+  // reaped, never left behind; the finished ones keep their files.
+  const StopOnSignals signals;
+  const auto stop_children = [&] {
+    for (const auto& [pid, r] : running) ::kill(pid, SIGTERM);
+    for (const auto& [pid, r] : running) {
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    running.clear();
+  };
+  try {
+  while (done < todo.size() && !(g_stop && running.empty())) {
     fill();
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR) {
+        if (g_stop) stop_children();
+        continue;
+      }
       throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
     }
     const auto it = running.find(pid);
@@ -610,10 +711,19 @@ int run_local(const std::string& dir, const nlohmann::json& manifest, const std:
     running.erase(it);
     busy += std::chrono::duration<double>(std::chrono::steady_clock::now() - finished.start).count();
     fill();  // the next point starts before this one's file is written
-    finish_point(dir, manifest, finished, status);
+    finish_point(dir, manifest, finished, status, manifest["fabricsim"]);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
     ++done;
     show(done == todo.size());
+  }
+  } catch (...) {
+    stop_children();
+    throw;
+  }
+  if (g_stop) {
+    std::fprintf(stderr, "stopped by a signal after %zu of %zu points; run the same command again to run the rest\n",
+                 done, todo.size());
+    return 130;
   }
   if (progress) {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -625,7 +735,19 @@ int run_local(const std::string& dir, const nlohmann::json& manifest, const std:
                  "this driver's CPU %.3f s user + %.3f s system\n",
                  todo.size(), failed, wall, jobs, busy, seconds(self_usage.ru_utime), seconds(self_usage.ru_stime));
   }
-  return 0;
+  return kExitOk;
+}
+
+/// Runs a shell command and returns what it printed, trimmed ("" if it failed).
+std::string run_for_output(const std::string& cmd) {
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return "";
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+  if (::pclose(pipe) != 0) return "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
 }
 
 }  // namespace
@@ -638,6 +760,7 @@ int collect_sweep(const std::string& dir) {
   for (const auto& m : manifest["metrics"]) csv << "," << csv_cell(m.get<std::string>());
   csv << ",exit_code,message\n";
   std::size_t missing = 0, failed = 0;
+  std::map<std::string, std::size_t> absent;
   std::error_code ec;
   for (const auto& p : manifest["points"]) {
     const std::string path = point_file(dir, p["id"]);
@@ -657,6 +780,7 @@ int collect_sweep(const std::string& dir) {
       if (!point.is_null()) {
         const auto it = point["metrics"].find(m.get<std::string>());
         if (it != point["metrics"].end()) v = &*it;
+        if (point["status"] == "ok" && (!v || v->is_null())) ++absent[m.get<std::string>()];
       }
       csv << "," << csv_cell(metric_text(v));
     }
@@ -672,11 +796,23 @@ int collect_sweep(const std::string& dir) {
   if (failed) std::cout << " (" << failed << " failed: see their message column)";
   if (missing) std::cout << "; " << missing << " not run yet";
   std::cout << "\n";
-  return static_cast<int>(missing);
+  // Metrics an ok point's result lacks: a misspelt path, not a missing value.
+  for (const auto& m : manifest["metrics"]) {
+    const std::size_t n = absent[m.get<std::string>()];
+    if (n) {
+      std::cerr << "warning: metric \"" << m.get<std::string>() << "\" is absent from " << n
+                << " ok point(s): is its path right? (docs/sweep.md, metrics)\n";
+    }
+  }
+  return missing + failed == 0 ? kExitOk : kExitSweepIncomplete;
 }
 
-int run_sweep_point(const std::string& dir, std::size_t index) {
+int run_sweep_point(const std::string& dir, std::size_t index, const nlohmann::json& fabricsim) {
   const nlohmann::json manifest = read_json_file(dir + "/manifest.json", "sweep manifest");
+  if (manifest["fabricsim"] != fabricsim) {
+    std::cerr << "warning: " << dir << " was planned by fabricsim " << manifest["fabricsim"].dump() << "; this is "
+              << fabricsim.dump() << ", and its version is recorded in the point\n";
+  }
   if (index >= manifest["points"].size()) {
     throw InputError(dir + "/manifest.json: no point " + std::to_string(index) + " (the sweep has " +
                      std::to_string(manifest["points"].size()) + ", from 0)");
@@ -687,8 +823,8 @@ int run_sweep_point(const std::string& dir, std::size_t index) {
   while (::waitpid(r.pid, &status, 0) < 0) {
     if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
   }
-  finish_point(dir, manifest, r, status);
-  return 0;
+  finish_point(dir, manifest, r, status, fabricsim);
+  return kExitOk;
 }
 
 int run_sweep(const std::string& spec_file, const SweepOptions& o, const nlohmann::json& fabricsim) {
@@ -726,7 +862,7 @@ int run_sweep(const std::string& spec_file, const SweepOptions& o, const nlohman
     cmd += " --out " + shell_quoted(prefix) + " > /dev/null";
     if (std::system(cmd.c_str()) != 0) throw InputError("generate \"" + g + "\": fabricsim gen failed (" + cmd + ")");
   }
-  const std::vector<std::size_t> todo = missing_points(dir, manifest);
+  const std::vector<std::size_t> todo = missing_points(dir, manifest, o.retry_failed);
   const std::size_t total = plan.points.size();
   if (o.progress) {
     std::cerr << plan.name << ": " << total << " points, " << total - todo.size() << " already done, " << todo.size()
@@ -736,15 +872,15 @@ int run_sweep(const std::string& spec_file, const SweepOptions& o, const nlohman
     const std::string self = shell_quoted(self_executable());
     const std::string d = shell_quoted(fs::absolute(dir).lexically_normal().string());
     for (std::size_t i : todo) std::cout << self << " sweep point " << d << " " << i << "\n";
-    return 0;
+    return todo.empty() ? kExitOk : kExitSweepIncomplete;
   }
   if (o.backend == "slurm") {
-    if (todo.empty()) return collect_sweep(dir) == 0 ? 0 : 1;
+    if (todo.empty()) return collect_sweep(dir);
     const std::string abs_dir = fs::absolute(dir).lexically_normal().string();
     fs::create_directories(abs_dir + "/slurm", ec);
     // Slurm caps array indices (MaxArraySize, 1001 by default): one array per
     // thousand points, each with its offset.
-    int rc = 0;
+    std::vector<std::string> jobs;
     for (std::size_t first = 0; first < todo.size();) {
       const std::size_t offset = todo[first] / 1000 * 1000;
       std::size_t last = first;
@@ -764,26 +900,33 @@ int run_sweep(const std::string& spec_file, const SweepOptions& o, const nlohman
         << " $((SLURM_ARRAY_TASK_ID + " << offset << "))\n";
       write_output_file(script, s.str(), "sbatch script");
       std::string cmd = "sbatch --parsable";
-      if (o.wait) cmd += " --wait";
       for (const auto& a : o.sbatch_args) cmd += " " + shell_quoted(a);
       cmd += " " + shell_quoted(script);
       if (o.progress) std::cerr << "+ " << cmd << "\n";
-      rc = std::system(cmd.c_str());
-      if (rc != 0) {
-        std::cerr << "error: sbatch failed (" << cmd << "); the script is " << script << "\n";
-        return 1;
-      }
+      const std::string job = run_for_output(cmd);
+      if (job.empty()) throw InputError("sbatch failed (" + cmd + "); the script is " + script);
+      jobs.push_back(job.substr(0, job.find(';')));  // "jobid[;cluster]"
       first = last;
     }
     if (!o.wait) {
-      std::cerr << "submitted; when the jobs are done: fabricsim sweep collect " << shell_quoted(dir) << "\n";
-      return 0;
+      std::cerr << "submitted job(s)";
+      for (const auto& j : jobs) std::cerr << " " << j;
+      std::cerr << "; when they are done: fabricsim sweep collect " << shell_quoted(dir) << "\n";
+      return kExitSweepIncomplete;
     }
-    return collect_sweep(dir) == 0 ? 0 : 1;
+    // Every array at once; then one empty job that starts when all of them
+    // have ended however they ended (afterany), waited for.
+    std::string cmd = "sbatch --parsable --wait --job-name=fabricsim-wait --output=/dev/null --dependency=afterany";
+    for (const auto& j : jobs) cmd += ":" + j;
+    if (!o.partition.empty()) cmd += " --partition=" + shell_quoted(o.partition);
+    cmd += " --wrap true";
+    if (o.progress) std::cerr << "+ " << cmd << "\n";
+    if (run_for_output(cmd).empty()) throw InputError("sbatch failed to wait for the arrays (" + cmd + ")");
+    return collect_sweep(dir);
   }
   unsigned jobs = o.jobs ? o.jobs : std::max(1u, static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN)));
-  if (!todo.empty()) run_local(dir, manifest, todo, jobs, o.progress);
-  return collect_sweep(dir) == 0 ? 0 : 1;
+  if (!todo.empty() && run_local(dir, manifest, todo, jobs, o.progress) == kExitInterrupted) return kExitInterrupted;
+  return collect_sweep(dir);
 }
 
 }  // namespace fabricsim

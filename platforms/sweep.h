@@ -79,20 +79,25 @@ struct SweepOptions {
   std::string partition, time_limit, memory;
   unsigned throttle = 0;          // %N: array tasks at once; 0: no limit
   bool wait = false;
+  bool retry_failed = false;      // run failed points again, not only missing ones
   std::vector<std::string> sbatch_args;
   bool progress = true;
 };
 
 /// Runs `fabricsim sweep`: writes the manifest (refusing a DIR that holds
-/// another sweep), then runs the points not yet done. Returns the exit code.
+/// another sweep), then runs the points not yet done. Returns the exit code:
+/// kExitOk when every point is ok, kExitSweepIncomplete when some failed or
+/// have not run (slurm without --wait, print), kExitInterrupted on a signal.
 int run_sweep(const std::string& spec_file, const SweepOptions& options, const nlohmann::json& fabricsim);
 
 /// `fabricsim sweep point DIR INDEX`: runs one point of the manifest in DIR
 /// and writes its point file (a failed run is recorded, not an error).
-int run_sweep_point(const std::string& out_dir, std::size_t index);
+/// `fabricsim` is this binary's version and commit, recorded in the point
+/// (with a warning when the manifest was made by another).
+int run_sweep_point(const std::string& out_dir, std::size_t index, const nlohmann::json& fabricsim);
 
 /// `fabricsim sweep collect DIR`: gathers the point files into
-/// DIR/results.csv; returns how many points are still missing (printed).
+/// DIR/results.csv; kExitOk when every point is ok, else kExitSweepIncomplete.
 int collect_sweep(const std::string& out_dir);
 
 }  // namespace fabricsim

@@ -277,8 +277,9 @@ nlohmann::json as_json(const YAML::Node& n) {
 nlohmann::json yaml_value_as_json(const YamlOverride& o) { return as_json(load_override_value(o)); }
 
 const std::string* OverrideOrigins::flag_of(const YAML::Node& node) const {
-  for (const auto& [n, flag] : nodes) {
-    if (n.is(node)) return &flag;
+  // Newest first: a later --set of the same path rebinds the node an earlier one recorded.
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    if (it->first.is(node)) return &it->second;
   }
   return nullptr;
 }

@@ -48,7 +48,10 @@ SPEC
 "$bin" sweep "$tmp/slow.yaml" --out "$tmp/whole" -j1 -q > /dev/null
 "$bin" sweep "$tmp/slow.yaml" --out "$tmp/killed" -j1 -q > /dev/null 2>&1 &
 driver=$!
-until [ "$(find "$tmp/killed/points" -name '*.json' ! -name '.*' 2> /dev/null | wc -l)" -ge 2 ]; do sleep 0.02; done
+until [ "$(find "$tmp/killed/points" -name '*.json' ! -name '.*' 2> /dev/null | wc -l)" -ge 2 ]; do
+  kill -0 "$driver" 2> /dev/null || fail "the sweep ended before two points were done"
+  sleep 0.02
+done
 kill -9 "$driver"
 wait "$driver" 2> /dev/null || true
 done_before=$(find "$tmp/killed/points" -name '*.json' ! -name '.*' | wc -l)
@@ -67,12 +70,14 @@ args: { op: all_reduce, bytes: 1M, platform: $platforms/ring8.yaml }
 grid:
   set: { fabrics.0.link.bandwidth: [100 GB/s, -1 GB/s, 200 GB/s] }
 SPEC
-"$bin" sweep "$tmp/failing.yaml" --out "$tmp/failing" -q > /dev/null || true
+status=0
+"$bin" sweep "$tmp/failing.yaml" --out "$tmp/failing" -q > /dev/null || status=$?
+[ "$status" = 5 ] || fail "a sweep with a failed point must exit 5, not $status"
 csv="$tmp/failing/results.csv"
 [ "$(grep -c ',ok,' "$csv")" = 2 ] || fail "the good points did not all run"
 grep -q ',failed,-1 GB/s,,,,,2,"--set fabrics.0.link.bandwidth=-1 GB/s: ' "$csv" ||
   { cat "$csv"; fail "the failed point is not recorded with its exit code and message"; }
 cp "$csv" "$tmp/first.csv"
-"$bin" sweep collect "$tmp/failing" > /dev/null || true
+"$bin" sweep collect "$tmp/failing" > /dev/null || [ $? = 5 ] || fail "collect of a sweep with a failed point must exit 5"
 diff "$tmp/first.csv" "$csv" || fail "collecting again changed results.csv"
 echo "sweep check: ok"

@@ -12,10 +12,16 @@ import csv
 import sys
 
 
+SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
 def number(text):
+    """ "200 GB/s" -> 200, "64K" -> 65536 (sizes as fabricsim reads them), else None."""
+    word = text.split()[0] if text.split() else ""
+    scale = SUFFIX.get(word[-1:].upper(), 1) if word[-1:].isalpha() else 1
     try:
-        return float(text.split()[0])
-    except (ValueError, IndexError):
+        return float(word[:-1] if scale != 1 else word) * scale
+    except ValueError:
         return None
 
 
@@ -50,6 +56,9 @@ def main():
     groups = {}
     for r in ok:
         groups.setdefault(r[a.lines] if a.lines else "", []).append(r)
+    bad = sorted({r[a.x] for r in ok if number(r[a.x]) is None})
+    if bad:
+        sys.exit(f"{a.csv}: \"{a.x}\" has values that are not numbers: {', '.join(bad)}")
     for value, pts in groups.items():
         xy = sorted((number(r[a.x]), float(r[a.y]) * a.scale) for r in pts)
         ax.plot([x for x, _ in xy], [y for _, y in xy], marker="o", label=labels.get(value, value))

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cctype>
 #include <functional>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -721,4 +723,68 @@ TEST(BadSets, SystemFileKeysSetOnTheCommandLineAreCheckedAsTheFilesAndUnknownOne
   const auto plain = nlohmann::json::parse(testutil::read_text(dir + "/out.json"));
   EXPECT_EQ(set["rows"][0]["time_us"], file["rows"][0]["time_us"]);
   EXPECT_NE(set["rows"][0]["time_us"], plain["rows"][0]["time_us"]);
+}
+
+TEST(BadSweeps, EveryWrongSpecIsRefusedNamingTheFileLineAndWhatIsAccepted) {
+  const std::string dir = testutil::scratch_dir("bad-sweeps");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  struct Case {
+    std::string spec, where, what;
+  };
+  const std::string p = "args: { platform: p.yaml }\n";
+  const std::vector<Case> cases = {
+      {p + "nope: 1\n", ":2:", "unknown key \"nope\" in the sweep spec"},
+      {p + "grid: { color: [red] }\n", ":2:", "unknown axis \"color\" in \"grid\" (known: set.PATH, platform,"},
+      {p + "grid: { workload: [x] }\n", ":2:", "\"workload\" does not apply to collbench"},
+      {p + "zip:\n  - { chunks: [1, 2], algorithm: [ring] }\n", ":3:",
+       "must have equal lengths: \"chunks\" has 2, \"algorithm\" has 1"},
+      {p + "grid: { platform: [p.yaml] }\n", ":2:", "\"platform\" is given twice"},
+      {"grid: { chunks: [1] }\n", ":1:", "names no platform"},
+      {"args: { platform: missing.yaml }\n", ":1:", "\"missing.yaml\" (platform): "},
+      {p + "metrics: [rows..time_us]\n", ":2:", "a metric is a path into the command's JSON"},
+      {"command: run\nargs: { platform: p.yaml, workload: w, generate: x }\n", ":1:",
+       "either a workload or generate, not both"},
+      {"command: sim\n", ":1:", "\"command\" is \"sim\": it must be collbench or run"},
+      {p + "grid: { chunks: 4 }\n", ":2:", "\"chunks\" in \"grid\" must be a non-empty list"},
+      {p + "grid: { set: { \"fabrics..link\": [1] } }\n", ":2:", "not a value path"},
+  };
+  for (const auto& c : cases) {
+    testutil::write_text(dir + "/s.yaml", c.spec);
+    const auto r = testutil::run_fabricsim("sweep " + dir + "/s.yaml --out " + dir + "/out --dry-run");
+    EXPECT_EQ(r.exit_code, 2) << c.spec << r.err;
+    EXPECT_NE(r.err.find(dir + "/s.yaml" + c.where), std::string::npos) << c.spec << " -> " << r.err;
+    EXPECT_NE(r.err.find(c.what), std::string::npos) << c.spec << " -> expected \"" << c.what << "\" in " << r.err;
+  }
+  // A folder that holds another sweep is refused; so is --out missing.
+  testutil::write_text(dir + "/a.yaml", p + "grid: { bytes: [1K] }\n");
+  testutil::write_text(dir + "/b.yaml", p + "grid: { bytes: [2K] }\n");
+  ASSERT_EQ(testutil::run_fabricsim("sweep " + dir + "/a.yaml --out " + dir + "/ab -q").exit_code, 0);
+  const auto other = testutil::run_fabricsim("sweep " + dir + "/b.yaml --out " + dir + "/ab -q");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find(dir + "/ab holds another sweep"), std::string::npos) << other.err;
+  EXPECT_EQ(testutil::run_fabricsim("sweep " + dir + "/a.yaml").exit_code, 2);
+}
+
+TEST(Sweeps, TheFirstGridAxisVariesSlowestAndZippedListsGoTogether) {
+  const std::string dir = testutil::scratch_dir("sweep-order");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  testutil::write_text(dir + "/s.yaml",
+                       "args: { platform: p.yaml }\ngrid: { chunks: [1, 2] }\nzip:\n"
+                       "  - { bytes: [1K, 2K], set: { fabrics.0.link.latency_ns: [100, 200] } }\n");
+  const auto r = testutil::run_fabricsim("sweep " + dir + "/s.yaml --dry-run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> points;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || !std::isdigit(static_cast<unsigned char>(line[0])) || line.find(" points of ") != std::string::npos) continue;
+    points.push_back(line.substr(line.find(' ', line.find(' ') + 1) + 1));  // after index and id
+  }
+  EXPECT_EQ(points, (std::vector<std::string>{
+                        "chunks=1 bytes=1K set.fabrics.0.link.latency_ns=100",
+                        "chunks=1 bytes=2K set.fabrics.0.link.latency_ns=200",
+                        "chunks=2 bytes=1K set.fabrics.0.link.latency_ns=100",
+                        "chunks=2 bytes=2K set.fabrics.0.link.latency_ns=200",
+                    }));
+  // The ids are a hash of the resolved inputs: the same spec gives the same ids.
+  EXPECT_EQ(testutil::run_fabricsim("sweep " + dir + "/s.yaml --dry-run").out, r.out);
 }

@@ -46,8 +46,10 @@ TEST(Cli, TheConsoleShowsExposedMemoryTimeAndEachBusyMemorysShareOfItsBandwidth)
   char expected[128];
   std::snprintf(expected, sizeof expected, "exposed memory %.3f ns", j["npus"][0]["exposed_memory_ns"].get<double>());
   EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in:\n" << r.out;
+  bool pool_seen = false;
   for (const auto& m : j["memories"]) {
     if (m["name"] != "pool") continue;
+    pool_seen = true;
     std::snprintf(expected, sizeof expected, "  pool: %llu bytes read, %llu written, ",
                   static_cast<unsigned long long>(m["bytes_read"].get<std::uint64_t>()),
                   static_cast<unsigned long long>(m["bytes_written"].get<std::uint64_t>()));
@@ -55,6 +57,7 @@ TEST(Cli, TheConsoleShowsExposedMemoryTimeAndEachBusyMemorysShareOfItsBandwidth)
     std::snprintf(expected, sizeof expected, "%.1f%% of its bandwidth", 100 * m["utilization"].get<double>());
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in:\n" << r.out;
   }
+  EXPECT_TRUE(pool_seen) << "the report names no memory \"pool\"";
   EXPECT_NE(r.out.find("busiest memories"), std::string::npos);
 }
 

@@ -231,7 +231,13 @@ struct PlainTarget : sc_core::sc_module {
     socket.register_nb_transport_fw(this, &PlainTarget::fw);
     socket.register_b_transport(this, &PlainTarget::b_transport);
   }
-  tlm::tlm_sync_enum fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) { return tlm::TLM_ACCEPTED; }
+  bool end_req_now = false;  // answer BEGIN_REQ with END_REQ annotated at now, whatever the request's delay
+  tlm::tlm_sync_enum fw(tlm::tlm_generic_payload&, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+    if (!end_req_now || phase != tlm::BEGIN_REQ) return tlm::TLM_ACCEPTED;
+    phase = tlm::END_REQ;
+    delay = sc_core::SC_ZERO_TIME;
+    return tlm::TLM_UPDATED;
+  }
   void b_transport(tlm::tlm_generic_payload&, sc_core::sc_time&) {}
   tlm::tlm_sync_enum back(tlm::tlm_generic_payload& gp, tlm::tlm_phase phase) {
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
@@ -311,6 +317,32 @@ TEST(BaseProtocolChecker, EveryRuleFiresOnAWrongSequenceAndNamesItself) {
   }
   EXPECT_EQ(checker.violations(), rules.size());
   EXPECT_EQ(checker.outstanding(), 0u);
+}
+
+TEST(BaseProtocolChecker, APhaseAnnotatedBeforeTheTransactionsPreviousOneFires) {
+  // BEGIN_REQ annotated 10 ns ahead, answered END_REQ at now: time went back
+  // (the bug the NIC bridge once had).
+  PlainInitiator initiator("initiator");
+  BaseProtocolChecker checker("checker");
+  PlainTarget target("target");
+  initiator.socket.bind(checker.in);
+  checker.out.bind(target.socket);
+  target.end_req_now = true;
+  std::vector<unsigned char> data(64);
+  std::string error;
+  initiator.program = [&](PlainInitiator& i) {
+    tlm::tlm_generic_payload gp;
+    request(gp, tlm::TLM_WRITE_COMMAND, data);
+    error = base_error_of([&] {
+      tlm::tlm_phase phase = tlm::BEGIN_REQ;
+      sc_core::sc_time delay(10, sc_core::SC_NS);
+      i.socket->nb_transport_fw(gp, phase, delay);
+    });
+  };
+  sc_core::sc_start();
+  EXPECT_NE(error.find("forward path's return: END_REQ annotated at 0 s, before the transaction's previous phase at 10 ns"),
+            std::string::npos)
+      << error;
 }
 
 TEST(BaseProtocolChecker, OnAMemoryBothTransportsPassUnchanged) {

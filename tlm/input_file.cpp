@@ -2,6 +2,8 @@
 
 #include "tlm/sha256.h"
 
+#include <unordered_set>
+
 #include <cerrno>
 #include <cstring>
 
@@ -54,11 +56,10 @@ void require_regular_file(const std::string& path, const std::string& what) {
 
 namespace {
 std::vector<InputRecord> g_inputs;
+std::unordered_set<std::string> g_input_paths;  // g_inputs' paths: a sweep reads thousands of files
 
 void record_input(const std::string& path, const std::string& what, const std::string& text) {
-  for (const auto& r : g_inputs) {
-    if (r.path == path) return;
-  }
+  if (!g_input_paths.insert(path).second) return;
   g_inputs.push_back({path, what, sha256_hex(text), text.size()});
 }
 }  // namespace

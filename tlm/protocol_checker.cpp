@@ -34,6 +34,9 @@ tlm::tlm_sync_enum ProtocolChecker<Protocol>::fw(int, Payload& p, Phase& phase, 
   const char* kind = kind_name(kFrames);
   if (!Protocol::is_ours(p)) {
     violation(std::string("a payload that is not a ") + kind + " on a " + kind + " socket", &p, &phase);
+    // Logged rather than thrown: never hand it on, where it would be cast.
+    p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return tlm::TLM_COMPLETED;
   }
   if (phase != tlm::BEGIN_REQ) violation("the forward path carries BEGIN_REQ only", &p, &phase);
   const Tick begin = absolute(delay);
@@ -125,11 +128,19 @@ void BaseProtocolChecker::violation(const std::string& rule, const tlm::tlm_gene
   SC_REPORT_ERROR(kReportType, s.str().c_str());
 }
 
-void BaseProtocolChecker::advance(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase, const char* where) {
+void BaseProtocolChecker::advance(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase,
+                                  const sc_core::sc_time& delay, const char* where) {
   const auto it = state_.find(&gp);
-  const auto expect = [&](bool ok, const char* what) {
+  const auto expect = [&](bool ok, const std::string& what) {
     if (!ok) violation(std::string(where) + ": " + what, gp);
   };
+  const Tick at = absolute(delay);
+  if (it != state_.end() && phase != tlm::BEGIN_REQ) {
+    expect(at >= it->second.at, phase.get_name() + std::string(" annotated at ") + to_sc_time(at).to_string() +
+                                    ", before the transaction's previous phase at " +
+                                    to_sc_time(it->second.at).to_string());
+    it->second.at = at;
+  }
   if (phase == tlm::BEGIN_REQ) {
     expect(it == state_.end(), "BEGIN_REQ for a transaction already in progress");
     expect(!blocking_.count(&gp), "BEGIN_REQ for a transaction that is in b_transport");
@@ -137,23 +148,23 @@ void BaseProtocolChecker::advance(tlm::tlm_generic_payload& gp, const tlm::tlm_p
                                    "(request exclusion)");
     expect(gp.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE,
            "BEGIN_REQ with a response status other than TLM_INCOMPLETE_RESPONSE");
-    state_[&gp] = State::kRequest;
+    state_[&gp] = {State::kRequest, at};
     requesting_ = &gp;
     ++transactions_;
   } else if (phase == tlm::END_REQ) {
-    expect(it != state_.end() && it->second == State::kRequest, "END_REQ for a transaction not awaiting it");
-    if (it != state_.end()) it->second = State::kAwaitingResponse;
+    expect(it != state_.end() && it->second.state == State::kRequest, "END_REQ for a transaction not awaiting it");
+    if (it != state_.end()) it->second.state = State::kAwaitingResponse;
     if (requesting_ == &gp) requesting_ = nullptr;
   } else if (phase == tlm::BEGIN_RESP) {
-    expect(it != state_.end() && it->second != State::kResponse, "BEGIN_RESP for a transaction with no request");
+    expect(it != state_.end() && it->second.state != State::kResponse, "BEGIN_RESP for a transaction with no request");
     expect(responding_ == nullptr, "BEGIN_RESP while another response awaits END_RESP (response exclusion)");
     expect(gp.get_response_status() != tlm::TLM_INCOMPLETE_RESPONSE,
            "BEGIN_RESP with the response status still TLM_INCOMPLETE_RESPONSE");
-    state_[&gp] = State::kResponse;
+    state_[&gp] = {State::kResponse, at};
     if (requesting_ == &gp) requesting_ = nullptr;  // BEGIN_RESP ends the request phase too
     responding_ = &gp;
   } else if (phase == tlm::END_RESP) {
-    expect(it != state_.end() && it->second == State::kResponse, "END_RESP for a transaction with no response");
+    expect(it != state_.end() && it->second.state == State::kResponse, "END_RESP for a transaction with no response");
     complete(gp, nullptr);
   } else {
     violation(std::string(where) + ": a phase the base protocol does not have", gp);
@@ -174,7 +185,7 @@ tlm::tlm_sync_enum BaseProtocolChecker::nb_transport_fw(tlm::tlm_generic_payload
   if (phase != tlm::BEGIN_REQ && phase != tlm::END_RESP) {
     violation("the forward path carries BEGIN_REQ and END_RESP only", gp);
   } else {
-    advance(gp, phase, "forward path");
+    advance(gp, phase, delay, "forward path");
   }
   const tlm::tlm_phase sent = phase;
   const tlm::tlm_sync_enum r = out->nb_transport_fw(gp, phase, delay);
@@ -184,7 +195,7 @@ tlm::tlm_sync_enum BaseProtocolChecker::nb_transport_fw(tlm::tlm_generic_payload
     if (sent == tlm::END_RESP || (phase != tlm::END_REQ && phase != tlm::BEGIN_RESP)) {
       violation("the forward path's return: TLM_UPDATED to a phase that cannot follow", gp);
     } else {
-      advance(gp, phase, "forward path's return");
+      advance(gp, phase, delay, "forward path's return");
     }
   }
   return r;
@@ -195,7 +206,7 @@ tlm::tlm_sync_enum BaseProtocolChecker::nb_transport_bw(tlm::tlm_generic_payload
   if (phase != tlm::END_REQ && phase != tlm::BEGIN_RESP) {
     violation("the backward path carries END_REQ and BEGIN_RESP only", gp);
   } else {
-    advance(gp, phase, "backward path");
+    advance(gp, phase, delay, "backward path");
   }
   const tlm::tlm_phase sent = phase;
   const tlm::tlm_sync_enum r = in->nb_transport_bw(gp, phase, delay);
@@ -205,7 +216,7 @@ tlm::tlm_sync_enum BaseProtocolChecker::nb_transport_bw(tlm::tlm_generic_payload
     if (sent != tlm::BEGIN_RESP || phase != tlm::END_RESP) {
       violation("the backward path's return: TLM_UPDATED to a phase that cannot follow", gp);
     } else {
-      advance(gp, phase, "backward path's return");
+      advance(gp, phase, delay, "backward path's return");
     }
   }
   return r;

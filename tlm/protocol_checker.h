@@ -73,7 +73,8 @@ class ProtocolChecker : public sc_core::sc_module {
 /// END_RESP, the backward path END_REQ and BEGIN_RESP, each in its order for
 /// a transaction; no BEGIN_REQ while another request has had neither END_REQ
 /// nor BEGIN_RESP (request exclusion), no BEGIN_RESP while another response
-/// awaits END_RESP (response exclusion); a request starts with its status
+/// awaits END_RESP (response exclusion); no phase annotated with a time
+/// before the transaction's previous phase; a request starts with its status
 /// TLM_INCOMPLETE_RESPONSE and is not answered with it (b_transport's return,
 /// BEGIN_RESP, TLM_COMPLETED); a transaction is not in b_transport and
 /// nb_transport at once. DMI and debug calls pass through.
@@ -93,6 +94,10 @@ class BaseProtocolChecker : public sc_core::sc_module,
 
  private:
   enum class State { kRequest, kAwaitingResponse, kResponse };
+  struct Progress {
+    State state;
+    Tick at;  // the annotated time of its latest phase
+  };
 
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay) override;
@@ -105,12 +110,13 @@ class BaseProtocolChecker : public sc_core::sc_module,
 
   /// The transaction has moved to `phase` (called or returned): checks the
   /// order and the exclusion rules and records it.
-  void advance(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase, const char* where);
+  void advance(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase, const sc_core::sc_time& delay,
+               const char* where);
   void complete(tlm::tlm_generic_payload& gp, const char* where);
   void violation(const std::string& rule, const tlm::tlm_generic_payload& gp);
   void end_of_simulation() override;
 
-  std::unordered_map<const tlm::tlm_generic_payload*, State> state_;
+  std::unordered_map<const tlm::tlm_generic_payload*, Progress> state_;
   const tlm::tlm_generic_payload* requesting_ = nullptr;  // a request without END_REQ yet
   const tlm::tlm_generic_payload* responding_ = nullptr;  // a response without END_RESP yet
   std::unordered_set<const tlm::tlm_generic_payload*> blocking_;  // in b_transport

@@ -5,7 +5,7 @@
 namespace fabricsim {
 
 namespace {
-enum CalendarKind : std::uint32_t { kRespond };
+enum CalendarKind : std::uint32_t { kRespond, kNextResponse };
 }
 
 /// One write on its way out. Blocking: b_transport waits on `left`.
@@ -54,7 +54,8 @@ bool BaseProtocolBridge::post(tlm::tlm_generic_payload& gp, const sc_core::sc_ti
     refusal = tlm::TLM_BURST_ERROR_RESPONSE;
   } else if (length == 0 || gp.get_data_ptr() == nullptr) {
     refusal = tlm::TLM_GENERIC_ERROR_RESPONSE;
-  } else if (static_cast<Address>(gp.get_address() >> 32) == address_) {
+  } else if (const Address dst = static_cast<Address>(gp.get_address() >> 32);
+             dst == address_ || (destinations_ && !destinations_(dst))) {
     refusal = tlm::TLM_ADDRESS_ERROR_RESPONSE;
   }
   if (refusal != tlm::TLM_OK_RESPONSE) {
@@ -95,7 +96,11 @@ tlm::tlm_sync_enum BaseProtocolBridge::nb_transport_fw(tlm::tlm_generic_payload&
     }
     responding_ = nullptr;
     if (gp.has_mm()) gp.release();
-    next_response();
+    if (delay > sc_core::SC_ZERO_TIME) {
+      Calendar::instance().schedule(absolute(delay), this, kNextResponse);  // the END_RESP's own time
+    } else {
+      next_response();
+    }
     return tlm::TLM_COMPLETED;
   }
   if (phase != tlm::BEGIN_REQ) {
@@ -108,13 +113,12 @@ tlm::tlm_sync_enum BaseProtocolBridge::nb_transport_fw(tlm::tlm_generic_payload&
     return tlm::TLM_COMPLETED;  // early completion, with the error status
   }
   if (gp.has_mm()) gp.acquire();
-  phase = tlm::END_REQ;
-  delay = sc_core::SC_ZERO_TIME;
+  phase = tlm::END_REQ;  // at the request's own time: `delay` stays as it came
   return tlm::TLM_UPDATED;
 }
 
-void BaseProtocolBridge::on_calendar(std::uint32_t, void* arg) {
-  responses_.push_back(static_cast<tlm::tlm_generic_payload*>(arg));
+void BaseProtocolBridge::on_calendar(std::uint32_t kind, void* arg) {
+  if (kind == kRespond) responses_.push_back(static_cast<tlm::tlm_generic_payload*>(arg));
   next_response();
 }
 
@@ -125,12 +129,13 @@ void BaseProtocolBridge::next_response() {
     responses_.pop_front();
     tlm::tlm_phase phase = tlm::BEGIN_RESP;
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    responding_ = gp;  // before the call: the initiator may send END_RESP from inside it
     const tlm::tlm_sync_enum r = from_initiator->nb_transport_bw(*gp, phase, delay);
-    if (r == tlm::TLM_ACCEPTED || (r == tlm::TLM_UPDATED && phase != tlm::END_RESP)) {
-      responding_ = gp;  // END_RESP comes on the forward path
-    } else if (gp->has_mm()) {
-      gp->release();
-    }
+    if (responding_ != gp) continue;  // END_RESP came during the call, and was handled
+    if (r == tlm::TLM_COMPLETED || (r == tlm::TLM_UPDATED && phase == tlm::END_RESP)) {
+      responding_ = nullptr;
+      if (gp->has_mm()) gp->release();
+    }  // otherwise END_RESP comes on the forward path
   }
 }
 
@@ -157,6 +162,11 @@ void BaseProtocolBridge::deliver_loop() {
     arrived_.pop_front();
     const Tick now = sc_core::sc_time_stamp().value();
     if (at > now) sc_core::wait(to_sc_time(at - now));
+    if (m->bytes > 0xffffffffull) {
+      SC_REPORT_ERROR(name(), ("a message of " + std::to_string(m->bytes) +
+                               " bytes arrived: a generic payload carries at most 4 GiB - 1")
+                                  .c_str());
+    }
     unsigned char* data;
     if (m->data.size() == m->bytes) {
       data = m->data.data();

@@ -10,14 +10,15 @@
 // message is posted at now + the annotated delay.
 //   b_transport returns when the message's last byte has left the NIC (its
 //   send buffer is free again), with the delay zeroed.
-//   nb_transport: BEGIN_REQ is answered at once with TLM_UPDATED and END_REQ
-//   (the NIC queues every message it is given); BEGIN_RESP comes on the
+//   nb_transport: BEGIN_REQ is answered at once with TLM_UPDATED and END_REQ,
+//   at the request's own annotated time (the NIC queues every message); BEGIN_RESP comes on the
 //   backward path when the message has left the NIC, one response at a time
 //   (a new BEGIN_RESP waits for the END_RESP of the one before).
 // Refused, with the response status and nothing sent: a command other than
 // WRITE (TLM_COMMAND_ERROR_RESPONSE), byte enables (BYTE_ENABLE_ERROR), a
 // streaming width below the length (BURST_ERROR), no bytes
-// (GENERIC_ERROR), a destination that is this NIC itself (ADDRESS_ERROR).
+// (GENERIC_ERROR), a destination that is this NIC itself or not among
+// set_destinations() (ADDRESS_ERROR).
 //
 // Receiving: each message the NIC delivers is written to `to_target` by
 // b_transport: TLM_WRITE_COMMAND at (source Address << 32 | the sender's low
@@ -34,6 +35,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <utility>
 
 #include <systemc>
@@ -70,6 +72,11 @@ class BaseProtocolBridge : public sc_core::sc_module, private Calendar::Client {
 
   const Stats& stats() const { return stats_; }
   Address address() const { return address_; }
+  /// Which destination Addresses a write may name: a write to any other is
+  /// answered TLM_ADDRESS_ERROR_RESPONSE. Unset, every Address but this NIC's
+  /// own is sent (a write to one no endpoint has then stops the simulation
+  /// with the fabric's "no route" error, kept by Calendar::take_error()).
+  void set_destinations(std::function<bool(Address)> accepts) { destinations_ = std::move(accepts); }
 
  private:
   class Send;  // one write on its way out: told when its message has left the NIC
@@ -86,6 +93,7 @@ class BaseProtocolBridge : public sc_core::sc_module, private Calendar::Client {
   void deliver_loop();
 
   Address address_;
+  std::function<bool(Address)> destinations_;
   Stats stats_;
   ForwardPath<MessageProtocol> nic_in_{to_nic};
   // nb_transport: writes whose messages have left, waiting for BEGIN_RESP;

@@ -381,6 +381,9 @@ int collbench(const CollbenchArgs& a) {
   const bool progress = !a.quiet && ::isatty(2) && ::isatty(1);
   std::size_t rows_done = 0;
   bool progress_shown = false;
+  struct RemoveHook {  // the hook refers to locals: gone when they are, on every path
+    ~RemoveHook() { Calendar::instance().set_progress_hook(nullptr); }
+  } remove_hook;
   if (progress) {
     const std::size_t total = collbench_sizes(o, collbench_npus(platform, o)).size();
     const auto started = std::chrono::steady_clock::now();
@@ -408,7 +411,6 @@ int collbench(const CollbenchArgs& a) {
     header = true;
     print_collbench_row(std::cout, o, row);
   });
-  if (progress) Calendar::instance().set_progress_hook(nullptr);
   if (!a.json.empty()) {
     auto j = collbench_json(platform, o, rows);
     j["fabricsim"] = provenance();
@@ -670,8 +672,12 @@ struct ParamsArgs {
 /// default, range, description); with --platform, the values a platform
 /// file resolves to.
 int params(const ParamsArgs& a) {
+  if (!a.sets.empty() && a.platform.empty()) {
+    throw InputError("--set " + a.sets.front() + ": --set changes a platform file's values; give it with --platform");
+  }
   if (!a.platform.empty()) {
     if (!a.type.empty()) throw InputError("params: give a TYPE or --platform, not both");
+    system_overrides_of(a.sets, "");  // params reads no system file: a system.KEY is refused, not ignored
     std::cout << json_text(resolved_parameters(load_platform(a.platform, overrides_of(a.sets))));
     return kExitOk;
   }
@@ -832,6 +838,7 @@ struct SweepCommands {
     sweep->add_option("-j,--jobs", a.options.jobs, "local: points at once (default: one per CPU)")
         ->check(CLI::Range(1u, 1024u));
     sweep->add_flag("--dry-run", a.options.dry_run, "List the points and run nothing");
+    sweep->add_flag("--retry-failed", a.options.retry_failed, "Run the failed points again, not only missing ones");
     sweep->add_option("--partition", a.options.partition, "slurm: the partition");
     sweep->add_option("--time", a.options.time_limit, "slurm: each point's time limit (sbatch --time)");
     sweep->add_option("--mem", a.options.memory, "slurm: each point's memory (sbatch --mem)");
@@ -847,12 +854,13 @@ struct SweepCommands {
     point->add_option("index", a.point_index, "The point's index")->required();
   }
   int run(SweepArgs& a) const {
-    if (collect->parsed()) return collect_sweep(a.collect_dir) == 0 ? kExitOk : 1;
-    if (point->parsed()) return run_sweep_point(a.point_dir, a.point_index);
+    const nlohmann::json fabricsim = {{"version", FABRICSIM_VERSION}, {"commit", FABRICSIM_COMMIT}};
+    if (collect->parsed()) return collect_sweep(a.collect_dir);
+    if (point->parsed()) return run_sweep_point(a.point_dir, a.point_index, fabricsim);
     if (a.spec.empty()) throw InputError("fabricsim sweep: name a spec (fabricsim sweep SPEC.yaml --out DIR)");
     if (a.options.out_dir.empty() && !a.options.dry_run) throw InputError("fabricsim sweep: --out DIR is needed");
     a.options.progress = !a.quiet;
-    return run_sweep(a.spec, a.options, {{"version", FABRICSIM_VERSION}, {"commit", FABRICSIM_COMMIT}});
+    return run_sweep(a.spec, a.options, fabricsim);
   }
 };
 

@@ -51,7 +51,8 @@ struct TwoNics {
   BaseProtocolBridge bridge0, bridge1;
   Link link01, link10;
   FrameChecker tx0, rx1, tx1, rx0;
-  MessageChecker in0, out1;
+  MessageChecker in0, out1, in1, out0;
+  BaseProtocolChecker deliver0, deliver1;  // bridge -> receiver
   Receiver receiver0, receiver1;
 
   static Nic::Params nic_params(Address a) {
@@ -69,11 +70,14 @@ struct TwoNics {
   TwoNics()
       : nic0("nic0", nic_params(0)), nic1("nic1", nic_params(1)), bridge0("bridge0", 0), bridge1("bridge1", 1),
         link01("link01", link_params()), link10("link10", link_params()), tx0("tx0"), rx1("rx1"), tx1("tx1"),
-        rx0("rx0"), in0("in0"), out1("out1"), receiver0("receiver0"), receiver1("receiver1") {
+        rx0("rx0"), in0("in0"), out1("out1"), in1("in1"), out0("out0"), deliver0("deliver0"), deliver1("deliver1"),
+        receiver0("receiver0"), receiver1("receiver1") {
     bridge0.to_nic.bind(in0.in);
     in0.out.bind(nic0.in);
-    nic0.out.bind(bridge0.from_nic);
-    bridge1.to_nic.bind(nic1.in);
+    nic0.out.bind(out0.in);
+    out0.out.bind(bridge0.from_nic);
+    bridge1.to_nic.bind(in1.in);
+    in1.out.bind(nic1.in);
     nic1.out.bind(out1.in);
     out1.out.bind(bridge1.from_nic);
     nic0.tx[0].bind(tx0.in);
@@ -84,15 +88,24 @@ struct TwoNics {
     tx1.out.bind(link10.in);
     link10.out.bind(rx0.in);
     rx0.out.bind(nic0.rx[0]);
-    bridge0.to_target.bind(receiver0.in);
-    bridge1.to_target.bind(receiver1.in);
+    bridge0.to_target.bind(deliver0.in);
+    deliver0.out.bind(receiver0.in);
+    bridge1.to_target.bind(deliver1.in);
+    deliver1.out.bind(receiver1.in);
   }
   void expect_clean() const {
     for (const auto* c : {&tx0, &rx1, &tx1, &rx0}) {
       EXPECT_EQ(c->violations(), 0u) << c->name();
       EXPECT_EQ(c->outstanding(), 0u) << c->name();
     }
-    EXPECT_EQ(in0.violations() + out1.violations(), 0u);
+    for (const auto* c : {&in0, &out1, &in1, &out0}) {
+      EXPECT_EQ(c->violations(), 0u) << c->name();
+      EXPECT_EQ(c->outstanding(), 0u) << c->name();
+    }
+    for (const auto* c : {&deliver0, &deliver1}) {
+      EXPECT_EQ(c->violations(), 0u) << c->name();
+      EXPECT_EQ(c->outstanding(), 0u) << c->name();
+    }
   }
 };
 
@@ -150,7 +163,9 @@ TEST(BaseProtocolBridge, ASimpleInitiatorSocketWritesToAMemoryAndSendsThroughANi
   Memory hbm("hbm", mp);
   Cpu cpu("cpu");
   cpu.to_memory.bind(hbm.in);
-  cpu.to_nic.bind(net.bridge0.from_initiator);
+  BaseProtocolChecker face("face");
+  cpu.to_nic.bind(face.in);
+  face.out.bind(net.bridge0.from_initiator);
 
   std::vector<unsigned char> block = pattern(64 << 10, 3), message = pattern(10000, 11);
   Tick memory_done = 0, message_left = 0;
@@ -186,13 +201,16 @@ TEST(BaseProtocolBridge, NonBlockingWritesGetEndReqAtOnceAndBeginRespWhenTheirMe
   Cpu cpu("cpu");
   Memory hbm("hbm", Memory::Params{});
   cpu.to_memory.bind(hbm.in);
-  cpu.to_nic.bind(net.bridge1.from_initiator);
+  BaseProtocolChecker face("face");
+  cpu.to_nic.bind(face.in);
+  face.out.bind(net.bridge1.from_initiator);
 
   std::vector<unsigned char> a = pattern(4000, 1), b = pattern(2000, 2);
   tlm::tlm_generic_payload gp_a, gp_b;
   std::vector<tlm::tlm_sync_enum> returns;
   std::vector<tlm::tlm_phase> phases;
   std::vector<tlm::tlm_sync_enum> end_resp_returns;
+  std::vector<Tick> delays;
   cpu.program = [&](Cpu& c) {
     for (auto [gp, data] : {std::pair{&gp_a, &a}, std::pair{&gp_b, &b}}) {
       gp->set_command(tlm::TLM_WRITE_COMMAND);
@@ -200,10 +218,13 @@ TEST(BaseProtocolBridge, NonBlockingWritesGetEndReqAtOnceAndBeginRespWhenTheirMe
       gp->set_data_ptr(data->data());
       gp->set_data_length(static_cast<unsigned>(data->size()));
       gp->set_streaming_width(static_cast<unsigned>(data->size()));
+      gp->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
       tlm::tlm_phase phase = tlm::BEGIN_REQ;
-      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      // b is annotated 300 ns ahead: posted then, and its END_REQ keeps that time.
+      sc_core::sc_time delay = gp == &gp_b ? sc_core::sc_time(300, sc_core::SC_NS) : sc_core::SC_ZERO_TIME;
       returns.push_back(c.to_nic->nb_transport_fw(*gp, phase, delay));
       phases.push_back(phase);
+      delays.push_back(delay.value());
     }
     // a's BEGIN_RESP comes at 1.5 us; its END_RESP, sent at 2.5 us, lets b's
     // (ready at 1.75 us) come then: one response at a time.
@@ -219,6 +240,7 @@ TEST(BaseProtocolBridge, NonBlockingWritesGetEndReqAtOnceAndBeginRespWhenTheirMe
 
   EXPECT_EQ(returns, (std::vector<tlm::tlm_sync_enum>{tlm::TLM_UPDATED, tlm::TLM_UPDATED}));
   EXPECT_EQ(phases, (std::vector<tlm::tlm_phase>{tlm::END_REQ, tlm::END_REQ}));
+  EXPECT_EQ(delays, (std::vector<Tick>{0, 300'000}));  // END_REQ at each request's own time
   // Both posted at 0: a waits its overhead and goes out; b's frame starts when
   // a's has left (one frame at a time per port), its overhead long over. b's
   // response waits for a's END_RESP at 2.5 us.
@@ -230,6 +252,8 @@ TEST(BaseProtocolBridge, NonBlockingWritesGetEndReqAtOnceAndBeginRespWhenTheirMe
   EXPECT_EQ(net.receiver0.writes[1].at, left_at(0, 4000) + 2000 * 125 + kLatency);
   EXPECT_EQ(net.receiver0.writes[1].address, std::uint64_t{1} << 32);  // from Address 1
   EXPECT_EQ(net.receiver0.writes[1].data, b);
+  EXPECT_EQ(face.violations(), 0u);
+  EXPECT_EQ(face.outstanding(), 0u);
   net.expect_clean();
 }
 
@@ -239,6 +263,7 @@ TEST(BaseProtocolBridge, WritesItCannotSendAreRefusedWithTheBaseProtocolsStatuse
   Memory hbm("hbm", Memory::Params{});
   cpu.to_memory.bind(hbm.in);
   cpu.to_nic.bind(net.bridge0.from_initiator);
+  net.bridge0.set_destinations([](Address a) { return a == 1; });  // the only other endpoint
   std::vector<tlm::tlm_response_status> statuses;
   cpu.program = [&](Cpu& c) {
     std::vector<unsigned char> data = pattern(64, 5), none;
@@ -247,6 +272,23 @@ TEST(BaseProtocolBridge, WritesItCannotSendAreRefusedWithTheBaseProtocolsStatuse
     statuses.push_back(s);
     c.write(c.to_nic, std::uint64_t{1} << 32, none, &s);  // no bytes
     statuses.push_back(s);
+    c.write(c.to_nic, std::uint64_t{7} << 32, data, &s);  // no such endpoint (set_destinations)
+    statuses.push_back(s);
+    tlm::tlm_generic_payload odd;
+    unsigned char enables[64] = {};
+    for (int k = 0; k < 2; ++k) {
+      odd.set_command(tlm::TLM_WRITE_COMMAND);
+      odd.set_address(std::uint64_t{1} << 32);
+      odd.set_data_ptr(data.data());
+      odd.set_data_length(64);
+      odd.set_streaming_width(k == 0 ? 64 : 8);                 // a burst narrower than the data
+      odd.set_byte_enable_ptr(k == 0 ? enables : nullptr);      // byte enables
+      odd.set_byte_enable_length(k == 0 ? 64 : 0);
+      odd.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      c.to_nic->b_transport(odd, delay);
+      statuses.push_back(odd.get_response_status());
+    }
     tlm::tlm_generic_payload read;
     read.set_command(tlm::TLM_READ_COMMAND);
     read.set_address(std::uint64_t{1} << 32);
@@ -259,8 +301,10 @@ TEST(BaseProtocolBridge, WritesItCannotSendAreRefusedWithTheBaseProtocolsStatuse
   };
   testutil::run_to_end();
   EXPECT_EQ(statuses, (std::vector<tlm::tlm_response_status>{
-                          tlm::TLM_ADDRESS_ERROR_RESPONSE, tlm::TLM_GENERIC_ERROR_RESPONSE, tlm::TLM_COMMAND_ERROR_RESPONSE}));
-  EXPECT_EQ(net.bridge0.stats().refused, 3u);
+                          tlm::TLM_ADDRESS_ERROR_RESPONSE, tlm::TLM_GENERIC_ERROR_RESPONSE, tlm::TLM_ADDRESS_ERROR_RESPONSE,
+                          tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, tlm::TLM_BURST_ERROR_RESPONSE,
+                          tlm::TLM_COMMAND_ERROR_RESPONSE}));
+  EXPECT_EQ(net.bridge0.stats().refused, 6u);
   EXPECT_EQ(net.bridge0.stats().messages_sent, 0u);
   EXPECT_TRUE(net.receiver1.writes.empty());
 }

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include <fabricsim/models/nic/base_protocol_bridge.h>
 #include <fabricsim/models/nic/nic.h>
 #include <fabricsim/models/switch/switch.h>
+#include <fabricsim/tlm/calendar.h>
 #include <fabricsim/tlm/protocol_checker.h>
 
 using fabricsim::Tick;
@@ -162,10 +164,21 @@ int sc_main(int, char*[]) {
   link("switch1_to_nic1", switch1.tx[1], nic1.rx[0]);
   link("nic1_to_switch1", nic1.tx[0], switch1.rx[1]);
 
-  bridge0.to_nic.bind(nic0.in);
-  nic0.out.bind(bridge0.from_nic);
-  bridge1.to_nic.bind(nic1.in);
-  nic1.out.bind(bridge1.from_nic);
+  // Bridge and NIC, each way through a message-protocol checker.
+  MessageChecker bridge0_to_nic0("bridge0_to_nic0"), nic0_to_bridge0("nic0_to_bridge0"),
+      bridge1_to_nic1("bridge1_to_nic1"), nic1_to_bridge1("nic1_to_bridge1");
+  bridge0.to_nic.bind(bridge0_to_nic0.in);
+  bridge0_to_nic0.out.bind(nic0.in);
+  nic0.out.bind(nic0_to_bridge0.in);
+  nic0_to_bridge0.out.bind(bridge0.from_nic);
+  bridge1.to_nic.bind(bridge1_to_nic1.in);
+  bridge1_to_nic1.out.bind(nic1.in);
+  nic1.out.bind(nic1_to_bridge1.in);
+  nic1_to_bridge1.out.bind(bridge1.from_nic);
+  // Only Address 1 is at the other end: a write to any other is refused
+  // (TLM_ADDRESS_ERROR_RESPONSE) instead of stopping the fabric.
+  bridge0.set_destinations([](Address a) { return a == 1; });
+  bridge1.set_destinations([](Address a) { return a == 0; });
 
   // The plain TLM-2.0 side, each socket pair through a base-protocol checker.
   Cpu cpu("cpu");
@@ -179,6 +192,9 @@ int sc_main(int, char*[]) {
   nic_to_accelerator.out.bind(accelerator.in);
 
   sc_core::sc_start();
+  // A model error inside the fabric (a message to an Address no endpoint has)
+  // stops the simulation and is kept here.
+  if (auto e = Calendar::instance().take_error()) std::rethrow_exception(e);
 
   // Closed forms, in ps: HBM moves the block at its full bandwidth (spread
   // over all channels), then its latency; the NIC waits its overhead, then
@@ -201,6 +217,9 @@ int sc_main(int, char*[]) {
   for (const auto& l : links) ok &= l->clean();
   for (const auto* c : {&cpu_to_hbm, &cpu_to_nic, &nic_to_accelerator}) {
     ok &= c->violations() == 0 && c->outstanding() == 0 && c->transactions() > 0;
+  }
+  for (const auto* c : {&bridge0_to_nic0, &nic0_to_bridge0, &bridge1_to_nic1, &nic1_to_bridge1}) {
+    ok &= c->violations() == 0 && c->outstanding() == 0;
   }
   std::printf("protocol checkers: %s\n", ok ? "no violations" : "see above");
   std::printf("result: %s\n", ok ? "ok" : "MISMATCH");
