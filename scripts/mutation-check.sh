@@ -55,7 +55,7 @@ mutations=(
   "base checker trusts b_transport's status|tlm/protocol_checker.cpp|  if (gp.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE) {\n    violation(\"b_transport returned|  if (false) {\n    violation(\"b_transport returned|BaseProtocolChecker.EveryRule"
   "--set ignored|platforms/yaml_input.cpp|  if (overrides.empty()) return {root, YamlInput(path)};|  if (true) return {root, YamlInput(path)};|Sets.ASetValue"
   "--set errors name a line, not the flag|platforms/yaml_input.cpp|    if (const std::string* flag = origins_->flag_of(at)) throw|    if (const std::string* flag = nullptr) throw|BadSets.AnUnknownPath"
-  "a sweep reruns every point|platforms/sweep.cpp|    if (!fs::exists(point_file(dir, p[\"id\"]), ec)) out.push_back|    out.push_back|Sweep.Resumes"
+  "a sweep reruns every point|platforms/sweep.cpp|    bool run = !fs::exists(file, ec);|    bool run = true;|Sweep.Resumes"
   "unit-named keys ignored|platforms/yaml_input.cpp|  const bool has_legacy = !p.legacy_key.empty() && map[p.legacy_key];|  const bool has_legacy = false;|Parameters.UnitsInValues"
   "a following default not followed|platforms/yaml_input.h|  for (const Param<P>* p : unset) p->set(values, table.find(p->info.follows)->get(values));|  (void)unset;|Parameters.UnitsInValues"
   "Gb/s read as GB/s|tlm/parameters.cpp|{\"Gb/s\", 1e9 / 8}|{\"Gb/s\", 1e9}|Units.Values"
