@@ -12,6 +12,7 @@ if [ -e "$(dirname "$dir")/shared/traces/README.md" ] || [ -e /shared/traces/REA
   exit 1
 fi
 git clone -q . "$dir/fabricsim"
+git -C "$dir/fabricsim" remote remove origin  # alone: not a clone of a checkout that has shared/ beside it
 out=$(cmake -S "$dir/fabricsim" -B "$dir/build" 2>&1) || { echo "$out"; echo "FAILED: a lone clone does not configure" >&2; exit 1; }
 grep -q "FABRICSIM_SHARED_DIR" <<< "$out" || { echo "$out"; echo "FAILED: configure did not say how to point to shared/" >&2; exit 1; }
 # No file may name where this checkout lives, or where the shared folder
