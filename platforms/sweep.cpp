@@ -161,25 +161,6 @@ std::vector<std::string> trace_files(const std::string& prefix) {
   return files;
 }
 
-/// SHA-256 of a file of any size, read in pieces (traces can be gigabytes).
-std::string file_hash(const std::string& path, const std::string& what) {
-  const int fd = open_input_fd(path, what);
-  Sha256 h;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      throw InputError(path + ": cannot read the " + what + " (" + std::strerror(err) + ")");
-    }
-    if (n == 0) break;
-    h.update(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return h.hex();
-}
 
 /// Splits a `generate:` value ("collective --npus 8 --bytes 1M") into words.
 std::vector<std::string> words(const std::string& text) {
@@ -341,20 +322,20 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
             const auto files = trace_files(path);
             if (files.empty()) in.fail(where, "\"" + value + "\": no trace files " + path + ".<rank>.et");
             std::string all;
-            for (const auto& f : files) all += fs::path(f).filename().string() + ":" + file_hash(f, "trace") + "\n";
+            for (const auto& f : files) all += fs::path(f).filename().string() + ":" + input_file_sha256(f, "trace") + "\n";
             hash = sha256_hex(all);
           } else if (name == "platform") {
             // The platform and every file it names (compute classes): read
             // by the loader, hashed together, so a changed one is a new point.
             const std::size_t before = inputs_read().size();
             load_platform(path);
-            std::string all = path + ":" + file_hash(path, "platform file") + "\n";
+            std::string all = path + ":" + input_file_sha256(path, "platform file") + "\n";
             for (std::size_t i = before; i < inputs_read().size(); ++i) {
               if (inputs_read()[i].path != path) all += inputs_read()[i].path + ":" + inputs_read()[i].sha256 + "\n";
             }
             hash = sha256_hex(all);
           } else {
-            hash = file_hash(path, name + " file");
+            hash = input_file_sha256(path, name + " file");
           }
         } catch (const InputError& e) {
           in.fail(where, std::string("\"") + value + "\" (" + name + "): " + e.what());

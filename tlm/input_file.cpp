@@ -2,6 +2,7 @@
 
 #include "tlm/sha256.h"
 
+#include <functional>
 #include <unordered_set>
 
 #include <cerrno>
@@ -64,15 +65,10 @@ void record_input(const std::string& path, const std::string& what, const std::s
 }
 }  // namespace
 
-std::string read_input_file(const std::string& path, const std::string& what) {
-  struct stat st {};
-  const int fd = open_regular(path, what, st);
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxInputFileBytes) {
-    ::close(fd);
-    throw InputError(path + ": the " + what + " is " + std::to_string(st.st_size) + " bytes, more than the " +
-                     std::to_string(kMaxInputFileBytes >> 20) + " MiB a " + what + " may be");
-  }
-  std::string text;
+namespace {
+/// Reads an open file to its end in pieces, handing each to `piece`; closes it.
+void read_pieces(int fd, const std::string& path, const std::string& what,
+                 const std::function<void(const char*, std::size_t)>& piece) {
   char buf[65536];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
@@ -83,15 +79,40 @@ std::string read_input_file(const std::string& path, const std::string& what) {
       throw InputError(path + ": cannot read the " + what + " (" + std::strerror(err) + ")");
     }
     if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxInputFileBytes) {  // grew while we read
+    try {
+      piece(buf, static_cast<std::size_t>(n));
+    } catch (...) {
       ::close(fd);
-      throw InputError(path + ": the " + what + " is more than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB");
+      throw;
     }
   }
   ::close(fd);
+}
+}  // namespace
+
+std::string read_input_file(const std::string& path, const std::string& what) {
+  struct stat st {};
+  const int fd = open_regular(path, what, st);
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxInputFileBytes) {
+    ::close(fd);
+    throw InputError(path + ": the " + what + " is " + std::to_string(st.st_size) + " bytes, more than the " +
+                     std::to_string(kMaxInputFileBytes >> 20) + " MiB a " + what + " may be");
+  }
+  std::string text;
+  read_pieces(fd, path, what, [&](const char* data, std::size_t n) {
+    text.append(data, n);
+    if (text.size() > kMaxInputFileBytes) {  // grew while we read
+      throw InputError(path + ": the " + what + " is more than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB");
+    }
+  });
   record_input(path, what, text);
   return text;
+}
+
+std::string input_file_sha256(const std::string& path, const std::string& what) {
+  Sha256 hash;
+  read_pieces(open_input_fd(path, what), path, what, [&](const char* data, std::size_t n) { hash.update(data, n); });
+  return hash.hex();
 }
 
 const std::vector<InputRecord>& inputs_read() { return g_inputs; }

@@ -27,6 +27,9 @@ int open_input_fd(const std::string& path, const std::string& what);
 /// Recorded in inputs_read().
 std::string read_input_file(const std::string& path, const std::string& what);
 
+/// SHA-256 of a file of any size (a trace of gigabytes), read in pieces.
+std::string input_file_sha256(const std::string& path, const std::string& what);
+
 /// Every file read whole so far (platforms, settings, spec files), once
 /// each, in the order first read: for the provenance of outputs. Traces,
 /// streamed, are not among them (their paths are on the command line).
