@@ -1,20 +1,21 @@
 #include "platforms/sweep.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -22,17 +23,15 @@
 #include <set>
 #include <sstream>
 
-#include <yaml-cpp/yaml.h>
-
+#include "platforms/loader.h"
+#include "platforms/simulation.h"
 #include "platforms/yaml_input.h"
 #include "tlm/errors.h"
 #include "tlm/input_file.h"
-#include "tlm/output_file.h"
 #include "tlm/json_input.h"
+#include "tlm/output_file.h"
 #include "tlm/sha256.h"
 #include "traces/reader/et_reader.h"
-#include "platforms/loader.h"
-#include "platforms/simulation.h"
 
 namespace fabricsim {
 
@@ -161,7 +160,6 @@ std::vector<std::string> trace_files(const std::string& prefix) {
   return files;
 }
 
-
 /// Splits a `generate:` value ("collective --npus 8 --bytes 1M") into words.
 std::vector<std::string> words(const std::string& text) {
   std::istringstream is(text);
@@ -241,8 +239,10 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
     if (!root["metrics"].IsSequence()) in.fail(root["metrics"], "\"metrics\" must be a list of paths into the result");
     for (const auto& m : root["metrics"]) {
       const std::string path = scalar_text(in, m, "a metric");
-      const bool ok = !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
-      if (!ok) in.fail(m, "\"" + path + "\": a metric is a path into the command's JSON, dot-separated (rows.0.time_us)");
+      const bool ok =
+          !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
+      if (!ok)
+        in.fail(m, "\"" + path + "\": a metric is a path into the command's JSON, dot-separated (rows.0.time_us)");
       plan.metrics.push_back(path);
     }
   } else if (plan.command == "collbench") {
@@ -322,7 +322,8 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
             const auto files = trace_files(path);
             if (files.empty()) in.fail(where, "\"" + value + "\": no trace files " + path + ".<rank>.et");
             std::string all;
-            for (const auto& f : files) all += fs::path(f).filename().string() + ":" + input_file_sha256(f, "trace") + "\n";
+            for (const auto& f : files)
+              all += fs::path(f).filename().string() + ":" + input_file_sha256(f, "trace") + "\n";
             hash = sha256_hex(all);
           } else if (name == "platform") {
             // The platform and every file it names (compute classes): read
@@ -355,7 +356,9 @@ namespace {
 
 // --- the output folder -------------------------------------------------------
 
-std::string point_file(const std::string& dir, const std::string& id) { return dir + "/points/" + id + ".json"; }
+std::string point_file(const std::string& dir, const std::string& id) {
+  return dir + "/points/" + id + ".json";
+}
 
 nlohmann::json manifest_of(const SweepPlan& plan, const nlohmann::json& fabricsim) {
   nlohmann::json points = nlohmann::json::array();
@@ -364,18 +367,11 @@ nlohmann::json manifest_of(const SweepPlan& plan, const nlohmann::json& fabricsi
     for (const auto& [k, v] : p.axes) axes[k] = v;
     points.push_back({{"index", p.index}, {"id", p.id}, {"axes", axes}, {"args", p.args}, {"inputs", p.inputs}});
   }
-  return {{"name", plan.name},
-          {"spec_file", plan.spec_file},
-          {"spec_sha256", sha256_hex(plan.spec_text)},
-          {"spec", plan.spec_text},
-          {"fabricsim", fabricsim},
-          {"command", plan.command},
-          {"axes", plan.axis_names},
-          {"metrics", plan.metrics},
-          {"generate", plan.generate},
+  return {{"name", plan.name},       {"spec_file", plan.spec_file}, {"spec_sha256", sha256_hex(plan.spec_text)},
+          {"spec", plan.spec_text},  {"fabricsim", fabricsim},      {"command", plan.command},
+          {"axes", plan.axis_names}, {"metrics", plan.metrics},     {"generate", plan.generate},
           {"points", points}};
 }
-
 
 /// A value in `j` at a dotted path (rows.0.time_us); null when absent.
 const nlohmann::json* at_path(const nlohmann::json& j, const std::string& path) {
@@ -550,20 +546,13 @@ void finish_point(const std::string& dir, const nlohmann::json& manifest, const 
     const nlohmann::json* v = at_path(result, m.get<std::string>());
     metrics[m.get<std::string>()] = v ? *v : nlohmann::json();
   }
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
-  nlohmann::ordered_json out = {{"id", point["id"]},
-                                {"index", point["index"]},
-                                {"axes", point["axes"]},
-                                {"status", exit_code == 0 ? "ok" : "failed"},
-                                {"exit_code", exit_code},
-                                {"message", exit_code == 0 ? "" : message},
-                                {"command", command},
-                                {"inputs", point["inputs"]},
-                                {"fabricsim", fabricsim},
-                                {"wall_s", wall},
-                                {"metrics", metrics},
-                                {"result", result}};
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+  nlohmann::ordered_json out = {{"id", point["id"]},      {"index", point["index"]},
+                                {"axes", point["axes"]},  {"status", exit_code == 0 ? "ok" : "failed"},
+                                {"exit_code", exit_code}, {"message", exit_code == 0 ? "" : message},
+                                {"command", command},     {"inputs", point["inputs"]},
+                                {"fabricsim", fabricsim}, {"wall_s", wall},
+                                {"metrics", metrics},     {"result", result}};
   write_output_file(point_file(dir, point["id"]), out.dump(1) + "\n", "sweep point");
   fs::remove(r.result_tmp, ec);
   fs::remove(r.stderr_tmp, ec);
@@ -630,7 +619,8 @@ class StopOnSignals {
   StopOnSignals& operator=(const StopOnSignals&) = delete;
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 /// Runs the missing points in a pool of `jobs` processes.
@@ -675,28 +665,29 @@ int run_local(const std::string& dir, const nlohmann::json& manifest, const std:
     running.clear();
   };
   try {
-  while (done < todo.size() && !(g_stop && running.empty())) {
-    fill();
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) {
-        if (g_stop) stop_children();
-        continue;
+    while (done < todo.size() && !(g_stop && running.empty())) {
+      fill();
+      int status = 0;
+      const pid_t pid = ::waitpid(-1, &status, 0);
+      if (pid < 0) {
+        if (errno == EINTR) {
+          if (g_stop) stop_children();
+          continue;
+        }
+        throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
       }
-      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+      const auto it = running.find(pid);
+      if (it == running.end()) continue;
+      const Running finished = it->second;
+      running.erase(it);
+      busy += std::chrono::duration<double>(std::chrono::steady_clock::now() - finished.start).count();
+      if (g_stop && !WIFEXITED(status)) continue;  // killed with us (Ctrl-C reaches them too): missing, not failed
+      fill();                                      // the next point starts before this one's file is written
+      finish_point(dir, manifest, finished, status, manifest["fabricsim"]);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+      ++done;
+      show(done == todo.size());
     }
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;
-    const Running finished = it->second;
-    running.erase(it);
-    busy += std::chrono::duration<double>(std::chrono::steady_clock::now() - finished.start).count();
-    fill();  // the next point starts before this one's file is written
-    finish_point(dir, manifest, finished, status, manifest["fabricsim"]);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
-    ++done;
-    show(done == todo.size());
-  }
   } catch (...) {
     stop_children();
     throw;
@@ -710,7 +701,9 @@ int run_local(const std::string& dir, const nlohmann::json& manifest, const std:
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rusage self_usage{};
     ::getrusage(RUSAGE_SELF, &self_usage);
-    const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+    const auto seconds = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+    };
     std::fprintf(stderr,
                  "ran %zu points (%zu failed) in %.2f s with %u processes: points' own time %.2f s in all, "
                  "this driver's CPU %.3f s user + %.3f s system\n",
@@ -870,7 +863,8 @@ int run_sweep(const std::string& spec_file, const SweepOptions& o, const nlohman
                                           todo.begin() + static_cast<std::ptrdiff_t>(last));
       const std::string script = abs_dir + "/slurm/array-" + std::to_string(offset) + ".sbatch";
       std::ostringstream s;
-      s << "#!/bin/sh\n# fabricsim sweep " << shell_quoted(plan.spec_file) << ": points " << offset << " + the array index\n"
+      s << "#!/bin/sh\n# fabricsim sweep " << shell_quoted(plan.spec_file) << ": points " << offset
+        << " + the array index\n"
         << "#SBATCH --job-name=" << shell_quoted("fabricsim-" + plan.name) << "\n"
         << "#SBATCH --array=" << index_ranges(part, offset) << (o.throttle ? "%" + std::to_string(o.throttle) : "")
         << "\n#SBATCH --output=" << abs_dir << "/slurm/%A_%a.out\n";

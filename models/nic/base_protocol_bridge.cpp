@@ -155,7 +155,9 @@ tlm::tlm_sync_enum BaseProtocolBridge::from_nic_fw(int, tlm::tlm_generic_payload
 }
 
 void BaseProtocolBridge::deliver_loop() {
-  tlm::tlm_generic_payload gp;
+  // A member, not a local: this thread never returns, so a local's destructor
+  // (and the extension array it frees) would never run.
+  tlm::tlm_generic_payload& gp = delivery_;
   while (true) {
     while (arrived_.empty()) sc_core::wait(arrival_);
     auto [m, at] = arrived_.front();

@@ -104,6 +104,7 @@ class BaseProtocolBridge : public sc_core::sc_module, private Calendar::Client {
   std::deque<std::pair<Message*, Tick>> arrived_;
   sc_core::sc_event arrival_;
   std::vector<unsigned char> zeros_;
+  tlm::tlm_generic_payload delivery_;  // the write deliver_loop makes of each received message
 };
 
 }  // namespace fabricsim
