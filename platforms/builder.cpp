@@ -1,6 +1,7 @@
 #include "platforms/builder.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -169,8 +170,56 @@ Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire)
     notes_.push_back("fabric \"" + f.name + "\": frames shortened to " + std::to_string(nic.segment_bytes) +
                      " bytes to fit the " + std::to_string(min_buffer) + "-byte buffers");
   }
+  if (f.transport.lossless_ethernet() && nic.segment_bytes > nic.mtu_bytes) {
+    // ECN marks and PFC act per packet.
+    nic.segment_bytes = nic.mtu_bytes;
+    notes_.push_back("fabric \"" + f.name + "\": transport roce sends frames of one " + std::to_string(nic.mtu_bytes) +
+                     "-byte packet (ECN and PFC act per packet)");
+  }
   frame_wire = nic.segment_bytes + ((nic.segment_bytes + nic.mtu_bytes - 1) / nic.mtu_bytes) * nic.header_bytes;
   return nic;
+}
+
+void Platform::apply_transport(const FabricSpec& f, const FabricNode& n, Nic& nic) {
+  const TransportSpec& t = f.transport;
+  const bool dcqcn = t.lossless_ethernet() && t.congestion_control == TransportSpec::CongestionControl::kDcqcn;
+  if (!dcqcn && t.queue_pairs <= 1) return;
+  Nic::Transport nt;
+  nt.queue_pairs = t.queue_pairs;
+  nt.dcqcn = dcqcn;
+  nt.dcqcn_params = t.dcqcn;
+  // DCQCN's highest rate: the NIC's port (its first link).
+  const auto u = static_cast<int>(&n - f.nodes.data());
+  for (const FabricEdge& e : f.edges) {
+    if (e.a == u || e.b == u) {
+      nt.line_rate = e.link.bandwidth;
+      break;
+    }
+  }
+  nic.set_transport(nt);
+}
+
+void Platform::apply_transport(const FabricSpec& f, Link& link, bool from_switch, std::uint64_t frame_wire) {
+  const TransportSpec& t = f.transport;
+  if (!t.lossless_ethernet()) return;
+  const Link::Params& lp = link.params();
+  const std::uint64_t headroom = Link::pfc_headroom(lp, frame_wire);
+  Link::Pfc pfc;
+  pfc.xoff = t.pfc_xoff > 0 ? t.pfc_xoff : lp.buffer_bytes > headroom ? lp.buffer_bytes - headroom : 0;
+  pfc.xon = t.pfc_xon > 0 ? t.pfc_xon : pfc.xoff > 2 * frame_wire ? pfc.xoff - 2 * frame_wire : 0;
+  try {
+    link.set_pfc(pfc, frame_wire);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(spec_.file + ": fabric \"" + f.name + "\", transport roce: " + e.what());
+  }
+  if (from_switch && t.congestion_control == TransportSpec::CongestionControl::kDcqcn) {
+    Link::Ecn ecn;
+    ecn.kmin = t.ecn_kmin;
+    ecn.kmax = t.ecn_kmax;
+    ecn.pmax = t.ecn_pmax;
+    ecn.seed = std::hash<std::string>()(link.name());  // repeatable, different per link
+    link.set_ecn(ecn);
+  }
 }
 
 Forwarder* Platform::make_nic(const NodeContext& c) {
@@ -183,6 +232,7 @@ Forwarder* Platform::make_nic(const NodeContext& c) {
   auto m = std::make_unique<Nic>((bf.name + "_" + n.name + "_nic").c_str(), p);
   Nic* raw = m.get();
   bf.nic_of_rank[static_cast<std::size_t>(n.npu)] = raw;
+  apply_transport(c.spec, n, *raw);
   // Bind to its NPU: the NIC index is the fabric's position among the NPU's fabrics.
   Npu& npu = *npus_[static_cast<std::size_t>(n.npu)];
   for (const auto& a : directory_.attachments(n.npu)) {
@@ -212,6 +262,7 @@ Forwarder* Platform::make_memory_node(const NodeContext& c) {
   p.ports = c.ports;
   auto m = std::make_unique<Nic>((prefix + n.name + "_nic").c_str(), p);
   Nic* raw = m.get();
+  apply_transport(f, n, *raw);
   BuiltMemory bm;
   bm.name = ms.name;
   bm.memory = std::make_unique<Memory>((prefix + n.name).c_str(), ms.memory);
@@ -306,6 +357,8 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
     ab->out.bind(router[b]->input(pb));
     router[b]->output(pb).bind(ba->in);
     ba->out.bind(router[a]->input(pa));
+    apply_transport(f, *ab, f.nodes[a].kind == FabricNode::Kind::kSwitch, frame_wire);
+    apply_transport(f, *ba, f.nodes[b].kind == FabricNode::Kind::kSwitch, frame_wire);
     const int npu_a = f.nodes[a].kind == FabricNode::Kind::kNic ? f.nodes[a].npu : -1;
     const int npu_b = f.nodes[b].kind == FabricNode::Kind::kNic ? f.nodes[b].npu : -1;
     bf.links.push_back(BuiltLink{std::move(ab), na, nb, npu_a, npu_b});

@@ -86,6 +86,10 @@ class Platform {
   /// The fabric's NIC parameters with frames shortened to fit its smallest
   /// buffer (noted for the user); `frame_wire` gets a frame's wire bytes.
   Nic::Params fit_frames(const FabricSpec& f, std::uint64_t& frame_wire);
+  /// What the fabric's transport asks of node `n`'s NIC (queue pairs, DCQCN).
+  void apply_transport(const FabricSpec& f, const FabricNode& n, Nic& nic);
+  /// PFC on a link of a lossless fabric, and ECN marking if its sender is a switch.
+  void apply_transport(const FabricSpec& f, Link& link, bool from_switch, std::uint64_t frame_wire);
   /// What the maker of a node's component is told.
   struct NodeContext {
     std::size_t fabric;      // index of the fabric being built

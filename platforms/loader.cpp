@@ -281,8 +281,8 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   if (topology.empty()) in.fail(node, "missing \"topology\" in fabric");
   const TopologyKind* kind = find_topology(topology);
   if (!kind) in.fail(node["topology"], "unknown topology \"" + topology + "\" (known: " + topology_names() + ")");
-  std::vector<std::string> keys = {"name",         "topology",     "link",     "uplink",   "switch",
-                                   "nic",          "group_size",   "group_stride", "memories", "algorithm"};
+  std::vector<std::string> keys = {"name",     "topology",     "link",     "uplink",   "switch",   "nic",
+                                   "transport", "group_size", "group_stride", "memories", "algorithm"};
   keys.insert(keys.end(), kind->keys.begin(), kind->keys.end());
   in.only_keys(node, keys, "a " + topology + " fabric");
   Link::Params link;
@@ -294,6 +294,14 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   if (const YAML::Node sw = node["switch"]) {
     read_params(in, sw, Switch::Params::table(), switch_params, "fabric switch", {"reduction"});
     if (sw["reduction"]) reduction = read_reduction(in, sw["reduction"]);
+  }
+  TransportSpec transport;
+  if (const YAML::Node t = node["transport"]) {
+    read_params(in, t, transport_spec_table(), transport, "fabric transport");
+    if (transport.ecn_kmax < transport.ecn_kmin) in.fail(t["ecn_kmax"] ? t["ecn_kmax"] : t, "ecn_kmax is below ecn_kmin");
+    if (transport.pfc_xoff > 0 && transport.pfc_xon > transport.pfc_xoff) {
+      in.fail(t["pfc_xon"], "pfc_xon is above pfc_xoff: a paused link would never resume");
+    }
   }
   const int size = static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
   const int stride = static_cast<int>(in.count(node, "group_stride", 1, 1, limits::kMaxNpus));
@@ -314,6 +322,16 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
       in.fail(node, e.what());
     }
     f.name = groups.size() == 1 ? name : name + std::to_string(g);
+    f.transport = transport;
+    if (transport.lossless_ethernet()) {
+      for (const FabricEdge& e : f.edges) {
+        if (e.ring < 0) continue;
+        in.fail(node["transport"], "transport roce on a " + topology +
+                                       " fabric: its rings rely on credit (bubble) flow control, and PFC on a ring "
+                                       "can deadlock; roce is accepted on fabrics without rings (switch, fat_tree, "
+                                       "levels, mesh, fully_connected, netlist)");
+      }
+    }
     if (reduction && topology != "netlist") {
       bool any = false;
       for (FabricNode& n : f.nodes) {

@@ -40,6 +40,37 @@ const ParamTable<PlatformSpec>& npu_section_table() {
   return table;
 }
 
+const ParamTable<TransportSpec>& transport_spec_table() {
+  static const auto table =
+      ParamTable<TransportSpec>("transport", "how a fabric moves packets and reacts to congestion (docs/transports.md)")
+          .choice("kind", &TransportSpec::kind, {"credit", "infiniband", "roce"},
+                  "credit or infiniband: credit flow control on every link; roce: PFC instead of credits, ECN "
+                  "marking at switch egress, DCQCN at the NICs, one packet per frame")
+          .add("pfc_xoff", Quantity::kBytes, &TransportSpec::pfc_xoff,
+               "roce: bytes in a receiver's input buffer above which it pauses the link; 0: the buffer less the "
+               "headroom PFC needs (two latencies at line rate and two packets)")
+          .range(0, static_cast<double>(limits::kMaxBytes))
+          .add("pfc_xon", Quantity::kBytes, &TransportSpec::pfc_xon,
+               "roce: bytes at or below which a paused link resumes; 0: xoff less two packets")
+          .range(0, static_cast<double>(limits::kMaxBytes))
+          .add("ecn_kmin", Quantity::kBytes, &TransportSpec::ecn_kmin,
+               "roce: a switch egress queue below this marks no frame")
+          .range(0, static_cast<double>(limits::kMaxBytes))
+          .add("ecn_kmax", Quantity::kBytes, &TransportSpec::ecn_kmax, "roce: above this it marks every frame")
+          .range(0, static_cast<double>(limits::kMaxBytes))
+          .add("ecn_pmax", Quantity::kNumber, &TransportSpec::ecn_pmax,
+               "roce: the marking probability at kmax, rising linearly from 0 at kmin")
+          .range(0, 1)
+          .choice("congestion_control", &TransportSpec::congestion_control, {"none", "dcqcn"},
+                  "roce: the NICs' rate control; none is PFC alone")
+          .add("queue_pairs", Quantity::kCount, &TransportSpec::queue_pairs,
+               "queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION): a message's packets take them in turn, "
+               "each hashed to its own path by ECMP")
+          .range(1, 1024)
+          .include(&TransportSpec::dcqcn, Dcqcn::Params::table());
+  return table;
+}
+
 namespace {
 
 template <class P>
@@ -90,6 +121,7 @@ std::vector<ParamSection> parameter_catalogue() {
                                       "fabrics[].memories[].link"}),
       section(Switch::Params::table(), {"fabrics[].switch", "fabrics[].switches[] (netlist)"}),
       section(reduction_spec_table(), {"fabrics[].switch.reduction", "fabrics[].switches[].reduction (netlist)"}),
+      section(transport_spec_table(), {"fabrics[].transport"}),
   };
 }
 
@@ -113,6 +145,7 @@ nlohmann::ordered_json resolved_parameters(const PlatformSpec& spec) {
     nlohmann::ordered_json fe;
     fe["name"] = f.name;
     fe["nic"] = values(Nic::Params::table(), f.nic);
+    if (f.transport.kind != TransportSpec::Kind::kCredit) fe["transport"] = values(transport_spec_table(), f.transport);
     std::vector<Link::Params> links;
     for (const FabricEdge& e : f.edges) {
       if (!e.internal) links.push_back(e.link);

@@ -19,6 +19,8 @@ namespace fabricsim {
 const ParamTable<ReductionSpec>& reduction_spec_table();
 /// The `npu` section: the NPU's parameters and the workload's window.
 const ParamTable<PlatformSpec>& npu_section_table();
+/// A fabric's `transport` section.
+const ParamTable<TransportSpec>& transport_spec_table();
 
 struct ParamSection {
   std::string type;                     // "link"

@@ -61,6 +61,27 @@ struct FabricEdge {
 
 enum class Routing { kShortestPath, kDimensionOrder, kUpDown };
 
+/// How a fabric moves packets and reacts to congestion (docs/transports.md).
+///   credit:     credit flow control on every link (NVLink; today's default);
+///   infiniband: the same (InfiniBand's link-level credits);
+///   roce:       RoCEv2 on lossless Ethernet: PFC on every link instead of
+///               credits, ECN marking at switch egress queues, DCQCN at the
+///               NICs, and frames of one packet.
+struct TransportSpec {
+  enum class Kind { kCredit, kInfiniband, kRoce };
+  enum class CongestionControl { kNone, kDcqcn };
+  Kind kind = Kind::kCredit;
+  std::uint64_t pfc_xoff = 0;  // 0: the link's buffer less the headroom PFC needs
+  std::uint64_t pfc_xon = 0;   // 0: xoff less two packets
+  std::uint64_t ecn_kmin = 5'000;    // DCQCN paper: 5 KB
+  std::uint64_t ecn_kmax = 200'000;  // DCQCN paper: 200 KB
+  double ecn_pmax = 0.01;            // DCQCN paper: 1%
+  CongestionControl congestion_control = CongestionControl::kDcqcn;
+  std::uint32_t queue_pairs = 1;
+  Dcqcn::Params dcqcn;
+  bool lossless_ethernet() const { return kind == Kind::kRoce; }
+};
+
 struct FabricSpec {
   std::string name;
   std::string topology;  // the generator that made it, for reports
@@ -71,6 +92,7 @@ struct FabricSpec {
   std::vector<bool> wrap;   // and whether each wraps around (torus)
   bool forward_only = false;  // a unidirectional ring: traffic only goes to rank+1
   Nic::Params nic;          // for every NIC on this fabric (address and ports set per NIC)
+  TransportSpec transport;
   std::vector<MemorySpec> memories;
 };
 

@@ -276,6 +276,13 @@ ordered_json link_entries(const Platform& platform, double span) {
       le["busy_ns"] = ns(s.busy);
       le["utilization"] = span > 0 ? static_cast<double>(s.busy) / span : 0.0;
       le["peak_buffer_bytes"] = s.peak_buffer_bytes;
+      if (l.link->has_pfc()) {  // lossless Ethernet: what PFC and ECN did
+        le["pfc_pauses"] = s.pauses;
+        le["paused_ns"] = ns(s.paused);
+        le["ecn_marks"] = s.ecn_marks;
+        le["peak_queue_bytes"] = s.peak_queue_bytes;
+        le["mean_queue_bytes"] = s.frames > 0 ? static_cast<double>(s.queue_bytes_seen) / static_cast<double>(s.frames) : 0.0;
+      }
       links.push_back(std::move(le));
     }
   }
@@ -441,7 +448,12 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
       if (st.busy == 0) break;
       os << "  " << links[i]->link->name() << ": busy " << std::setprecision(1) << 100.0 * static_cast<double>(st.busy) / span
          << "%, " << st.payload_bytes << " bytes, " << std::setprecision(2) << st.payload_bytes / (span / 1000.0)
-         << " GB/s average, peak buffer " << st.peak_buffer_bytes << " bytes\n";
+         << " GB/s average, peak buffer " << st.peak_buffer_bytes << " bytes";
+      if (links[i]->link->has_pfc()) {
+        os << ", " << st.pauses << " PFC pauses (paused " << std::setprecision(1)
+           << 100.0 * static_cast<double>(st.paused) / span << "%), " << st.ecn_marks << " ECN marks";
+      }
+      os << "\n";
     }
     os << std::setprecision(3);
   }

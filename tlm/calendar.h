@@ -61,6 +61,7 @@ class Calendar : public sc_core::sc_module {
   /// An exception thrown by a client stops the simulation (sc_stop) and is
   /// kept here for the driver to rethrow after sc_start() returns: SystemC
   /// would otherwise turn it into a generic report.
+  bool has_error() const { return error_ != nullptr; }
   std::exception_ptr take_error() {
     std::exception_ptr e = error_;
     error_ = nullptr;

@@ -46,6 +46,7 @@ void Message::reset() {
   hardware = false;
   protocol = CommProtocol::kPlain;
   flow = 0;
+  notice = false;
   nic = NicProgress{};
   tag = Tags{};
   sender = Sender{};
@@ -86,6 +87,7 @@ Frame* Frame::allocate() {
   f->request = false;
   f->flow = 0;
   f->entering_ring = false;
+  f->ecn = false;
   f->hop_in = 0;
   f->owner = nullptr;
   f->fetched = false;

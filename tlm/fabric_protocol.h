@@ -134,6 +134,10 @@ class Message : public tlm::tlm_generic_payload {
   /// wire (message_kind.h).
   CommProtocol protocol = CommProtocol::kPlain;
   std::uint32_t flow = 0;  // spreads flows over equal-cost paths; same flow, same path
+  /// A congestion notification (RoCE's CNP) made by the NIC at `src` for the
+  /// queue pair `flow` of the NIC at `dst`: consumed by that NIC, never
+  /// delivered to its NPU.
+  bool notice = false;
 
   // --- the NICs' bookkeeping (next to the above: the hot path) -----------
   struct NicProgress {
@@ -231,6 +235,10 @@ class Frame : public tlm::tlm_generic_payload {
   /// Set by a router when this hop enters a ring dimension; links then demand
   /// room for one more frame (bubble flow control, deadlock-free on rings).
   bool entering_ring = false;
+  /// Congestion Experienced: a switch's egress queue marked it (ECN, RED
+  /// thresholds: models/link/link.h); the receiving NIC answers with a
+  /// congestion notification when its transport has congestion control.
+  bool ecn = false;
   /// Scratch for the router holding the frame: the port it came in on.
   std::uint32_t hop_in = 0;
   /// Told when the frame has left the next hop (a reduction unit's copies).

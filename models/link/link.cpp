@@ -36,13 +36,17 @@ tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
     throw std::runtime_error(os.str());
   }
   f->head = absolute(delay);
-  if (f->request) {
+  if (f->request && !lossless_) {
     // Read requests ride a virtual channel of their own (as NVLink's do),
     // with their own credits: they neither queue behind data frames nor
     // take the data frames' buffer.
     phase = tlm::END_REQ;
     delay = delay_until(send_request(f));
     return tlm::TLM_UPDATED;
+  }
+  if (lossless_) {
+    mark_congestion(f);
+    lossless_->queued_bytes += f->wire_bytes;
   }
   waiting_.push_back(f);
   // If the frame starts during this call, answer in the return path. A call
@@ -52,7 +56,13 @@ tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
   const Tick outer_end = answer_end_;
   answering_ = f;
   answer_end_ = kNever;
-  if (!sending_) send_waiting();
+  if (!sending_) {
+    if (has_pfc()) {
+      pfc_send_waiting();
+    } else {
+      send_waiting();
+    }
+  }
   const Tick end = answer_end_;
   answering_ = outer;
   answer_end_ = outer_end;
@@ -131,44 +141,48 @@ void Link::send_waiting() {
       continue;
     }
     waiting_.erase(i);
+    if (lossless_) lossless_->queued_bytes -= f->wire_bytes;
     const Tick start = std::max(ready, credit);
     // Cut-through: the last byte cannot leave before it has arrived, so a link
     // fed by a slower one is held at the slower rate.
     const Tick end = std::max(start + duration, f->tail);
-
     // Occupancy of the receive buffer once this frame is in it.
     forget_returned_credits();
     const std::uint64_t used = held_at(start) + f->wire_bytes;
     stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, used);
-    if (timeline_) timeline_->link_frame(timeline_id_, start, start + duration, used);
-    unreturned_.push_back(Unreturned{f, f->wire_bytes});
-    in_flight_bytes_ += f->wire_bytes;
-    busy_until_ = end;
-    ++stats_.frames;
-    stats_.payload_bytes += f->bytes;
-    stats_.wire_bytes += f->wire_bytes;
-    stats_.busy += duration;
-
-    // Tell the sender when the frame has left it (its buffer is then free).
-    if (f == answering_) {
-      answer_end_ = end;
-    } else {
-      tlm::tlm_phase phase = tlm::END_REQ;
-      sc_core::sc_time d = delay_until(end);
-      to_sender_(f->payload(), phase, d);
-    }
-
-    // Hand the frame to the receiver: head after the wire latency.
-    f->head = start + params_.latency;
-    f->tail = end + params_.latency;
-    tlm::tlm_phase phase = tlm::BEGIN_REQ;
-    sc_core::sc_time d = delay_until(f->head);
-    if (to_receiver_(f->payload(), phase, d) == tlm::TLM_UPDATED) {
-      if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
-      credit_returned(f, absolute(d));  // answered in the return path
-    }
+    launch(f, start, end, duration, used);
   }
   sending_ = false;
+}
+
+void Link::launch(Frame* f, Tick start, Tick end, Tick duration, std::uint64_t used) {
+  if (timeline_) timeline_->link_frame(timeline_id_, start, start + duration, used);
+  unreturned_.push_back(Unreturned{f, f->wire_bytes});
+  in_flight_bytes_ += f->wire_bytes;
+  busy_until_ = end;
+  ++stats_.frames;
+  stats_.payload_bytes += f->bytes;
+  stats_.wire_bytes += f->wire_bytes;
+  stats_.busy += duration;
+
+  // Tell the sender when the frame has left it (its buffer is then free).
+  if (f == answering_) {
+    answer_end_ = end;
+  } else {
+    tlm::tlm_phase phase = tlm::END_REQ;
+    sc_core::sc_time d = delay_until(end);
+    to_sender_(f->payload(), phase, d);
+  }
+
+  // Hand the frame to the receiver: head after the wire latency.
+  f->head = start + params_.latency;
+  f->tail = end + params_.latency;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time d = delay_until(f->head);
+  if (to_receiver_(f->payload(), phase, d) == tlm::TLM_UPDATED) {
+    if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
+    credit_returned(f, absolute(d));  // answered in the return path
+  }
 }
 
 Tick Link::send_request(Frame* f) {
@@ -215,6 +229,11 @@ void Link::credit_returned(Frame* f, Tick left_receiver) {
   if (i == n) throw std::logic_error(std::string(name()) + ": END_REQ for a frame this link is not carrying");
   const std::uint64_t bytes = unreturned_[i].bytes;
   unreturned_.erase(i);
+  if (has_pfc()) {  // no credits: the receiver's buffer is PFC's business
+    in_flight_bytes_ -= bytes;
+    pfc_released(bytes, left_receiver);
+    return;
+  }
   schedule_return(left_receiver + params_.latency, bytes);
 }
 
@@ -222,8 +241,180 @@ tlm::tlm_sync_enum Link::out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phas
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on out");
   Frame* f = Frame::cast(gp);
   credit_returned(f, absolute(delay));
-  if (!waiting_.empty() && !sending_) send_waiting();
+  if (!waiting_.empty() && !sending_ && !has_pfc()) send_waiting();
   return tlm::TLM_ACCEPTED;
+}
+
+// --- Lossless Ethernet ----------------------------------------------------
+
+namespace {
+enum : std::uint32_t { kWake, kArrive, kRelease, kPause, kResume };
+
+/// splitmix64: a repeatable stream of draws per link.
+double next_uniform(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
+}
+}  // namespace
+
+std::uint64_t Link::pfc_headroom(const Params& params, std::uint64_t largest_frame) {
+  // After the frame that crosses xoff arrives, the PAUSE takes a latency to
+  // reach the sender, which finishes the frame it is sending; what it sent
+  // in that round trip is still arriving: 2 latencies of line rate, the
+  // frame in progress and the one that crossed.
+  const double round_trip = params.bandwidth.bytes_per_ps() * 2.0 * static_cast<double>(params.latency);
+  return static_cast<std::uint64_t>(round_trip + 0.999999) + 2 * largest_frame;
+}
+
+void Link::set_pfc(const Pfc& pfc, std::uint64_t largest_frame) {
+  if (params_.bubble_bytes > 0) {
+    throw std::invalid_argument(std::string(name()) + ": PFC cannot replace the credits of a ring's bubble flow control");
+  }
+  if (pfc.xon > pfc.xoff) {
+    throw std::invalid_argument(std::string(name()) + ": PFC xon (" + std::to_string(pfc.xon) +
+                                " bytes) is above xoff (" + std::to_string(pfc.xoff) + " bytes)");
+  }
+  const std::uint64_t headroom = pfc_headroom(params_, largest_frame);
+  if (pfc.xoff + headroom > params_.buffer_bytes) {
+    throw std::invalid_argument(std::string(name()) + ": a " + std::to_string(params_.buffer_bytes) +
+                                "-byte buffer has no room for PFC xoff " + std::to_string(pfc.xoff) +
+                                " bytes plus the " + std::to_string(headroom) +
+                                " bytes of headroom it needs (two latencies at line rate and two frames of " +
+                                std::to_string(largest_frame) + " bytes)");
+  }
+  if (!lossless_) lossless_ = std::make_unique<Lossless>();
+  lossless_->has_pfc = true;
+  lossless_->pfc = pfc;
+}
+
+void Link::set_ecn(const Ecn& ecn) {
+  if (ecn.kmax < ecn.kmin) {
+    throw std::invalid_argument(std::string(name()) + ": ECN kmax is below kmin");
+  }
+  if (!(ecn.pmax >= 0 && ecn.pmax <= 1)) throw std::invalid_argument(std::string(name()) + ": ECN pmax is not in [0, 1]");
+  if (!lossless_) lossless_ = std::make_unique<Lossless>();
+  lossless_->has_ecn = true;
+  lossless_->ecn = ecn;
+  lossless_->rng = ecn.seed;
+}
+
+void Link::mark_congestion(Frame* f) {
+  Lossless& l = *lossless_;
+  const Tick now = now_ticks();
+  // Bytes ahead of it: those waiting, and what is left of the frame being sent.
+  std::uint64_t q = l.queued_bytes;
+  if (busy_until_ > now) q += static_cast<std::uint64_t>(params_.bandwidth.bytes_per_ps() * static_cast<double>(busy_until_ - now));
+  stats_.peak_queue_bytes = std::max(stats_.peak_queue_bytes, q);
+  stats_.queue_bytes_seen += q;
+  const Ecn& e = l.ecn;
+  if (!l.has_ecn || q <= e.kmin) return;
+  bool mark = q > e.kmax;
+  if (!mark) {
+    const double p = e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(std::max<std::uint64_t>(1, e.kmax - e.kmin));
+    mark = next_uniform(l.rng) < p;
+  }
+  if (mark) {
+    f->ecn = true;
+    ++stats_.ecn_marks;
+  }
+}
+
+void Link::pfc_send_waiting() {
+  Lossless& l = *lossless_;
+  sending_ = true;
+  // One frame at a time, each when it can start: a PAUSE that arrives
+  // meanwhile stops the next.
+  while (!waiting_.empty() && !l.sender_paused) {
+    Frame* f = waiting_.front();
+    const Tick now = now_ticks();
+    const Tick ready = std::max({now, f->head, busy_until_});
+    if (ready > now) {
+      if (!l.wake_pending) {
+        l.wake_pending = true;
+        Calendar::instance().schedule(ready, this, kWake);
+      }
+      break;
+    }
+    waiting_.pop_front();
+    l.queued_bytes -= f->wire_bytes;
+    const Tick duration = params_.bandwidth.time_for(static_cast<double>(f->wire_bytes));
+    const Tick end = std::max(now + duration, f->tail);
+    // Its bytes count in the receiver's buffer from when its head is there.
+    l.arrivals.push_back(Change{now + params_.latency, f->wire_bytes});
+    Calendar::instance().schedule(now + params_.latency, this, kArrive);
+    launch(f, now, end, duration, l.occupancy + f->wire_bytes);
+  }
+  sending_ = false;
+}
+
+void Link::pfc_released(std::uint64_t bytes, Tick at) {
+  Lossless& l = *lossless_;
+  if (at <= now_ticks()) {
+    l.occupancy -= bytes;
+    pfc_receiver_changed();
+    return;
+  }
+  std::size_t pos = l.releases.size();
+  while (pos > 0 && l.releases[pos - 1].at > at) --pos;
+  l.releases.insert(pos, Change{at, bytes});
+  Calendar::instance().schedule(at, this, kRelease);
+}
+
+void Link::pfc_receiver_changed() {
+  Lossless& l = *lossless_;
+  stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, l.occupancy);
+  if (l.occupancy > params_.buffer_bytes) {
+    // set_pfc checked the headroom: this is a modelling error, not an input's.
+    throw std::logic_error(std::string(name()) + ": PFC headroom exceeded: " + std::to_string(l.occupancy) +
+                           " bytes in a " + std::to_string(params_.buffer_bytes) + "-byte buffer");
+  }
+  if (!l.receiver_pausing && l.occupancy > l.pfc.xoff) {
+    l.receiver_pausing = true;
+    ++stats_.pauses;
+    Calendar::instance().schedule(now_ticks() + params_.latency, this, kPause);
+  } else if (l.receiver_pausing && l.occupancy <= l.pfc.xon) {
+    l.receiver_pausing = false;
+    Calendar::instance().schedule(now_ticks() + params_.latency, this, kResume);
+  }
+}
+
+void Link::on_calendar(std::uint32_t kind, void*) {
+  Lossless& l = *lossless_;
+  const Tick now = now_ticks();
+  switch (kind) {
+    case kWake:
+      l.wake_pending = false;
+      if (!sending_) pfc_send_waiting();
+      break;
+    case kArrive:
+      while (!l.arrivals.empty() && l.arrivals.front().at <= now) {
+        l.occupancy += l.arrivals.front().bytes;
+        l.arrivals.pop_front();
+      }
+      pfc_receiver_changed();
+      break;
+    case kRelease:
+      while (!l.releases.empty() && l.releases.front().at <= now) {
+        l.occupancy -= l.releases.front().bytes;
+        l.releases.pop_front();
+      }
+      pfc_receiver_changed();
+      break;
+    case kPause:
+      l.sender_paused = true;
+      l.paused_since = now;
+      break;
+    case kResume:
+      l.sender_paused = false;
+      stats_.paused += now - l.paused_since;
+      if (!sending_) pfc_send_waiting();
+      break;
+    default:
+      throw std::logic_error(std::string(name()) + ": unknown calendar event");
+  }
 }
 
 std::string Link::describe_waiting() const {

@@ -9,7 +9,15 @@
 // tail has arrived if that is later (cut-through from a slower input holds
 // the link at the input's rate). Credits come back one link latency after the
 // receiver reports, with END_REQ, that the frame has left its buffer.
+//
+// Lossless Ethernet (RoCE) replaces credits with priority flow control
+// (set_pfc): the receiver pauses the link when its input buffer passes XOFF
+// and releases it at XON, each signal one latency on its way back, and the
+// sender starts frames one at a time so that a pause stops the next one. A
+// switch's egress queue may mark frames for congestion (set_ecn, RED-style).
 #pragma once
+
+#include <memory>
 
 #include <cstdint>
 #include <string>
@@ -17,6 +25,7 @@
 
 #include <systemc>
 
+#include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fifo.h"
 #include "tlm/parameters.h"
@@ -24,7 +33,7 @@
 
 namespace fabricsim {
 
-class Link : public sc_core::sc_module {
+class Link : public sc_core::sc_module, private Calendar::Client {
  public:
   struct Params {
     Bandwidth bandwidth = Bandwidth::GBps(50);  // per direction
@@ -40,8 +49,44 @@ class Link : public sc_core::sc_module {
     std::uint64_t payload_bytes = 0;
     std::uint64_t wire_bytes = 0;
     Tick busy = 0;                        // time spent serializing
-    std::uint64_t peak_buffer_bytes = 0;  // most credits in use at once
+    std::uint64_t peak_buffer_bytes = 0;  // most credits in use at once (PFC: most bytes in the receiver's buffer)
+    // Lossless Ethernet (zero on credit links):
+    std::uint64_t pauses = 0;            // PFC PAUSEs the receiver sent
+    Tick paused = 0;                     // time the sender spent paused
+    std::uint64_t ecn_marks = 0;         // frames marked Congestion Experienced here
+    std::uint64_t peak_queue_bytes = 0;  // most bytes a frame found queued ahead of it at the sender
+    std::uint64_t queue_bytes_seen = 0;  // their sum over frames: / frames is the mean queue a frame finds
   };
+
+  /// Priority flow control (IEEE 802.1Qbb) on the one lossless priority, in
+  /// place of credits. The receiver pauses the link when its input buffer
+  /// holds more than `xoff` bytes and resumes it when it holds `xon` or
+  /// fewer; PAUSE and RESUME reach the sender one latency later, and the
+  /// sender finishes the frame it is sending. The buffer above xoff is the
+  /// headroom for what is in flight meanwhile: at least two latencies of
+  /// line rate plus two frames (checked here).
+  struct Pfc {
+    std::uint64_t xoff = 0;
+    std::uint64_t xon = 0;
+  };
+  /// ECN marking of the queue at this link's sender (a switch's egress
+  /// port), RED-style on the bytes a frame finds ahead of it: never below
+  /// kmin, with probability pmax x (q - kmin) / (kmax - kmin) up to kmax,
+  /// always above. `seed` makes the draws repeatable.
+  struct Ecn {
+    std::uint64_t kmin = 0;
+    std::uint64_t kmax = 0;
+    double pmax = 0;
+    std::uint64_t seed = 1;
+  };
+  /// `largest_frame` is the most wire bytes a frame on this link can have.
+  void set_pfc(const Pfc& pfc, std::uint64_t largest_frame);
+  void set_ecn(const Ecn& ecn);
+  bool has_pfc() const { return lossless_ && lossless_->has_pfc; }
+  /// Lossless links: bytes queued at the sender now (0 on credit links).
+  std::uint64_t queued_bytes() const { return lossless_ ? lossless_->queued_bytes : 0; }
+  /// The headroom PFC needs above xoff on this link.
+  static std::uint64_t pfc_headroom(const Params& params, std::uint64_t largest_frame);
 
   FrameTargetSocket<Link> in;      // from the sender (NIC or switch port)
   FrameInitiatorSocket<Link> out;  // to the receiver
@@ -65,6 +110,38 @@ class Link : public sc_core::sc_module {
 
   /// Starts as many waiting frames as credits allow, in order.
   void send_waiting();
+  /// Sends frame `f` from `start` to `end`: tells the sender when it has
+  /// left and hands it to the receiver. `used` is the receiver's buffer
+  /// once it is in, for the timeline.
+  void launch(Frame* f, Tick start, Tick end, Tick duration, std::uint64_t used);
+
+  // Lossless Ethernet.
+  struct Change {
+    Tick at;
+    std::uint64_t bytes;
+  };
+  struct Lossless {
+    bool has_pfc = false;
+    bool has_ecn = false;
+    Pfc pfc;
+    Ecn ecn;
+    std::uint64_t rng = 0;
+    std::uint64_t queued_bytes = 0;  // frames in waiting_
+    std::uint64_t occupancy = 0;     // the receiver's input buffer
+    bool receiver_pausing = false;   // the receiver has sent PAUSE, not yet RESUME
+    bool sender_paused = false;      // the sender has heard PAUSE, not yet RESUME
+    Tick paused_since = 0;
+    bool wake_pending = false;
+    InlineRing<Change, 8> arrivals;  // frames' heads reaching the receiver, in time order
+    InlineRing<Change, 8> releases;  // frames leaving the receiver's buffer, by time
+  };
+  void on_calendar(std::uint32_t kind, void* arg) override;
+  /// PFC: starts the next waiting frame if it can start now; else wakes up when it can.
+  void pfc_send_waiting();
+  void pfc_released(std::uint64_t bytes, Tick at);
+  void pfc_receiver_changed();
+  /// ECN: marks `f`, about to join the queue, by what it finds ahead of it.
+  void mark_congestion(Frame* f);
   /// Starts a read request at once on its own virtual channel; returns when
   /// it has left, or kNever if it had to queue for credit.
   Tick send_request(Frame* f);
@@ -112,6 +189,7 @@ class Link : public sc_core::sc_module {
   TimelineSink* timeline_ = nullptr;
   int timeline_id_ = -1;
   std::vector<std::uint32_t> blocked_inputs_;  // scratch for send_waiting()
+  std::unique_ptr<Lossless> lossless_;         // null on credit links: their path is unchanged
 };
 
 }  // namespace fabricsim

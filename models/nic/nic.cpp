@@ -109,6 +109,7 @@ tlm::tlm_sync_enum Nic::rx_fw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_p
     return tlm::TLM_ACCEPTED;
   }
   f->hop_in = static_cast<std::uint32_t>(port);
+  if (f->ecn && dcqcn_) congestion_seen(*f);
   const Tick free_at = receive_local(f);
   if (free_at == kNever) return tlm::TLM_ACCEPTED;
   phase = tlm::END_REQ;
@@ -134,8 +135,10 @@ void Nic::post(Message* m) {
       std::max<std::uint64_t>(1, (m->bytes + params_.segment_bytes - 1) / params_.segment_bytes));
   m->nic.frames_sent = 0;
   if (m->dst == params_.address) throw std::logic_error(std::string(name()) + ": message addressed to itself");
-  ++stats_.messages_sent;
-  if (m->kind != MessageKind::kPullRequest) stats_.bytes_sent += m->bytes;
+  if (!m->notice) {
+    ++stats_.messages_sent;
+    if (m->kind != MessageKind::kPullRequest) stats_.bytes_sent += m->bytes;
+  }
   if (params_.stripe && num_ports() > 1) {
     const auto ports = forwarder_.routes().ports(m->dst);
     if (ports.size() > 1) {
@@ -162,6 +165,7 @@ Frame* Nic::next_frame(unsigned port) {
   if (tp.sending[tp.turn].empty()) tp.turn ^= 1;
   auto& queue = tp.sending[tp.turn];
   tp.turn ^= 1;
+  if (dcqcn_ && queue.size() > 1) pick_paced(queue);
   Message* m = queue.front();
   queue.pop_front();
   while (m->nic.frames_sent == m->nic.frames_total) {  // striped: other ports took its last frames
@@ -174,8 +178,8 @@ Frame* Nic::next_frame(unsigned port) {
   f->msg = m;
   f->src = m->src;
   f->dst = m->dst;
-  f->flow = m->flow;
   f->index = m->nic.frames_sent++;
+  f->flow = queue_pair_flow(m->flow, f->index);
   f->offset = static_cast<std::uint64_t>(f->index) * params_.segment_bytes;
   f->bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, f->offset));
   // A pull request names the bytes it asks for; its packets are headers only.
@@ -219,6 +223,7 @@ void Nic::pump(unsigned port) {
       }
       if (f) {
         f->head = std::max({f->head, now_ticks(), injection_free_});
+        if (dcqcn_ && !f->msg->notice) f->head = dcqcn_->pace(Dcqcn::key(f->dst, f->flow), f->wire_bytes, f->head);
         f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
         if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
         tp.frame_out = true;
@@ -258,9 +263,13 @@ void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
     // The whole message has left: tell the sender, whose buffer is now free.
     // By count and the latest time: a striped message's frames leave by
     // several ports, the one numbered last not necessarily last.
-    tlm::tlm_phase phase = tlm::END_REQ;
-    sc_core::sc_time delay = delay_until(m->nic.left_at);
-    to_sender_(m->payload(), phase, delay);
+    if (m->notice) {
+      m->unref();  // made here: nobody else waits
+    } else {
+      tlm::tlm_phase phase = tlm::END_REQ;
+      sc_core::sc_time delay = delay_until(m->nic.left_at);
+      to_sender_(m->payload(), phase, delay);
+    }
   }
   if ((tp.idle() && tp.prefetch.empty()) || tp.wake_pending) return;
   // Offer the next frame when this one has left, so that messages posted
@@ -316,6 +325,11 @@ void Nic::written(Frame* f) {
 }
 
 void Nic::deliver(Message* m) {
+  if (m->notice) {  // a CNP for one of this NIC's queue pairs: the reaction point's, not the NPU's
+    if (dcqcn_) dcqcn_->notified(Dcqcn::key(m->src, m->flow), now_ticks());
+    m->unref();
+    return;
+  }
   ++stats_.messages_received;
   if (m->kind != MessageKind::kPullRequest) stats_.bytes_received += m->bytes;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
@@ -323,6 +337,52 @@ void Nic::deliver(Message* m) {
   if (to_receiver_(m->payload(), phase, delay) != tlm::TLM_COMPLETED) {
     throw std::logic_error(std::string(name()) + ": the NPU must complete a delivered message at once");
   }
+}
+
+void Nic::set_transport(const Transport& t) {
+  if (t.queue_pairs == 0) throw std::invalid_argument(std::string(name()) + ": queue_pairs must be at least 1");
+  queue_pairs_ = t.queue_pairs;
+  dcqcn_.reset();
+  if (t.dcqcn) dcqcn_ = std::make_unique<Dcqcn>(t.dcqcn_params, t.line_rate);
+}
+
+void Nic::pick_paced(InlineRing<Message*, 4>& queue) {
+  // Queue pairs held back by their rate must not hold up the others, as a
+  // NIC's per-queue-pair scheduler sees to: the first that may send now goes
+  // first, else the one that may send soonest.
+  const Tick now = now_ticks();
+  std::size_t best = 0;
+  Tick best_start = kNever;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    const Message* m = queue[i];
+    if (m->nic.frames_sent == m->nic.frames_total) continue;  // striped: done elsewhere
+    const Tick t = dcqcn_->next_start(Dcqcn::key(m->dst, queue_pair_flow(m->flow, m->nic.frames_sent)));
+    if (t < best_start) {
+      best = i;
+      best_start = t;
+      if (t <= now) break;
+    }
+  }
+  if (best == 0) return;
+  Message* m = queue[best];
+  queue.erase(best);
+  queue.insert(0, m);
+}
+
+void Nic::congestion_seen(const Frame& f) {
+  if (!dcqcn_->should_notify(Dcqcn::key(f.src, f.flow), now_ticks())) return;
+  // The CNP: RoCEv2's 16-byte BTH extension behind the packet's headers,
+  // made by the NIC (no software overhead), for the sender's queue pair.
+  Message* cnp = Message::allocate();
+  cnp->src = params_.address;
+  cnp->dst = f.src;
+  cnp->bytes = 16;
+  cnp->flow = f.flow;
+  cnp->hardware = true;
+  cnp->notice = true;
+  cnp->ref();  // one for the sending side (frame_sent), one for the receiving NIC (deliver)
+  // Posted as an event of its own, not from inside the receive call.
+  Calendar::instance().schedule(now_ticks(), this, kPost, cnp);
 }
 
 void Nic::on_calendar(std::uint32_t kind, void* arg) {

@@ -17,9 +17,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "tlm/fifo.h"
+#include "models/nic/dcqcn.h"
 #include "models/switch/forwarding.h"
 #include "tlm/calendar.h"
 #include "tlm/parameters.h"
@@ -91,6 +93,24 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   /// Bytes on the wire for `bytes` of payload, headers included.
   std::uint64_t wire_bytes(std::uint64_t bytes) const;
 
+  /// What the fabric's transport asks of its NICs (RoCE: platforms set it
+  /// from the fabric's `transport` section).
+  struct Transport {
+    /// Queue pairs per connection, as NCCL opens (NCCL_IB_QPS_PER_CONNECTION):
+    /// a message's frames take them in turn, each its own flow to ECMP.
+    std::uint32_t queue_pairs = 1;
+    bool dcqcn = false;  // rate control per queue pair (dcqcn.h)
+    Dcqcn::Params dcqcn_params;
+    Bandwidth line_rate;  // the port's: DCQCN's highest rate
+  };
+  void set_transport(const Transport& t);
+  /// DCQCN's state, or null when the NIC has none.
+  const Dcqcn* dcqcn() const { return dcqcn_.get(); }
+  /// The flow of frame `index` of a message of flow `flow`: its queue pair.
+  std::uint32_t queue_pair_flow(std::uint32_t flow, std::uint32_t index) const {
+    return queue_pairs_ <= 1 ? flow : flow + (index % queue_pairs_) * 0x9e3779b9u;
+  }
+
  private:
   Tick receive_local(Frame* f);
   void frame_sent(unsigned port, Frame* f, Tick left);
@@ -108,6 +128,10 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   void memory_done(void* ctx, tlm::tlm_response_status status) override;
   void written(Frame* f);
   void deliver(Message* m);
+  /// DCQCN: the message whose queue pair may send soonest goes first.
+  void pick_paced(InlineRing<Message*, 4>& queue);
+  /// Notification point: a marked frame has arrived.
+  void congestion_seen(const Frame& f);
 
   struct TxPort {
     /// Messages with frames still to offer, round robin within each class:
@@ -134,6 +158,8 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   Stats stats_;
   std::vector<TxPort> tx_ports_;
   Forwarder forwarder_;
+  std::uint32_t queue_pairs_ = 1;
+  std::unique_ptr<Dcqcn> dcqcn_;  // null unless the transport has it: the hot path only tests it
 };
 
 }  // namespace fabricsim

@@ -33,14 +33,22 @@ std::string platform_file(const std::string& yaml, const std::string& name) {
   return path;
 }
 
-TransferRun run_transfers(const std::string& yaml, const std::vector<Flow>& transfers) {
+TransferRun run_transfers(const std::string& yaml, const std::vector<Flow>& transfers, Tick sample_every,
+                          const std::function<void(const Platform&)>& sample) {
   TransferRun run;
   run.platform = std::make_unique<Platform>(load_platform(platform_file(yaml)));
   Driver driver(*run.platform, transfers);
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     Calendar::instance().schedule(transfers[i].start, &driver, 0, reinterpret_cast<void*>(i));
   }
-  sc_core::sc_start();
+  if (sample && sample_every > 0) {
+    while (sc_core::sc_pending_activity() && !Calendar::instance().has_error()) {
+      sc_core::sc_start(to_sc_time(sample_every));
+      sample(*run.platform);
+    }
+  } else {
+    sc_core::sc_start();
+  }
   if (auto e = Calendar::instance().take_error()) std::rethrow_exception(e);
   run.done = driver.done();
   for (const auto& f : run.platform->fabrics()) {

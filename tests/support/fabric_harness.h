@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,8 +28,10 @@ struct TransferRun {
   std::string stuck;       // links with frames still waiting, if any
 };
 
-/// Builds the platform in `yaml` and runs `transfers` to the end.
-TransferRun run_transfers(const std::string& yaml, const std::vector<Flow>& transfers);
+/// Builds the platform in `yaml` and runs `transfers` to the end; with
+/// `sample`, stops every `sample_every` to call it (to watch rates and queues).
+TransferRun run_transfers(const std::string& yaml, const std::vector<Flow>& transfers, Tick sample_every = 0,
+                          const std::function<void(const Platform&)>& sample = {});
 
 /// A platform file from YAML text, in a scratch folder.
 /// Writes `yaml` to a file called `name` in a scratch folder; its path.

@@ -1,0 +1,296 @@
+// Transports (docs/transports.md): PFC against its closed form on one link,
+// and on platforms: a lossless incast, a pause spreading hop by hop onto a
+// victim flow, DCQCN sharing a bottleneck and holding its queue near Kmin,
+// and ECMP collisions against the balls-in-bins expectation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "models/link/link.h"
+#include "support/fabric_harness.h"
+#include "support/frame_harness.h"
+#include "support/test_util.h"
+#include "tlm/routing_table.h"
+
+using namespace fabricsim;
+using testutil::Flow;
+using testutil::run_transfers;
+
+namespace {
+
+constexpr std::uint64_t MiB = 1u << 20;
+double ns(Tick t) { return ticks_to_ns(t); }
+
+/// The link from `from` to `to` on the platform's first fabric (or the named one).
+const Link& link_between(const Platform& p, const std::string& from, const std::string& to, std::size_t fabric = 0) {
+  for (const auto& l : p.fabrics().at(fabric).links) {
+    if (l.from == from && l.to == to) return *l.link;
+  }
+  throw std::runtime_error("no link " + from + " -> " + to);
+}
+
+TEST(Pfc, TheReceiverPausesAtXoffAndTheSenderResumesALatencyAfterXon) {
+  // One link at 8 GB/s (T = 512 ns per 4 KiB frame), latency L = 300 ns; the
+  // sink holds each frame H = 10 T after its tail. xoff = 2 frames, xon = 1.
+  // The third frame's head makes 3 frames > xoff at 2T + L: PAUSE reaches
+  // the sender at 2T + 2L, by when it has started K = 4 frames (3T < 2T + 2L
+  // < 4T). It resumes a latency after the buffer falls to xon, i.e. after
+  // K - 1 frames have left it: at (K-1)T + T + L + H - T + L = (K-1)T + 2L + H.
+  // Every cycle repeats this, so frame k starts at (k / 4) P + (k % 4) T with
+  // P = 3T + 2L + H, the buffer peaks at 4 frames, and each pause lasts
+  // P - (2T + 2L) = T + H.
+  constexpr std::uint64_t kFrame = 4096;
+  constexpr Tick T = 512'000, L = 300'000, H = 10 * T, kStart = 1'000'000;
+  constexpr Tick P = 3 * T + 2 * L + H;
+  Link::Params p;
+  p.bandwidth = Bandwidth::GBps(8);
+  p.latency = L;
+  p.buffer_bytes = 64 << 10;
+  testutil::FrameSource source("source", false);
+  Link link("link", p);
+  testutil::FrameSink sink("sink", H);
+  source.out.bind(link.in);
+  link.out.bind(sink.in);
+  link.set_pfc(Link::Pfc{2 * kFrame, kFrame}, kFrame);
+  constexpr std::size_t kFrames = 12;
+  for (std::size_t k = 0; k < kFrames; ++k) source.send(testutil::make_frame(kFrame), kStart);
+  testutil::run_to_end();
+  ASSERT_EQ(sink.arrivals().size(), kFrames);
+  for (std::size_t k = 0; k < kFrames; ++k) {
+    const Tick start = kStart + (k / 4) * P + (k % 4) * T;
+    EXPECT_EQ(sink.arrivals()[k].head, start + L) << "frame " << k;
+    EXPECT_EQ(source.left()[k], start + T) << "frame " << k;
+  }
+  EXPECT_EQ(link.stats().pauses, 3u);
+  EXPECT_EQ(link.stats().paused, 3 * (T + H));
+  EXPECT_EQ(link.stats().peak_buffer_bytes, 4 * kFrame);
+}
+
+TEST(Pfc, ABufferWithoutRoomForTheHeadroomIsRefused) {
+  Link::Params p;
+  p.bandwidth = Bandwidth::GBps(50);
+  p.latency = 1'000'000;  // 1 us: 100 kB of round trip
+  p.buffer_bytes = 128 << 10;
+  Link link("link", p);
+  try {
+    link.set_pfc(Link::Pfc{64 << 10, 32 << 10}, 4096);
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no room for PFC xoff 65536 bytes plus the 108192 bytes of headroom"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+/// n NPUs on one switch; `transport` is the fabric's section.
+std::string one_switch(int n, const std::string& transport, const std::string& buffer = "256 KiB",
+                       const std::string& bandwidth = "50 GB/s") {
+  return "npus: " + std::to_string(n) + R"(
+nic: { mtu: 4 KiB, header: 0 }
+fabrics:
+  - topology: switch
+    link: { bandwidth: )" +
+         bandwidth + ", latency: 500 ns, buffer: " + buffer + R"( }
+    switch: { latency: 100 ns }
+    transport: )" +
+         transport + "\n";
+}
+
+TEST(Transport, ALosslessIncastOfSixteenNeverOverflowsAndKeepsTheBottleneckBusy) {
+  // 16 senders into one receiver with PFC alone: every byte arrives, no
+  // buffer ever holds more than it has (the model throws if one did: a
+  // drop), the senders' links were paused, and the receiver's link ran at
+  // line rate: the last byte arrives at 16 S / B plus the path's latency.
+  const std::uint64_t S = 2 * MiB;
+  std::vector<Flow> flows;
+  for (int src = 1; src <= 16; ++src) flows.push_back(Flow{src, 0, S});
+  const auto run = run_transfers(one_switch(17, "{ kind: roce, congestion_control: none }"), flows);
+  Tick last = 0;
+  for (Tick d : run.done) {
+    ASSERT_NE(d, kNever);
+    last = std::max(last, d);
+  }
+  const double expected = 16.0 * S / 50.0;
+  EXPECT_NEAR(ns(last), expected, 0.01 * expected);
+  std::uint64_t pauses = 0;
+  for (const auto& l : run.platform->fabrics()[0].links) {
+    EXPECT_LE(l.link->stats().peak_buffer_bytes, 256u << 10) << l.link->name();
+    if (l.to == "switch") pauses += l.link->stats().pauses;
+  }
+  EXPECT_GT(pauses, 16u);  // every sender was paused, again and again
+  EXPECT_EQ(link_between(*run.platform, "switch", "npu0").stats().payload_bytes, 16 * S);
+}
+
+/// Two switches: npu0..npu2 on sw0, npu3..npu6 on sw1, one 50 GB/s link between.
+const char* kTwoSwitches = R"(
+npus: 7
+nic: { mtu: 4 KiB, header: 0 }
+fabrics:
+  - topology: netlist
+    link: { bandwidth: 50 GB/s, latency: 200 ns, buffer: 64 KiB }
+    switch: { latency: 100 ns }
+    transport: { kind: roce, congestion_control: none }
+    switches: [ {name: sw0}, {name: sw1} ]
+    links:
+      - { from: npu0, to: sw0 }
+      - { from: npu1, to: sw0 }
+      - { from: npu2, to: sw0 }
+      - { from: sw0, to: sw1 }
+      - { from: sw1, to: npu3 }
+      - { from: sw1, to: npu4 }
+      - { from: sw1, to: npu5 }
+      - { from: sw1, to: npu6 }
+)";
+
+TEST(Transport, APfcPauseSpreadsHopByHopAndHoldsUpAVictimFlow) {
+  // npu0, npu1 (behind sw0) and npu5, npu6 (on sw1) all send to npu3. sw1's
+  // buffer for the sw0 link fills, sw1 pauses sw0, sw0's buffers fill and it
+  // pauses npu0, npu1, and npu2, whose flow to the idle npu4 shares the
+  // paused links: head-of-line blocking. Alone, npu2's 4 MiB would take
+  // S/B plus a few hundred ns of latency.
+  const std::uint64_t S = 4 * MiB;
+  const auto congested =
+      run_transfers(kTwoSwitches, {Flow{0, 3, S}, Flow{1, 3, S}, Flow{5, 3, S}, Flow{6, 3, S}, Flow{2, 4, S}});
+  const double line = S / 50.0;
+  // Hop by hop: the link into sw1 was paused, then the links into sw0.
+  const Platform& p = *congested.platform;
+  EXPECT_GT(link_between(p, "sw0", "sw1").stats().pauses, 0u);
+  EXPECT_GT(link_between(p, "npu0", "sw0").stats().pauses, 0u);
+  EXPECT_GT(link_between(p, "npu2", "sw0").stats().pauses, 0u);  // the victim's own link
+  EXPECT_EQ(link_between(p, "sw1", "npu4").stats().pauses, 0u);  // its receiver never asked
+  // The victim shares sw0 -> sw1 with two of the four incast flows, which
+  // npu3's link holds to a quarter of its rate each: it finishes well after S/B.
+  EXPECT_GT(ns(congested.done[4]), 1.5 * line) << "the victim flow was not held up";
+}
+
+// Flow A (npu0 -> npu2) starts alone; flow B (npu1 -> npu2) joins t1 later.
+const std::uint64_t kShareBytes = 256 * MiB;
+const Tick kJoin = 1'000'000'000;  // 1 ms
+const std::vector<Flow> kShare = {Flow{0, 2, kShareBytes, 0}, Flow{1, 2, kShareBytes, kJoin}};
+
+TEST(Transport, DcqcnFlowsConvergeToEqualRatesAndKeepTheQueueBetweenKminAndKmax) {
+  // DCQCN as published, at the speed it was published for (40 GbE). When B
+  // joins, the queue overshoots past Kmax before the first marks (Pmax is
+  // 1%) and both flows are cut until it drains: well below the link's rate,
+  // from where additive increase (40 Mb/s per 55 us) takes about 17 ms to
+  // fill the link again. From then on (documented: 20 ms after the join,
+  // about 5,000 round trips of 4 us) the link stays full, each 5 ms window
+  // gives the two flows rates within 25% of each other, and the switch's
+  // queue averages below 100 kB and passes Kmax (200 kB) in fewer than 5% of
+  // samples, PFC never pausing anyone.
+  constexpr Tick kSample = 100'000'000, kWindow = 50 * kSample, kConverged = kJoin + 20'000'000'000;
+  struct Sample {
+    Tick at;
+    std::uint64_t a, b, queue;
+  };
+  std::vector<Sample> samples;
+  const auto run = run_transfers(one_switch(3, "{ kind: roce }", "1 MiB", "40 Gb/s"), kShare, kSample,
+                                 [&](const Platform& p) {
+                                   samples.push_back(Sample{now_ticks(), link_between(p, "npu0", "switch").stats().payload_bytes,
+                                                            link_between(p, "npu1", "switch").stats().payload_bytes,
+                                                            link_between(p, "switch", "npu2").queued_bytes()});
+                                 });
+  ASSERT_NE(run.done[0], kNever);
+  ASSERT_NE(run.done[1], kNever);
+  const Tick first_done = std::min(run.done[0], run.done[1]);
+  int windows = 0;
+  double queue_sum = 0;
+  int queue_samples = 0, above_kmax = 0;
+  for (std::size_t i = 0; i + 50 < samples.size(); i += 50) {
+    if (samples[i].at < kConverged || samples[i].at + kWindow > first_done) continue;
+    const double ra = static_cast<double>(samples[i + 50].a - samples[i].a);
+    const double rb = static_cast<double>(samples[i + 50].b - samples[i].b);
+    EXPECT_NEAR(ra / rb, 1.0, 0.25) << "window from " << ns(samples[i].at) << " ns";
+    EXPECT_NEAR((ra + rb) / ns(kWindow), 5.0, 0.25) << "the link was not kept full from " << ns(samples[i].at) << " ns";
+    for (std::size_t k = i; k < i + 50; ++k) {
+      EXPECT_LT(samples[k].queue, 500'000u) << "at " << ns(samples[k].at) << " ns: near PFC's xoff";
+      queue_sum += static_cast<double>(samples[k].queue);
+      above_kmax += samples[k].queue >= 200'000u ? 1 : 0;
+      ++queue_samples;
+    }
+    ++windows;
+  }
+  EXPECT_GE(windows, 10);
+  EXPECT_LT(queue_sum / queue_samples, 100e3);
+  EXPECT_LT(above_kmax, queue_samples / 20) << "the queue should pass Kmax only briefly";
+  const Nic* sender = run.platform->fabrics()[0].nic_of_rank[0];
+  ASSERT_NE(sender->dcqcn(), nullptr);
+  EXPECT_GT(sender->dcqcn()->stats().cnps_received, 0u);
+  EXPECT_EQ(link_between(*run.platform, "npu0", "switch").stats().pauses, 0u) << "DCQCN should keep PFC quiet";
+  EXPECT_EQ(link_between(*run.platform, "npu1", "switch").stats().pauses, 0u) << "DCQCN should keep PFC quiet";
+}
+
+TEST(Transport, PfcAloneLetsTheQueueGrowToXoff) {
+  // The same two flows without congestion control: nothing slows the
+  // senders but PAUSE, so the switch's input buffers fill to xoff (the 1 MiB
+  // buffer less its headroom) and its egress queue holds about as much.
+  const auto run = run_transfers(one_switch(3, "{ kind: roce, congestion_control: none }", "1 MiB", "40 Gb/s"), kShare);
+  const double both = 2.0 * kShareBytes / 5.0;
+  EXPECT_NEAR(ns(run.done[1]), both, 0.02 * both);
+  const Link& in = link_between(*run.platform, "npu0", "switch");
+  const Link::Stats& q = link_between(*run.platform, "switch", "npu2").stats();
+  const std::uint64_t xoff = (1u << 20) - Link::pfc_headroom(in.params(), 4096);
+  EXPECT_GT(in.stats().peak_buffer_bytes, xoff);
+  EXPECT_GT(in.stats().pauses, 0u);
+  EXPECT_EQ(q.ecn_marks, 0u);
+  EXPECT_GT(q.peak_queue_bytes, xoff);
+}
+
+TEST(Ecmp, CollidingFlowsMatchTheBallsInBinsExpectation) {
+  // F flows hashed onto P equal-cost ports: the expected number of ports
+  // used is P (1 - (1 - 1/P)^F). Over many routers (salts), the mean of what
+  // the hash gives must match it within 3 standard errors.
+  constexpr int P = 8, F = 8, kRouters = 4000;
+  std::vector<std::uint16_t> ports;
+  for (int p = 0; p < P; ++p) ports.push_back(static_cast<std::uint16_t>(p));
+  double sum = 0, sum2 = 0;
+  for (int r = 0; r < kRouters; ++r) {
+    RoutingTable table;
+    table.set(0, ports);
+    table.set_salt(static_cast<std::uint32_t>(r));
+    std::set<std::uint16_t> used;
+    // NCCL-like flows: rank r's flow to peer k, as the NPU numbers them.
+    for (int f = 0; f < F; ++f) used.insert(table.port(0, static_cast<std::uint32_t>(f) * 0x10001u + 17u));
+    sum += static_cast<double>(used.size());
+    sum2 += static_cast<double>(used.size() * used.size());
+  }
+  const double mean = sum / kRouters;
+  const double sd = std::sqrt(sum2 / kRouters - mean * mean);
+  const double expected = P * (1 - std::pow(1 - 1.0 / P, F));
+  EXPECT_NEAR(mean, expected, 3 * sd / std::sqrt(static_cast<double>(kRouters)));
+  EXPECT_LT(mean, P - 2.0) << "collisions must be visible: 8 flows on 8 paths rarely use all 8";
+}
+
+/// Two leaves joined by 4 spines: how many spines one 8 MiB message from a
+/// rank under leaf 0 to one under leaf 1 crosses, with `qps` queue pairs.
+int spines_used(int qps) {
+  const std::string yaml = R"(
+npus: 4
+nic: { mtu: 4 KiB, header: 0 }
+fabrics:
+  - topology: fat_tree
+    levels: 2
+    leaf_down: 2
+    leaf_up: 4
+    link: { bandwidth: 50 GB/s, latency: 200 ns, buffer: 1 MiB }
+    transport: { kind: roce, congestion_control: none, queue_pairs: )" +
+                           std::to_string(qps) + " }\n";
+  const auto run = run_transfers(yaml, {Flow{0, 2, 8 * MiB}});
+  int used = 0;
+  for (const auto& l : run.platform->fabrics()[0].links) {
+    if (l.from.rfind("leaf0", 0) == 0 && l.to.rfind("spine", 0) == 0 && l.link->stats().payload_bytes > 0) ++used;
+  }
+  return used;
+}
+
+TEST(Ecmp, OneQueuePairKeepsAConnectionOnOnePath) { EXPECT_EQ(spines_used(1), 1); }
+
+TEST(Ecmp, EightQueuePairsSpreadAConnectionOverThePaths) {
+  // Hashed, 8 queue pairs take 3.6 of the 4 spines on average (balls in bins).
+  EXPECT_GE(spines_used(8), 3);
+}
+
+}  // namespace
