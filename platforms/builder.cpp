@@ -170,11 +170,12 @@ Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire)
     notes_.push_back("fabric \"" + f.name + "\": frames shortened to " + std::to_string(nic.segment_bytes) +
                      " bytes to fit the " + std::to_string(min_buffer) + "-byte buffers");
   }
-  if (f.transport.lossless_ethernet() && nic.segment_bytes > nic.mtu_bytes) {
-    // ECN marks and PFC act per packet.
+  if (f.transport.ethernet() && nic.segment_bytes > nic.mtu_bytes) {
+    // ECN marks, PFC and drops act per packet.
     nic.segment_bytes = nic.mtu_bytes;
-    notes_.push_back("fabric \"" + f.name + "\": transport roce sends frames of one " + std::to_string(nic.mtu_bytes) +
-                     "-byte packet (ECN and PFC act per packet)");
+    notes_.push_back("fabric \"" + f.name + "\": transport " + (f.transport.lossless_ethernet() ? "roce" : "tcp") +
+                     " sends frames of one " + std::to_string(nic.mtu_bytes) +
+                     "-byte packet (ECN, PFC and drops act per packet)");
   }
   frame_wire = nic.segment_bytes + ((nic.segment_bytes + nic.mtu_bytes - 1) / nic.mtu_bytes) * nic.header_bytes;
   return nic;
@@ -182,12 +183,18 @@ Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire)
 
 void Platform::apply_transport(const FabricSpec& f, const FabricNode& n, Nic& nic) {
   const TransportSpec& t = f.transport;
-  const bool dcqcn = t.lossless_ethernet() && t.congestion_control == TransportSpec::CongestionControl::kDcqcn;
-  if (!dcqcn && t.queue_pairs <= 1) return;
+  using CC = TransportSpec::CongestionControl;
+  const CC cc = t.control();
+  const bool dcqcn = cc == CC::kDcqcn;
+  const bool window = cc == CC::kReno || cc == CC::kDctcp;
+  if (!dcqcn && !window && t.queue_pairs <= 1) return;
   Nic::Transport nt;
   nt.queue_pairs = t.queue_pairs;
   nt.dcqcn = dcqcn;
   nt.dcqcn_params = t.dcqcn;
+  nt.window = window;
+  nt.window_params = t.window;
+  nt.window_params.control = cc == CC::kDctcp ? WindowTransport::Control::kDctcp : WindowTransport::Control::kReno;
   // DCQCN's highest rate: the NIC's port (its first link).
   const auto u = static_cast<int>(&n - f.nodes.data());
   for (const FabricEdge& e : f.edges) {
@@ -199,8 +206,23 @@ void Platform::apply_transport(const FabricSpec& f, const FabricNode& n, Nic& ni
   nic.set_transport(nt);
 }
 
-void Platform::apply_transport(const FabricSpec& f, Link& link, bool from_switch, std::uint64_t frame_wire) {
+void Platform::apply_transport(const FabricSpec& f, Link& link, bool from_switch, SharedBuffer* into,
+                               std::uint64_t frame_wire) {
   const TransportSpec& t = f.transport;
+  using CC = TransportSpec::CongestionControl;
+  const bool marks = from_switch && (t.control() == CC::kDcqcn || t.control() == CC::kDctcp);
+  if (marks) {
+    Link::Ecn ecn;
+    ecn.kmin = t.ecn_kmin;
+    ecn.kmax = t.ecn_kmax;
+    ecn.pmax = t.ecn_pmax;
+    ecn.seed = std::hash<std::string>()(link.name());  // repeatable, different per link
+    link.set_ecn(ecn);
+  }
+  if (t.kind == TransportSpec::Kind::kTcp) {
+    link.set_lossy(into);
+    return;
+  }
   if (!t.lossless_ethernet()) return;
   const Link::Params& lp = link.params();
   const std::uint64_t headroom = Link::pfc_headroom(lp, frame_wire);
@@ -211,14 +233,6 @@ void Platform::apply_transport(const FabricSpec& f, Link& link, bool from_switch
     link.set_pfc(pfc, frame_wire);
   } catch (const std::invalid_argument& e) {
     throw InputError(spec_.file + ": fabric \"" + f.name + "\", transport roce: " + e.what());
-  }
-  if (from_switch && t.congestion_control == TransportSpec::CongestionControl::kDcqcn) {
-    Link::Ecn ecn;
-    ecn.kmin = t.ecn_kmin;
-    ecn.kmax = t.ecn_kmax;
-    ecn.pmax = t.ecn_pmax;
-    ecn.seed = std::hash<std::string>()(link.name());  // repeatable, different per link
-    link.set_ecn(ecn);
   }
 }
 
@@ -357,13 +371,27 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
     ab->out.bind(router[b]->input(pb));
     router[b]->output(pb).bind(ba->in);
     ba->out.bind(router[a]->input(pa));
-    apply_transport(f, *ab, f.nodes[a].kind == FabricNode::Kind::kSwitch, frame_wire);
-    apply_transport(f, *ba, f.nodes[b].kind == FabricNode::Kind::kSwitch, frame_wire);
+    apply_transport(f, *ab, f.nodes[a].kind == FabricNode::Kind::kSwitch, shared_buffer(fi, f, b), frame_wire);
+    apply_transport(f, *ba, f.nodes[b].kind == FabricNode::Kind::kSwitch, shared_buffer(fi, f, a), frame_wire);
     const int npu_a = f.nodes[a].kind == FabricNode::Kind::kNic ? f.nodes[a].npu : -1;
     const int npu_b = f.nodes[b].kind == FabricNode::Kind::kNic ? f.nodes[b].npu : -1;
     bf.links.push_back(BuiltLink{std::move(ab), na, nb, npu_a, npu_b});
     bf.links.push_back(BuiltLink{std::move(ba), nb, na, npu_b, npu_a});
   }
+}
+
+SharedBuffer* Platform::shared_buffer(std::size_t fi, const FabricSpec& f, std::size_t node) {
+  if (f.transport.kind != TransportSpec::Kind::kTcp || f.transport.switch_buffer == 0 ||
+      f.nodes[node].kind != FabricNode::Kind::kSwitch) {
+    return nullptr;
+  }
+  BuiltFabric& bf = fabrics_[fi];
+  auto& pool = bf.shared_buffers[node];
+  if (!pool) {
+    pool = std::make_unique<SharedBuffer>(bf.name + "_" + f.nodes[node].name + "_buffer", f.transport.switch_buffer,
+                                          f.transport.buffer_alpha);
+  }
+  return pool.get();
 }
 
 void Platform::set_lookaheads(const FabricSpec& f, const std::vector<Forwarder*>& router) {

@@ -49,6 +49,7 @@ class Platform {
     std::vector<BuiltLink> links;
     std::unique_ptr<AggregationManager> aggregation;  // with reduction units
     std::vector<std::unique_ptr<ReductionUnit>> units;
+    std::map<std::size_t, std::unique_ptr<SharedBuffer>> shared_buffers;  // tcp: by switch node
     std::vector<std::string> unit_switch;  // the switch each unit is in
     std::vector<std::unique_ptr<sc_core::sc_module>> unit_alus;  // RTL units behind their ALU ports
     std::vector<const Forwarder*> routers;        // per node: its forwarder (null: bound straight to a switch)
@@ -89,7 +90,9 @@ class Platform {
   /// What the fabric's transport asks of node `n`'s NIC (queue pairs, DCQCN).
   void apply_transport(const FabricSpec& f, const FabricNode& n, Nic& nic);
   /// PFC on a link of a lossless fabric, and ECN marking if its sender is a switch.
-  void apply_transport(const FabricSpec& f, Link& link, bool from_switch, std::uint64_t frame_wire);
+  void apply_transport(const FabricSpec& f, Link& link, bool from_switch, SharedBuffer* into, std::uint64_t frame_wire);
+  /// Node `node`'s shared buffer on a tcp fabric that has them (null otherwise), made on first use.
+  SharedBuffer* shared_buffer(std::size_t fabric, const FabricSpec& f, std::size_t node);
   /// What the maker of a node's component is told.
   struct NodeContext {
     std::size_t fabric;      // index of the fabric being built

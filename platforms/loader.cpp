@@ -302,6 +302,18 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     if (transport.pfc_xoff > 0 && transport.pfc_xon > transport.pfc_xoff) {
       in.fail(t["pfc_xon"], "pfc_xon is above pfc_xoff: a paused link would never resume");
     }
+    using CC = TransportSpec::CongestionControl;
+    const CC cc = transport.control();
+    const YAML::Node where = t["congestion_control"] ? t["congestion_control"] : t;
+    if (transport.kind == TransportSpec::Kind::kTcp && cc != CC::kReno && cc != CC::kDctcp) {
+      in.fail(where, "transport tcp takes congestion_control reno or dctcp (a lossy fabric needs a window to recover drops)");
+    }
+    if (transport.kind == TransportSpec::Kind::kRoce && cc == CC::kReno) {
+      in.fail(where, "transport roce takes congestion_control none, dcqcn or dctcp");
+    }
+    if (!transport.ethernet() && cc != CC::kNone) {
+      in.fail(where, "congestion_control needs an Ethernet transport (kind: roce or tcp)");
+    }
   }
   const int size = static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
   const int stride = static_cast<int>(in.count(node, "group_stride", 1, 1, limits::kMaxNpus));
@@ -323,12 +335,12 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     }
     f.name = groups.size() == 1 ? name : name + std::to_string(g);
     f.transport = transport;
-    if (transport.lossless_ethernet()) {
+    if (transport.ethernet()) {
       for (const FabricEdge& e : f.edges) {
         if (e.ring < 0) continue;
-        in.fail(node["transport"], "transport roce on a " + topology +
+        in.fail(node["transport"], "transport " + std::string(transport.lossless_ethernet() ? "roce" : "tcp") + " on a " + topology +
                                        " fabric: its rings rely on credit (bubble) flow control, and PFC on a ring "
-                                       "can deadlock; roce is accepted on fabrics without rings (switch, fat_tree, "
+                                       "can deadlock; Ethernet transports are accepted on fabrics without rings (switch, fat_tree, "
                                        "levels, mesh, fully_connected, netlist)");
       }
     }

@@ -43,9 +43,10 @@ const ParamTable<PlatformSpec>& npu_section_table() {
 const ParamTable<TransportSpec>& transport_spec_table() {
   static const auto table =
       ParamTable<TransportSpec>("transport", "how a fabric moves packets and reacts to congestion (docs/transports.md)")
-          .choice("kind", &TransportSpec::kind, {"credit", "infiniband", "roce"},
+          .choice("kind", &TransportSpec::kind, {"credit", "infiniband", "roce", "tcp"},
                   "credit or infiniband: credit flow control on every link; roce: PFC instead of credits, ECN "
-                  "marking at switch egress, DCQCN at the NICs, one packet per frame")
+                  "marking at switch egress, DCQCN at the NICs, one packet per frame; tcp: no flow control, "
+                  "switches drop what their buffer has no room for, the NICs retransmit")
           .add("pfc_xoff", Quantity::kBytes, &TransportSpec::pfc_xoff,
                "roce: bytes in a receiver's input buffer above which it pauses the link; 0: the buffer less the "
                "headroom PFC needs (two latencies at line rate and two packets)")
@@ -61,13 +62,21 @@ const ParamTable<TransportSpec>& transport_spec_table() {
           .add("ecn_pmax", Quantity::kNumber, &TransportSpec::ecn_pmax,
                "roce: the marking probability at kmax, rising linearly from 0 at kmin")
           .range(0, 1)
-          .choice("congestion_control", &TransportSpec::congestion_control, {"none", "dcqcn"},
-                  "roce: the NICs' rate control; none is PFC alone")
+          .choice("congestion_control", &TransportSpec::congestion_control, {"auto", "none", "dcqcn", "reno", "dctcp"},
+                  "the NICs' congestion control: auto is dcqcn on roce and reno on tcp; none (roce) is PFC alone; "
+                  "dctcp is a window cut by the fraction of ECN-marked bytes, on roce or tcp")
           .add("queue_pairs", Quantity::kCount, &TransportSpec::queue_pairs,
                "queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION): a message's packets take them in turn, "
                "each hashed to its own path by ECMP")
           .range(1, 1024)
-          .include(&TransportSpec::dcqcn, Dcqcn::Params::table());
+          .add("switch_buffer", Quantity::kBytes, &TransportSpec::switch_buffer,
+               "tcp: each switch's packet buffer, shared by its input ports; 0: each port has its link's buffer")
+          .range(0, static_cast<double>(limits::kMaxBytes))
+          .add("buffer_alpha", Quantity::kNumber, &TransportSpec::buffer_alpha,
+               "tcp: dynamic threshold: a port may hold alpha x the shared buffer's free bytes")
+          .range(0, 1024, true)
+          .include(&TransportSpec::dcqcn, Dcqcn::Params::table())
+          .include(&TransportSpec::window, WindowTransport::Params::table());
   return table;
 }
 

@@ -65,21 +65,35 @@ enum class Routing { kShortestPath, kDimensionOrder, kUpDown };
 ///   credit:     credit flow control on every link (NVLink; today's default);
 ///   infiniband: the same (InfiniBand's link-level credits);
 ///   roce:       RoCEv2 on lossless Ethernet: PFC on every link instead of
-///               credits, ECN marking at switch egress queues, DCQCN at the
-///               NICs, and frames of one packet.
+///               credits, ECN marking at switch egress queues, DCQCN (or
+///               DCTCP) at the NICs, and frames of one packet;
+///   tcp:        lossy Ethernet: no flow control, switches drop what their
+///               shared buffer has no room for, and the NICs run a reliable
+///               window transport (TCP Reno, or DCTCP with ECN).
 struct TransportSpec {
-  enum class Kind { kCredit, kInfiniband, kRoce };
-  enum class CongestionControl { kNone, kDcqcn };
+  enum class Kind { kCredit, kInfiniband, kRoce, kTcp };
+  /// auto: dcqcn on roce, reno on tcp.
+  enum class CongestionControl { kAuto, kNone, kDcqcn, kReno, kDctcp };
   Kind kind = Kind::kCredit;
   std::uint64_t pfc_xoff = 0;  // 0: the link's buffer less the headroom PFC needs
   std::uint64_t pfc_xon = 0;   // 0: xoff less two packets
   std::uint64_t ecn_kmin = 5'000;    // DCQCN paper: 5 KB
   std::uint64_t ecn_kmax = 200'000;  // DCQCN paper: 200 KB
   double ecn_pmax = 0.01;            // DCQCN paper: 1%
-  CongestionControl congestion_control = CongestionControl::kDcqcn;
+  CongestionControl congestion_control = CongestionControl::kAuto;
   std::uint32_t queue_pairs = 1;
+  std::uint64_t switch_buffer = 0;  // tcp: each switch's shared buffer; 0: each port has its link's buffer
+  double buffer_alpha = 1;          // tcp: dynamic threshold: a port may hold alpha x the free bytes
   Dcqcn::Params dcqcn;
+  WindowTransport::Params window;
   bool lossless_ethernet() const { return kind == Kind::kRoce; }
+  bool ethernet() const { return kind == Kind::kRoce || kind == Kind::kTcp; }
+  /// What the NICs run, `auto` resolved.
+  CongestionControl control() const {
+    if (congestion_control != CongestionControl::kAuto) return congestion_control;
+    return kind == Kind::kTcp ? CongestionControl::kReno : kind == Kind::kRoce ? CongestionControl::kDcqcn
+                                                                               : CongestionControl::kNone;
+  }
 };
 
 struct FabricSpec {

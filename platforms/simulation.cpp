@@ -276,7 +276,8 @@ ordered_json link_entries(const Platform& platform, double span) {
       le["busy_ns"] = ns(s.busy);
       le["utilization"] = span > 0 ? static_cast<double>(s.busy) / span : 0.0;
       le["peak_buffer_bytes"] = s.peak_buffer_bytes;
-      if (l.link->has_pfc()) {  // lossless Ethernet: what PFC and ECN did
+      if (l.link->is_lossy()) le["drops"] = s.drops;
+      if (l.link->has_pfc() || l.link->is_lossy()) {  // Ethernet: what PFC and ECN did
         le["pfc_pauses"] = s.pauses;
         le["paused_ns"] = ns(s.paused);
         le["ecn_marks"] = s.ecn_marks;
@@ -366,6 +367,50 @@ ordered_json memory_entries(const Platform& platform, double span) {
   return memories;
 }
 
+/// Per fabric with a transport that does more than credits: what its NICs
+/// and links did about congestion and loss, summed.
+ordered_json transport_entries(const Platform& platform) {
+  ordered_json out = ordered_json::array();
+  for (const auto& f : platform.fabrics()) {
+    ordered_json fe;
+    std::uint64_t cnps = 0, retransmissions = 0, timeouts = 0, duplicates = 0, acks = 0;
+    bool any = false;
+    for (const auto& nic : f.nics) {
+      if (const Dcqcn* d = nic->dcqcn()) {
+        cnps += d->stats().cnps_sent;
+        any = true;
+      }
+      if (const WindowTransport* w = nic->window_transport()) {
+        retransmissions += w->stats().retransmissions;
+        timeouts += w->stats().timeouts;
+        duplicates += w->stats().duplicates;
+        acks += w->stats().acks_sent;
+        any = true;
+      }
+    }
+    std::uint64_t pauses = 0, drops = 0, marks = 0;
+    for (const auto& l : f.links) {
+      const Link::Stats& s = l.link->stats();
+      pauses += s.pauses;
+      drops += s.drops;
+      marks += s.ecn_marks;
+      any |= l.link->has_pfc() || l.link->is_lossy();
+    }
+    if (!any) continue;
+    fe["fabric"] = f.name;
+    fe["pfc_pauses"] = pauses;
+    fe["drops"] = drops;
+    fe["ecn_marks"] = marks;
+    fe["cnps"] = cnps;
+    fe["acks"] = acks;
+    fe["retransmissions"] = retransmissions;
+    fe["timeouts"] = timeouts;
+    fe["duplicate_frames"] = duplicates;
+    out.push_back(std::move(fe));
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::ordered_json Simulation::report() const {
@@ -376,6 +421,7 @@ nlohmann::ordered_json Simulation::report() const {
   const double span = static_cast<double>(end_time());
   j["npus"] = npu_entries(*platform_, workloads_);
   j["links"] = link_entries(*platform_, span);
+  if (auto t = transport_entries(*platform_); !t.empty()) j["transports"] = std::move(t);
   j["fabrics"] = fabric_shapes(platform_->spec());
   j["reduction_units"] = unit_entries(*platform_, span);
   j["memories"] = memory_entries(*platform_, span);
@@ -452,6 +498,8 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
       if (links[i]->link->has_pfc()) {
         os << ", " << st.pauses << " PFC pauses (paused " << std::setprecision(1)
            << 100.0 * static_cast<double>(st.paused) / span << "%), " << st.ecn_marks << " ECN marks";
+      } else if (links[i]->link->is_lossy()) {
+        os << ", " << st.drops << " drops, " << st.ecn_marks << " ECN marks";
       }
       os << "\n";
     }

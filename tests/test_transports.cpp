@@ -10,6 +10,8 @@
 #include <set>
 
 #include "models/link/link.h"
+#include "models/link/shared_buffer.h"
+#include "models/nic/window_transport.h"
 #include "support/fabric_harness.h"
 #include "support/frame_harness.h"
 #include "support/test_util.h"
@@ -262,6 +264,95 @@ TEST(Ecmp, CollidingFlowsMatchTheBallsInBinsExpectation) {
   const double expected = P * (1 - std::pow(1 - 1.0 / P, F));
   EXPECT_NEAR(mean, expected, 3 * sd / std::sqrt(static_cast<double>(kRouters)));
   EXPECT_LT(mean, P - 2.0) << "collisions must be visible: 8 flows on 8 paths rarely use all 8";
+}
+
+// --- TCP over lossy Ethernet --------------------------------------------------
+
+/// Two NPUs on one switch, 50 GB/s links of latency L = 2 us, 100 ns hop,
+/// 4 KiB packets with 64-byte headers, ACK per frame, TCP window `window`.
+std::string tcp_pair(const std::string& window) {
+  return R"(
+npus: 2
+nic: { mtu: 4 KiB, header: 64 }
+fabrics:
+  - topology: switch
+    link: { bandwidth: 50 GB/s, latency: 2 us, buffer: 16 MiB }
+    switch: { latency: 100 ns }
+    transport: { kind: tcp, tcp_ack_every: 1, tcp_ack_delay: 0 ns, tcp_max_window: )" +
+         window + " }\n";
+}
+
+class TcpWindow : public ::testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(TcpWindow, ThroughputIsTheWindowPerRoundTripUpToTheLink) {
+  // A frame's ACK returns after RTT = T + 2 (2L + hop) + T_ack: its own
+  // serialization (4,160 bytes), two links and the switch each way, and the
+  // ACK's (64 bytes). With at most W bytes in flight the flow moves W per RTT,
+  // until W / RTT reaches the link: min(B, W / RTT). 64 MiB, so slow start
+  // (10 packets, doubling per RTT) is a few percent of the time.
+  const std::uint64_t W = GetParam();
+  const double B = 50.0;                             // bytes per ns
+  const double rtt = 4160 / B + 2 * (2 * 2000 + 100) + 64 / B;  // ns
+  const std::uint64_t S = 64 * MiB;
+  const auto run = run_transfers(tcp_pair(std::to_string(W)), {Flow{0, 1, S}});
+  ASSERT_NE(run.done[0], kNever);
+  const double wire = S / 4096.0 * 4160.0;
+  const double rate = wire / (ns(run.done[0]) - rtt);
+  const double expected = std::min(B, static_cast<double>(W) / rtt);
+  EXPECT_NEAR(rate, expected, 0.05 * expected) << "window " << W;
+  const WindowTransport* w = run.platform->fabrics()[0].nic_of_rank[0]->window_transport();
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->stats().retransmissions, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Windows, TcpWindow, ::testing::Values(64u << 10, 128u << 10, 256u << 10, 1u << 20, 4u << 20),
+                         [](const auto& info) { return std::to_string(info.param >> 10) + "KiB"; });
+
+TEST(Tcp, IncastDropsAreRetransmittedAndEveryByteArrivesOnce) {
+  // 16 senders into one receiver through a switch whose 256 KiB buffer is
+  // shared by its ports (alpha 1): the port towards the receiver's queue
+  // overflows, packets are dropped, the senders find out (a later packet's
+  // ACK, or the timeout) and send them again; every transfer completes with
+  // each byte delivered once, and the receiver's link carried exactly the
+  // bytes sent, copies that arrived twice aside.
+  const std::uint64_t S = 1 * MiB;
+  std::vector<Flow> flows;
+  for (int src = 1; src <= 16; ++src) flows.push_back(Flow{src, 0, S});
+  const auto run = run_transfers(one_switch(17, "{ kind: tcp, switch_buffer: 256 KiB, tcp_rto: 200 us }", "16 MiB"), flows);
+  for (Tick d : run.done) ASSERT_NE(d, kNever);
+  std::uint64_t drops = 0, retransmissions = 0, duplicates = 0;
+  for (const auto& l : run.platform->fabrics()[0].links) drops += l.link->stats().drops;
+  for (const auto& nic : run.platform->fabrics()[0].nics) {
+    retransmissions += nic->window_transport()->stats().retransmissions;
+    duplicates += nic->window_transport()->stats().duplicates;
+  }
+  EXPECT_GT(drops, 0u);
+  EXPECT_GE(retransmissions, drops) << "every dropped frame is sent again";
+  const Nic* receiver = run.platform->fabrics()[0].nic_of_rank[0];
+  EXPECT_EQ(receiver->stats().bytes_received, 16 * S);
+  EXPECT_EQ(receiver->stats().messages_received, 16u);
+  EXPECT_EQ(link_between(*run.platform, "switch", "npu0").stats().payload_bytes, 16 * S + 4096 * duplicates);
+}
+
+TEST(SharedBuffer, APortMayHoldAlphaTimesTheFreeBytes) {
+  // alpha = 1: one port alone fills half the buffer; two ports congested
+  // together a third each (Choudhury and Hahne).
+  SharedBuffer pool("pool", 90'000, 1.0);
+  std::uint64_t a = 0;
+  while (pool.admits(a, 1000)) {
+    pool.take(1000);
+    a += 1000;
+  }
+  EXPECT_EQ(a, 45'000u);
+  pool.give(a);
+  std::uint64_t p = 0, q = 0;
+  for (bool more = true; more;) {
+    more = false;
+    if (pool.admits(p, 1000)) { pool.take(1000); p += 1000; more = true; }
+    if (pool.admits(q, 1000)) { pool.take(1000); q += 1000; more = true; }
+  }
+  EXPECT_EQ(p, 30'000u);
+  EXPECT_EQ(q, 30'000u);
 }
 
 /// Two leaves joined by 4 spines: how many spines one 8 MiB message from a

@@ -46,7 +46,8 @@ void Message::reset() {
   hardware = false;
   protocol = CommProtocol::kPlain;
   flow = 0;
-  notice = false;
+  notice = Notice::kNone;
+  acked.clear();
   nic = NicProgress{};
   tag = Tags{};
   sender = Sender{};
@@ -88,6 +89,7 @@ Frame* Frame::allocate() {
   f->flow = 0;
   f->entering_ring = false;
   f->ecn = false;
+  f->holds_message = false;
   f->hop_in = 0;
   f->owner = nullptr;
   f->fetched = false;

@@ -134,10 +134,12 @@ class Message : public tlm::tlm_generic_payload {
   /// wire (message_kind.h).
   CommProtocol protocol = CommProtocol::kPlain;
   std::uint32_t flow = 0;  // spreads flows over equal-cost paths; same flow, same path
-  /// A congestion notification (RoCE's CNP) made by the NIC at `src` for the
-  /// queue pair `flow` of the NIC at `dst`: consumed by that NIC, never
-  /// delivered to its NPU.
-  bool notice = false;
+  /// Transport control made by the NIC at `src` for the queue pair `flow` of
+  /// the NIC at `dst`: consumed by that NIC, never delivered to its NPU.
+  ///   kCongestion: RoCE's CNP (DCQCN);
+  ///   kAck: acknowledges the frames in `acked` (window transports: TCP, DCTCP).
+  enum class Notice : std::uint8_t { kNone, kCongestion, kAck };
+  Notice notice = Notice::kNone;
 
   // --- the NICs' bookkeeping (next to the above: the hot path) -----------
   struct NicProgress {
@@ -190,6 +192,14 @@ class Message : public tlm::tlm_generic_payload {
   // --- data mode: the bytes themselves (empty otherwise) ------------------
   std::vector<std::uint8_t> data;
 
+  // --- an ACK's contents (Notice::kAck) ------------------------------------
+  struct Acked {
+    std::uint64_t message = 0;  // the data message's id
+    std::uint32_t index = 0;    // its frame
+    bool ecn = false;           // the frame arrived marked (ECN echo)
+  };
+  std::vector<Acked> acked;
+
   Message(const Message&) = delete;
   Message& operator=(const Message&) = delete;
 
@@ -208,6 +218,14 @@ class Frame : public tlm::tlm_generic_payload {
   /// answering in its return path), so it is reused only after the current
   /// calendar event has finished: see recycle_retired().
   void retire();
+  /// Retires the frame, dropping its reference to its message if it holds one.
+  void release() {
+    if (holds_message) {
+      holds_message = false;
+      msg->unref();
+    }
+    retire();
+  }
   /// Makes retired frames available again; the calendar calls this between
   /// events, when no call chain can still refer to them.
   static void recycle_retired();
@@ -239,6 +257,10 @@ class Frame : public tlm::tlm_generic_payload {
   /// thresholds: models/link/link.h); the receiving NIC answers with a
   /// congestion notification when its transport has congestion control.
   bool ecn = false;
+  /// The frame holds a reference to `msg` (window transports: a copy sent
+  /// again may arrive after its message was delivered and completed).
+  /// Whoever ends the frame's life drops it: release().
+  bool holds_message = false;
   /// Scratch for the router holding the frame: the port it came in on.
   std::uint32_t hop_in = 0;
   /// Told when the frame has left the next hop (a reduction unit's copies).

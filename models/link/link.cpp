@@ -57,7 +57,7 @@ tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
   answering_ = f;
   answer_end_ = kNever;
   if (!sending_) {
-    if (has_pfc()) {
+    if (one_at_a_time()) {
       pfc_send_waiting();
     } else {
       send_waiting();
@@ -155,7 +155,7 @@ void Link::send_waiting() {
   sending_ = false;
 }
 
-void Link::launch(Frame* f, Tick start, Tick end, Tick duration, std::uint64_t used) {
+void Link::launch(Frame* f, Tick start, Tick end, Tick duration, std::uint64_t used, bool deliver) {
   if (timeline_) timeline_->link_frame(timeline_id_, start, start + duration, used);
   unreturned_.push_back(Unreturned{f, f->wire_bytes});
   in_flight_bytes_ += f->wire_bytes;
@@ -177,6 +177,7 @@ void Link::launch(Frame* f, Tick start, Tick end, Tick duration, std::uint64_t u
   // Hand the frame to the receiver: head after the wire latency.
   f->head = start + params_.latency;
   f->tail = end + params_.latency;
+  if (!deliver) return;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time d = delay_until(f->head);
   if (to_receiver_(f->payload(), phase, d) == tlm::TLM_UPDATED) {
@@ -229,7 +230,7 @@ void Link::credit_returned(Frame* f, Tick left_receiver) {
   if (i == n) throw std::logic_error(std::string(name()) + ": END_REQ for a frame this link is not carrying");
   const std::uint64_t bytes = unreturned_[i].bytes;
   unreturned_.erase(i);
-  if (has_pfc()) {  // no credits: the receiver's buffer is PFC's business
+  if (one_at_a_time()) {  // no credits: the receiver's buffer is PFC's business, or nobody's
     in_flight_bytes_ -= bytes;
     pfc_released(bytes, left_receiver);
     return;
@@ -241,7 +242,7 @@ tlm::tlm_sync_enum Link::out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phas
   if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on out");
   Frame* f = Frame::cast(gp);
   credit_returned(f, absolute(delay));
-  if (!waiting_.empty() && !sending_ && !has_pfc()) send_waiting();
+  if (!waiting_.empty() && !sending_ && !one_at_a_time()) send_waiting();
   return tlm::TLM_ACCEPTED;
 }
 
@@ -343,29 +344,72 @@ void Link::pfc_send_waiting() {
     const Tick duration = params_.bandwidth.time_for(static_cast<double>(f->wire_bytes));
     const Tick end = std::max(now + duration, f->tail);
     // Its bytes count in the receiver's buffer from when its head is there.
-    l.arrivals.push_back(Change{now + params_.latency, f->wire_bytes});
+    l.arrivals.push_back(Change{now + params_.latency, f->wire_bytes, l.lossy ? f : nullptr});
     Calendar::instance().schedule(now + params_.latency, this, kArrive);
-    launch(f, now, end, duration, l.occupancy + f->wire_bytes);
+    launch(f, now, end, duration, l.occupancy + f->wire_bytes, !l.lossy);
   }
   sending_ = false;
+}
+
+void Link::set_lossy(SharedBuffer* pool) {
+  if (params_.bubble_bytes > 0) {
+    throw std::invalid_argument(std::string(name()) + ": a ring's bubble flow control needs credits, not a lossy link");
+  }
+  if (!lossless_) lossless_ = std::make_unique<Lossless>();
+  lossless_->lossy = true;
+  lossless_->pool = pool;
+}
+
+void Link::lossy_arrivals() {
+  Lossless& l = *lossless_;
+  const Tick now = now_ticks();
+  while (!l.arrivals.empty() && l.arrivals.front().at <= now) {
+    Frame* f = l.arrivals.front().frame;
+    const std::uint64_t bytes = l.arrivals.front().bytes;
+    l.arrivals.pop_front();
+    const bool room = l.pool ? l.pool->admits(l.occupancy, bytes) : l.occupancy + bytes <= params_.buffer_bytes;
+    if (!room) {  // dropped: it never reaches the receiver, and its sender will find out
+      ++stats_.drops;
+      for (std::size_t i = 0; i < unreturned_.size(); ++i) {
+        if (unreturned_[i].frame == f) {
+          unreturned_.erase(i);
+          break;
+        }
+      }
+      in_flight_bytes_ -= bytes;
+      f->release();
+      continue;
+    }
+    l.occupancy += bytes;
+    if (l.pool) l.pool->take(bytes);
+    stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, l.occupancy);
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    if (to_receiver_(f->payload(), phase, d) == tlm::TLM_UPDATED) {
+      if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
+      credit_returned(f, absolute(d));
+    }
+  }
 }
 
 void Link::pfc_released(std::uint64_t bytes, Tick at) {
   Lossless& l = *lossless_;
   if (at <= now_ticks()) {
     l.occupancy -= bytes;
+    if (l.pool) l.pool->give(bytes);
     pfc_receiver_changed();
     return;
   }
   std::size_t pos = l.releases.size();
   while (pos > 0 && l.releases[pos - 1].at > at) --pos;
-  l.releases.insert(pos, Change{at, bytes});
+  l.releases.insert(pos, Change{at, bytes, nullptr});
   Calendar::instance().schedule(at, this, kRelease);
 }
 
 void Link::pfc_receiver_changed() {
   Lossless& l = *lossless_;
   stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, l.occupancy);
+  if (!l.has_pfc) return;
   if (l.occupancy > params_.buffer_bytes) {
     // set_pfc checked the headroom: this is a modelling error, not an input's.
     throw std::logic_error(std::string(name()) + ": PFC headroom exceeded: " + std::to_string(l.occupancy) +
@@ -390,6 +434,10 @@ void Link::on_calendar(std::uint32_t kind, void*) {
       if (!sending_) pfc_send_waiting();
       break;
     case kArrive:
+      if (l.lossy) {
+        lossy_arrivals();
+        break;
+      }
       while (!l.arrivals.empty() && l.arrivals.front().at <= now) {
         l.occupancy += l.arrivals.front().bytes;
         l.arrivals.pop_front();
@@ -399,6 +447,7 @@ void Link::on_calendar(std::uint32_t kind, void*) {
     case kRelease:
       while (!l.releases.empty() && l.releases.front().at <= now) {
         l.occupancy -= l.releases.front().bytes;
+        if (l.pool) l.pool->give(l.releases.front().bytes);
         l.releases.pop_front();
       }
       pfc_receiver_changed();

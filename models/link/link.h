@@ -25,6 +25,7 @@
 
 #include <systemc>
 
+#include "models/link/shared_buffer.h"
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fifo.h"
@@ -56,6 +57,7 @@ class Link : public sc_core::sc_module, private Calendar::Client {
     std::uint64_t ecn_marks = 0;         // frames marked Congestion Experienced here
     std::uint64_t peak_queue_bytes = 0;  // most bytes a frame found queued ahead of it at the sender
     std::uint64_t queue_bytes_seen = 0;  // their sum over frames: / frames is the mean queue a frame finds
+    std::uint64_t drops = 0;             // lossy: frames the receiver had no room for
   };
 
   /// Priority flow control (IEEE 802.1Qbb) on the one lossless priority, in
@@ -82,7 +84,13 @@ class Link : public sc_core::sc_module, private Calendar::Client {
   /// `largest_frame` is the most wire bytes a frame on this link can have.
   void set_pfc(const Pfc& pfc, std::uint64_t largest_frame);
   void set_ecn(const Ecn& ecn);
+  /// Lossy Ethernet: no flow control at all. A frame whose head reaches the
+  /// receiver when its port holds too much is dropped: too much is more than
+  /// alpha x the free bytes of `pool` (the switch's shared buffer, dynamic
+  /// thresholds), or, without a pool, more than `buffer`.
+  void set_lossy(SharedBuffer* pool);
   bool has_pfc() const { return lossless_ && lossless_->has_pfc; }
+  bool is_lossy() const { return lossless_ && lossless_->lossy; }
   /// Lossless links: bytes queued at the sender now (0 on credit links).
   std::uint64_t queued_bytes() const { return lossless_ ? lossless_->queued_bytes : 0; }
   /// The headroom PFC needs above xoff on this link.
@@ -113,16 +121,20 @@ class Link : public sc_core::sc_module, private Calendar::Client {
   /// Sends frame `f` from `start` to `end`: tells the sender when it has
   /// left and hands it to the receiver. `used` is the receiver's buffer
   /// once it is in, for the timeline.
-  void launch(Frame* f, Tick start, Tick end, Tick duration, std::uint64_t used);
+  /// `deliver` false (lossy): the frame is handed over when its head arrives, if it has room.
+  void launch(Frame* f, Tick start, Tick end, Tick duration, std::uint64_t used, bool deliver = true);
 
   // Lossless Ethernet.
   struct Change {
     Tick at;
     std::uint64_t bytes;
+    Frame* frame;  // lossy: the frame, handed over (or dropped) when its head arrives
   };
   struct Lossless {
     bool has_pfc = false;
     bool has_ecn = false;
+    bool lossy = false;
+    SharedBuffer* pool = nullptr;  // lossy: the switch's shared buffer
     Pfc pfc;
     Ecn ecn;
     std::uint64_t rng = 0;
@@ -136,8 +148,13 @@ class Link : public sc_core::sc_module, private Calendar::Client {
     InlineRing<Change, 8> releases;  // frames leaving the receiver's buffer, by time
   };
   void on_calendar(std::uint32_t kind, void* arg) override;
-  /// PFC: starts the next waiting frame if it can start now; else wakes up when it can.
+  /// Lossless or lossy Ethernet: no credits; frames start one at a time.
+  bool one_at_a_time() const { return lossless_ && (lossless_->has_pfc || lossless_->lossy); }
+  /// Starts the next waiting frame if it can start now (and PFC has not
+  /// paused the link); else wakes up when it can.
   void pfc_send_waiting();
+  /// Lossy: frames whose heads have arrived are handed over, or dropped.
+  void lossy_arrivals();
   void pfc_released(std::uint64_t bytes, Tick at);
   void pfc_receiver_changed();
   /// ECN: marks `f`, about to join the queue, by what it finds ahead of it.

@@ -49,7 +49,7 @@ const ParamTable<Nic::Params>& Nic::Params::table() {
 }
 
 namespace {
-enum : std::uint32_t { kPost, kPump, kDeliver };
+enum : std::uint32_t { kPost, kPump, kDeliver, kAckTimer, kTimeout };
 
 constexpr std::size_t kMaxPrefetch = 16;
 
@@ -110,6 +110,16 @@ tlm::tlm_sync_enum Nic::rx_fw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_p
   }
   f->hop_in = static_cast<std::uint32_t>(port);
   if (f->ecn && dcqcn_) congestion_seen(*f);
+  if (window_ && f->msg->notice == Message::Notice::kNone) {
+    acknowledge(*f);
+    if (!window_->first_arrival(*f->msg, f->index, f->msg->nic.frames_total)) {  // a copy sent again: counted once
+      const Tick tail = f->tail;
+      f->release();
+      phase = tlm::END_REQ;
+      delay = delay_until(tail);
+      return tlm::TLM_UPDATED;
+    }
+  }
   const Tick free_at = receive_local(f);
   if (free_at == kNever) return tlm::TLM_ACCEPTED;
   phase = tlm::END_REQ;
@@ -135,7 +145,7 @@ void Nic::post(Message* m) {
       std::max<std::uint64_t>(1, (m->bytes + params_.segment_bytes - 1) / params_.segment_bytes));
   m->nic.frames_sent = 0;
   if (m->dst == params_.address) throw std::logic_error(std::string(name()) + ": message addressed to itself");
-  if (!m->notice) {
+  if (m->notice == Message::Notice::kNone) {
     ++stats_.messages_sent;
     if (m->kind != MessageKind::kPullRequest) stats_.bytes_sent += m->bytes;
   }
@@ -159,6 +169,33 @@ void Nic::post(Message* m) {
   pump(port);
 }
 
+Frame* Nic::frame_of(Message* m, std::uint32_t index) const {
+  Frame* f = Frame::allocate();
+  f->msg = m;
+  f->src = m->src;
+  f->dst = m->dst;
+  f->index = index;
+  f->flow = queue_pair_flow(m->flow, index);
+  f->offset = static_cast<std::uint64_t>(index) * params_.segment_bytes;
+  f->bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, f->offset));
+  // A pull request names the bytes it asks for; its packets are headers only.
+  // LL and LL128 put their flags on the wire with the data.
+  f->request = m->kind == MessageKind::kPullRequest;
+  if (f->request) {
+    f->wire_bytes = wire_bytes(f->bytes) - f->bytes;
+  } else if (m->protocol == CommProtocol::kLL || m->protocol == CommProtocol::kLL128) {
+    f->wire_bytes = wire_bytes(protocol_bytes(f->bytes, m->protocol));
+  } else {
+    f->wire_bytes = wire_bytes(f->bytes);
+  }
+  f->last = index + 1 == m->nic.frames_total;
+  if (window_ && m->notice == Message::Notice::kNone) {
+    m->ref();
+    f->holds_message = true;
+  }
+  return f;
+}
+
 Frame* Nic::next_frame(unsigned port) {
   TxPort& tp = tx_ports_[port];
   // The classes take turns when both have something to send.
@@ -174,26 +211,12 @@ Frame* Nic::next_frame(unsigned port) {
     m = queue.front();
     queue.pop_front();
   }
-  Frame* f = Frame::allocate();
-  f->msg = m;
-  f->src = m->src;
-  f->dst = m->dst;
-  f->index = m->nic.frames_sent++;
-  f->flow = queue_pair_flow(m->flow, f->index);
-  f->offset = static_cast<std::uint64_t>(f->index) * params_.segment_bytes;
-  f->bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, f->offset));
-  // A pull request names the bytes it asks for; its packets are headers only.
-  // LL and LL128 put their flags on the wire with the data.
-  f->request = m->kind == MessageKind::kPullRequest;
-  if (f->request) {
-    f->wire_bytes = wire_bytes(f->bytes) - f->bytes;
-  } else if (m->protocol == CommProtocol::kLL || m->protocol == CommProtocol::kLL128) {
-    f->wire_bytes = wire_bytes(protocol_bytes(f->bytes, m->protocol));
-  } else {
-    f->wire_bytes = wire_bytes(f->bytes);
-  }
-  f->last = m->nic.frames_sent == m->nic.frames_total;
+  Frame* f = frame_of(m, m->nic.frames_sent++);
   f->head = std::max(now_ticks(), m->nic.posted_at + (m->hardware ? 0 : params_.overhead(m->protocol)));
+  if (window_ && m->notice == Message::Notice::kNone) {
+    window_->sent(Dcqcn::key(f->dst, f->flow), m, f->index, f->wire_bytes, port, now_ticks());
+    arm_timeout(Dcqcn::key(f->dst, f->flow));
+  }
   f->hop_in = port;  // until it is sent: which port it is for
   if (!f->last) {
     queue.push_back(m);  // round robin between messages
@@ -210,7 +233,10 @@ void Nic::pump(unsigned port) {
   for (;;) {
     if (!tp.frame_out && !tp.wake_pending) {
       Frame* f = nullptr;
-      if (!tp.prefetch.empty()) {
+      if (!tp.resend.empty()) {  // frames lost on the way go first
+        f = tp.resend.front();
+        tp.resend.pop_front();
+      } else if (!tp.prefetch.empty()) {
         if (tp.prefetch.front()->fetched) {
           f = tp.prefetch.front();
           tp.prefetch.pop_front();
@@ -218,12 +244,13 @@ void Nic::pump(unsigned port) {
           f->fetched = false;
         }
       } else if (!dma_bound_ && !tp.idle()) {  // nothing to read first
+        if (window_ && !window_open(port)) break;  // every window is full: an ACK wakes the port
         f = next_frame(port);
         if (!f) continue;
       }
       if (f) {
         f->head = std::max({f->head, now_ticks(), injection_free_});
-        if (dcqcn_ && !f->msg->notice) f->head = dcqcn_->pace(Dcqcn::key(f->dst, f->flow), f->wire_bytes, f->head);
+        if (dcqcn_ && f->msg->notice == Message::Notice::kNone) f->head = dcqcn_->pace(Dcqcn::key(f->dst, f->flow), f->wire_bytes, f->head);
         f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
         if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
         tp.frame_out = true;
@@ -236,7 +263,7 @@ void Nic::pump(unsigned port) {
     // (so small frames do not wait out a memory latency each, and a fast
     // link is not held to one read's latency per frame).
     if (dma_bound_ && !tp.idle() && tp.prefetch.size() < kMaxPrefetch &&
-        (tp.prefetch.empty() || tp.prefetch_bytes < params_.read_ahead_bytes)) {
+        (tp.prefetch.empty() || tp.prefetch_bytes < params_.read_ahead_bytes) && (!window_ || window_open(port))) {
       Frame* f = next_frame(port);
       if (!f) continue;
       tp.prefetch.push_back(f);
@@ -259,11 +286,13 @@ void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
   tp.frame_out = false;
   Message* m = f->msg;
   m->nic.left_at = std::max(m->nic.left_at, left);
-  if (++m->nic.frames_out == m->nic.frames_total) {
+  // Under a window transport a message is done when every frame is acknowledged (acknowledged()).
+  const bool by_ack = window_ && m->notice == Message::Notice::kNone;
+  if (!by_ack && ++m->nic.frames_out == m->nic.frames_total) {
     // The whole message has left: tell the sender, whose buffer is now free.
     // By count and the latest time: a striped message's frames leave by
     // several ports, the one numbered last not necessarily last.
-    if (m->notice) {
+    if (m->notice != Message::Notice::kNone) {
       m->unref();  // made here: nobody else waits
     } else {
       tlm::tlm_phase phase = tlm::END_REQ;
@@ -294,7 +323,7 @@ Tick Nic::receive_local(Frame* f) {
   m->nic.delivered_at = std::max(m->nic.delivered_at, tail);
   // By count: striped frames and in-switch results may arrive out of order.
   if (m->nic.frames_received == m->nic.frames_total) Calendar::instance().schedule(m->nic.delivered_at, this, kDeliver, m);
-  f->retire();
+  f->release();
   return tail;  // the NIC drains at line rate: the buffer is free when the tail is in
 }
 
@@ -316,7 +345,7 @@ void Nic::memory_done(void* ctx, tlm::tlm_response_status status) {
 void Nic::written(Frame* f) {
   Message* m = f->msg;
   forwarder_.release_input(f, now_ticks());
-  f->retire();
+  f->release();
   // Writes can finish out of order: the message is in when all are.
   if (++m->nic.frames_received == m->nic.frames_total) {
     m->nic.delivered_at = now_ticks();
@@ -325,11 +354,17 @@ void Nic::written(Frame* f) {
 }
 
 void Nic::deliver(Message* m) {
-  if (m->notice) {  // a CNP for one of this NIC's queue pairs: the reaction point's, not the NPU's
+  if (m->notice == Message::Notice::kCongestion) {  // a CNP for one of this NIC's queue pairs: the reaction point's
     if (dcqcn_) dcqcn_->notified(Dcqcn::key(m->src, m->flow), now_ticks());
     m->unref();
     return;
   }
+  if (m->notice == Message::Notice::kAck) {
+    if (window_) acknowledged(*m);
+    m->unref();
+    return;
+  }
+  if (window_) window_->forget(*m);
   ++stats_.messages_received;
   if (m->kind != MessageKind::kPullRequest) stats_.bytes_received += m->bytes;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
@@ -344,6 +379,116 @@ void Nic::set_transport(const Transport& t) {
   queue_pairs_ = t.queue_pairs;
   dcqcn_.reset();
   if (t.dcqcn) dcqcn_ = std::make_unique<Dcqcn>(t.dcqcn_params, t.line_rate);
+  window_.reset();
+  if (t.window) {
+    WindowTransport::Params wp = t.window_params;
+    wp.mss = wire_bytes(params_.segment_bytes);
+    window_ = std::make_unique<WindowTransport>(wp);
+  }
+}
+
+bool Nic::window_open(unsigned port) {
+  // The first message (of either class, from the one whose turn it is) whose
+  // queue pair may send its next frame goes first.
+  TxPort& tp = tx_ports_[port];
+  for (unsigned c = 0; c < 2; ++c) {
+    const unsigned cls = tp.turn ^ c;
+    auto& queue = tp.sending[cls];
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      Message* m = queue[i];
+      if (m->nic.frames_sent == m->nic.frames_total) return true;  // striped and done: next_frame drops it
+      const std::uint32_t index = m->nic.frames_sent;
+      const bool control = m->notice != Message::Notice::kNone;
+      if (control || window_->may_send(Dcqcn::key(m->dst, queue_pair_flow(m->flow, index)), frame_wire_bytes(m, index))) {
+        if (i > 0) {
+          queue.erase(i);
+          queue.insert(0, m);
+        }
+        tp.turn = cls;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::uint64_t Nic::frame_wire_bytes(const Message* m, std::uint32_t index) const {
+  const std::uint64_t offset = static_cast<std::uint64_t>(index) * params_.segment_bytes;
+  const std::uint64_t bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, offset));
+  return wire_bytes(bytes);
+}
+
+void Nic::acknowledge(const Frame& f) {
+  const std::uint64_t key = Dcqcn::key(f.src, f.flow);
+  auto [it, fresh] = pending_acks_.try_emplace(key);
+  PendingAcks& waiting = it->second;
+  if (fresh) {
+    waiting.to = f.src;
+    waiting.flow = f.flow;
+  }
+  waiting.acks.push_back(Message::Acked{f.msg->id, f.index, f.ecn});
+  waiting.ready = std::max(waiting.ready, f.tail);
+  if (waiting.acks.size() >= window_->params().ack_every) {
+    send_ack(waiting);
+  } else if (!waiting.timer) {
+    waiting.timer = true;
+    Calendar::instance().schedule(f.tail + window_->params().ack_delay, this, kAckTimer, &waiting);
+  }
+}
+
+void Nic::send_ack(PendingAcks& waiting) {
+  // A header-only packet made by the NIC, naming the frames it acknowledges.
+  Message* ack = Message::allocate();
+  ack->src = params_.address;
+  ack->dst = waiting.to;
+  ack->bytes = 0;
+  ack->flow = waiting.flow;
+  ack->hardware = true;
+  ack->notice = Message::Notice::kAck;
+  ack->acked.swap(waiting.acks);
+  waiting.acks.clear();
+  ack->ref();  // one for the sending side (frame_sent), one for the receiving NIC (deliver)
+  window_->count_ack();
+  // Once the last frame it names is in whole.
+  Calendar::instance().schedule(std::max(now_ticks(), waiting.ready), this, kPost, ack);
+}
+
+void Nic::acknowledged(const Message& ack) {
+  std::vector<WindowTransport::Resend> resend;
+  std::vector<Message*> completed;
+  const std::uint64_t qp = Dcqcn::key(ack.src, ack.flow);
+  window_->acknowledged(qp, ack.acked, now_ticks(), resend, completed);
+  for (Message* m : completed) {  // every frame acknowledged: the sender's buffer is free
+    tlm::tlm_phase phase = tlm::END_REQ;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    to_sender_(m->payload(), phase, delay);
+  }
+  send_again(resend);
+  arm_timeout(qp);
+  for (unsigned p = 0; p < num_ports(); ++p) pump(p);  // windows have opened
+}
+
+void Nic::send_again(const std::vector<WindowTransport::Resend>& resend) {
+  for (const auto& r : resend) {
+    Frame* f = frame_of(r.message, r.index);
+    f->head = now_ticks();
+    f->hop_in = r.port;
+    tx_ports_[r.port].resend.push_back(f);
+    window_->sent(Dcqcn::key(f->dst, f->flow), r.message, r.index, f->wire_bytes, r.port, now_ticks());
+    arm_timeout(Dcqcn::key(f->dst, f->flow));
+  }
+  for (const auto& r : resend) pump(r.port);
+}
+
+void Nic::arm_timeout(std::uint64_t qp) {
+  const Tick at = window_->timeout_at(qp);
+  if (at == kNever) return;
+  auto [it, fresh] = timeouts_.try_emplace(qp);
+  TimeoutTimer& timer = it->second;
+  if (fresh) timer.qp = qp;
+  if (timer.pending) return;  // it will look again when it fires
+  timer.pending = true;
+  Calendar::instance().schedule(std::max(at, now_ticks()), this, kTimeout, &timer);
 }
 
 void Nic::pick_paced(InlineRing<Message*, 4>& queue) {
@@ -379,7 +524,7 @@ void Nic::congestion_seen(const Frame& f) {
   cnp->bytes = 16;
   cnp->flow = f.flow;
   cnp->hardware = true;
-  cnp->notice = true;
+  cnp->notice = Message::Notice::kCongestion;
   cnp->ref();  // one for the sending side (frame_sent), one for the receiving NIC (deliver)
   // Posted as an event of its own, not from inside the receive call.
   Calendar::instance().schedule(now_ticks(), this, kPost, cnp);
@@ -399,6 +544,21 @@ void Nic::on_calendar(std::uint32_t kind, void* arg) {
     case kDeliver:
       deliver(static_cast<Message*>(arg));
       break;
+    case kAckTimer: {
+      auto* waiting = static_cast<PendingAcks*>(arg);
+      waiting->timer = false;
+      if (!waiting->acks.empty()) send_ack(*waiting);
+      break;
+    }
+    case kTimeout: {
+      auto* timer = static_cast<TimeoutTimer*>(arg);
+      timer->pending = false;
+      std::vector<WindowTransport::Resend> resend;
+      window_->timer(timer->qp, now_ticks(), resend);
+      send_again(resend);
+      arm_timeout(timer->qp);
+      break;
+    }
     default:
       throw std::logic_error(std::string(name()) + ": unknown calendar event");
   }

@@ -22,6 +22,8 @@
 
 #include "tlm/fifo.h"
 #include "models/nic/dcqcn.h"
+#include "models/nic/window_transport.h"
+#include <unordered_map>
 #include "models/switch/forwarding.h"
 #include "tlm/calendar.h"
 #include "tlm/parameters.h"
@@ -101,11 +103,15 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     std::uint32_t queue_pairs = 1;
     bool dcqcn = false;  // rate control per queue pair (dcqcn.h)
     Dcqcn::Params dcqcn_params;
+    bool window = false;  // reliable window transport per queue pair (window_transport.h)
+    WindowTransport::Params window_params;  // its mss is set from the NIC's packets
     Bandwidth line_rate;  // the port's: DCQCN's highest rate
   };
   void set_transport(const Transport& t);
   /// DCQCN's state, or null when the NIC has none.
   const Dcqcn* dcqcn() const { return dcqcn_.get(); }
+  /// The window transport's state, or null.
+  const WindowTransport* window_transport() const { return window_.get(); }
   /// The flow of frame `index` of a message of flow `flow`: its queue pair.
   std::uint32_t queue_pair_flow(std::uint32_t flow, std::uint32_t index) const {
     return queue_pairs_ <= 1 ? flow : flow + (index % queue_pairs_) * 0x9e3779b9u;
@@ -130,6 +136,29 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   void deliver(Message* m);
   /// DCQCN: the message whose queue pair may send soonest goes first.
   void pick_paced(InlineRing<Message*, 4>& queue);
+  /// Frame `index` of `m`, cut as every frame is.
+  Frame* frame_of(Message* m, std::uint32_t index) const;
+  std::uint64_t frame_wire_bytes(const Message* m, std::uint32_t index) const;
+  // Window transport.
+  struct PendingAcks {  // frames from one queue pair waiting to be acknowledged
+    Address to = kNoAddress;
+    std::uint32_t flow = 0;
+    std::vector<Message::Acked> acks;
+    Tick ready = 0;  // the latest tail among them: the ACK cannot leave before
+    bool timer = false;
+  };
+  struct TimeoutTimer {
+    std::uint64_t qp = 0;
+    bool pending = false;
+  };
+  /// Puts first a message whose queue pair's window lets its next frame go;
+  /// false if there is none on `port`.
+  bool window_open(unsigned port);
+  void acknowledge(const Frame& f);
+  void send_ack(PendingAcks& waiting);
+  void acknowledged(const Message& ack);
+  void send_again(const std::vector<WindowTransport::Resend>& resend);
+  void arm_timeout(std::uint64_t qp);
   /// Notification point: a marked frame has arrived.
   void congestion_seen(const Frame& f);
 
@@ -144,6 +173,7 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     bool wake_pending = false;
     bool pumping = false;
     Fifo<Frame*> prefetch;         // taken from the messages, in order: being read from memory, or read
+    InlineRing<Frame*, 4> resend;  // window transport: frames lost on the way, sent again first
     std::uint64_t prefetch_bytes = 0;
   };
 
@@ -160,6 +190,9 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   Forwarder forwarder_;
   std::uint32_t queue_pairs_ = 1;
   std::unique_ptr<Dcqcn> dcqcn_;  // null unless the transport has it: the hot path only tests it
+  std::unique_ptr<WindowTransport> window_;  // likewise
+  std::unordered_map<std::uint64_t, PendingAcks> pending_acks_;  // by queue pair (sender, flow)
+  std::unordered_map<std::uint64_t, TimeoutTimer> timeouts_;      // by queue pair (receiver, flow)
 };
 
 }  // namespace fabricsim

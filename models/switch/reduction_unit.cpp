@@ -533,7 +533,7 @@ void ReductionUnit::release(Frame* f, Tick when, bool buffer_freed) {
   Message* m = f->msg;
   if (!buffer_freed) end_request(f, when);
   if (++m->nic.frames_received == m->nic.frames_total) m->unref();  // every frame of it is done with here
-  f->retire();
+  f->release();
 }
 
 void ReductionUnit::free_slot(Slot* slot) {
