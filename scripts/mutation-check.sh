@@ -84,7 +84,7 @@ mutations=(
   "a lossy link never drops|models/link/link.cpp|    if (!room) {  // dropped|    if (false) {  // dropped|Tcp.Incast"
   "TCP window ignored|models/nic/window_transport.cpp|  if (q.in_flight == 0) return true;|  return true;|TcpWindow"
   "a loss found only by timeout|models/nic/window_transport.cpp|  while (!q.out.empty() && q.out.front().seq < highest) {|  while (false) {|Tcp.Incast"
-  "a frame that arrives twice counted twice|models/nic/window_transport.cpp|  if (seen[index]) {|  if (false) {|Tcp.Incast"
+  "a frame that arrives twice counted twice|models/nic/window_transport.cpp|  if (seen[index]) {|  if (false) {|Tcp.ATimeout"
   "shared buffer without dynamic threshold|models/link/shared_buffer.h|    return used_ + bytes <= bytes_ && static_cast<double>(port_bytes + bytes) <= threshold();|    return used_ + bytes <= bytes_;|SharedBuffer"
   "link credits ignored|models/link/link.cpp|  if (in_flight_bytes_ + need <= params_.buffer_bytes) return from;|  return from;|LinkTiming.WithCreditsHeld"
   "credits return without the link latency|models/link/link.cpp|schedule_return(left_receiver + params_.latency, bytes);|schedule_return(left_receiver, bytes);|LinkTiming.WithCreditsHeld"

@@ -326,12 +326,42 @@ TEST(Tcp, IncastDropsAreRetransmittedAndEveryByteArrivesOnce) {
     retransmissions += nic->window_transport()->stats().retransmissions;
     duplicates += nic->window_transport()->stats().duplicates;
   }
+  std::uint64_t fast = 0;
+  for (const auto& nic : run.platform->fabrics()[0].nics) fast += nic->window_transport()->stats().fast_retransmits;
   EXPECT_GT(drops, 0u);
   EXPECT_GE(retransmissions, drops) << "every dropped frame is sent again";
+  EXPECT_GT(fast, 0u) << "a later frame's ACK must reveal a loss before the timeout does";
   const Nic* receiver = run.platform->fabrics()[0].nic_of_rank[0];
   EXPECT_EQ(receiver->stats().bytes_received, 16 * S);
   EXPECT_EQ(receiver->stats().messages_received, 16u);
   EXPECT_EQ(link_between(*run.platform, "switch", "npu0").stats().payload_bytes, 16 * S + 4096 * duplicates);
+}
+
+TEST(Tcp, ATimeoutShorterThanTheQueueSendsCopiesThatAreDeliveredOnce) {
+  // 8 senders into one receiver, buffers large enough for no drops, but a
+  // 2 us timeout against the several microseconds frames queue at the
+  // receiver's port: frames are sent again though they were not lost, and
+  // arrive twice. Each is acknowledged again and counted once: every
+  // message is delivered only when each of its frames has arrived (the
+  // model checks), and the receiver's link carried the bytes sent plus the
+  // copies.
+  const std::uint64_t S = 1 * MiB;
+  std::vector<Flow> flows;
+  for (int src = 1; src <= 8; ++src) flows.push_back(Flow{src, 0, S});
+  const auto run = run_transfers(one_switch(9, "{ kind: tcp, tcp_rto: 2 us }", "16 MiB"), flows);
+  for (Tick d : run.done) ASSERT_NE(d, kNever);
+  std::uint64_t drops = 0, duplicates = 0, timeouts = 0;
+  for (const auto& l : run.platform->fabrics()[0].links) drops += l.link->stats().drops;
+  for (const auto& nic : run.platform->fabrics()[0].nics) {
+    duplicates += nic->window_transport()->stats().duplicates;
+    timeouts += nic->window_transport()->stats().timeouts;
+  }
+  EXPECT_EQ(drops, 0u);
+  EXPECT_GT(timeouts, 0u);
+  EXPECT_GT(duplicates, 0u);
+  const Nic* receiver = run.platform->fabrics()[0].nic_of_rank[0];
+  EXPECT_EQ(receiver->stats().messages_received, 8u);
+  EXPECT_EQ(link_between(*run.platform, "switch", "npu0").stats().payload_bytes, 8 * S + 4096 * duplicates);
 }
 
 TEST(SharedBuffer, APortMayHoldAlphaTimesTheFreeBytes) {

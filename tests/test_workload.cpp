@@ -15,6 +15,7 @@
 #include "support/test_util.h"
 #include "traces/generator/et_writer.h"
 #include "traces/generator/generators.h"
+#include "traces/reader/et_reader.h"
 
 using namespace fabricsim;
 namespace fs = std::filesystem;
@@ -339,6 +340,35 @@ TEST(Generators, TrainingStepRunsItsGroupsAndPipeline) {
     EXPECT_EQ(tp, 2 * 2 * 2 * 2);  // 2 layers per stage, 2 microbatches, forward + backward, 2 each
     EXPECT_EQ(dp, 1);
   }
+}
+
+TEST(Generators, DlrmHasTheCaseStudysSizesAndRuns) {
+  // The ASTRA-sim + ns-3 case study's model (DlrmShape's defaults) on 4
+  // NPUs: per NPU 512 samples x 64 tables x 64 dimensions x 2 bytes through
+  // each all-to-all; all-reduces of the MLPs' parameters x 2 bytes:
+  //   bottom: 1600 x 1024 + 5 x 1024^2 + 1024 x 64 = 6,946,816 parameters;
+  //   top: (65 x 64 / 2 + 64) x 2048 + 10 x 2048^2 + 2048 = 46,336,000.
+  const std::string dir = testutil::scratch_dir("dlrm");
+  traces::DlrmShape s;
+  s.npus = 4;
+  traces::write_dlrm(dir + "/dlrm", s);
+  traces::EtReader reader(dir + "/dlrm.0.et");
+  ChakraProtoMsg::Node n;
+  std::map<std::string, std::uint64_t> sizes, ops;
+  while (reader.next(n)) {
+    for (const auto& a : n.attr()) {
+      if (a.name() == "comm_size") sizes[n.name()] = a.uint64_val();
+      if (a.name() == "num_ops") ops[n.name()] = a.uint64_val();
+    }
+  }
+  EXPECT_EQ(sizes["iter0_embedding_all_to_all"], 512u * 64 * 64 * 2);
+  EXPECT_EQ(sizes["iter0_embedding_gradient_all_to_all"], 512u * 64 * 64 * 2);
+  EXPECT_EQ(sizes["iter0_bottom_mlp_all_reduce"], 6'946'816u * 2);
+  EXPECT_EQ(sizes["iter0_top_mlp_all_reduce"], 46'336'000u * 2);
+  EXPECT_EQ(ops["iter0_bottom_mlp_forward"], std::uint64_t{2} * 512 * 6'946'816);
+  EXPECT_EQ(ops["iter0_bottom_mlp_backward"], std::uint64_t{4} * 512 * 6'946'816);
+  const auto j = run_report(dir + "/dlrm", 4, "");
+  EXPECT_GT(j["sim_time_ns"].get<double>(), 0);
 }
 
 // ---- broken traces ---------------------------------------------------------------------

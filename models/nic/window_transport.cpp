@@ -138,6 +138,18 @@ void WindowTransport::timer(std::uint64_t qp, Tick now, std::vector<Resend>& res
   lose_all(q, resend);
 }
 
+void WindowTransport::forget(const Message& m) {
+  const auto it = arrived_.find(m.id);
+  if (it == arrived_.end()) return;  // one frame, or delivered by count alone
+  for (std::size_t i = 0; i < it->second.size(); ++i) {
+    if (!it->second[i]) {
+      throw std::logic_error("window transport: message " + std::to_string(m.id) + " delivered without its frame " +
+                             std::to_string(i));
+    }
+  }
+  arrived_.erase(it);
+}
+
 bool WindowTransport::first_arrival(const Message& m, std::uint32_t index, std::uint32_t total) {
   if (m.nic.frames_received >= total) {  // a copy after the message was delivered (and forgotten here)
     ++stats_.duplicates;

@@ -80,8 +80,9 @@ class WindowTransport {
   // --- receiver -----------------------------------------------------------
   /// Frame `index` of `m` (of `total`) has arrived: false if it had already.
   bool first_arrival(const Message& m, std::uint32_t index, std::uint32_t total);
-  /// `m` has been delivered: its arrivals are forgotten.
-  void forget(const Message& m) { arrived_.erase(m.id); }
+  /// `m` is being delivered: its arrivals are forgotten. Throws if a frame
+  /// of it never arrived (a copy was counted as a first arrival).
+  void forget(const Message& m);
   void count_ack() { ++stats_.acks_sent; }
 
   const Params& params() const { return params_; }

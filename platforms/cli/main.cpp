@@ -531,6 +531,7 @@ class GenCommands {
     add_collective(*gen);
     add_pipeline(*gen);
     add_training(*gen);
+    add_dlrm(*gen);
     add_offload(*gen);
     add_long(*gen);
   }
@@ -601,6 +602,26 @@ class GenCommands {
                 << shape.dp * shape.tp * shape.pp << " NPUs\n";
     });
   }
+  void add_dlrm(CLI::App& gen) {
+    CLI::App* cmd = gen.add_subcommand(
+        "dlrm", "A DLRM training iteration (data-parallel MLPs, model-parallel embeddings; the ASTRA-sim + ns-3 case "
+                "study's model by default)");
+    traces::DlrmShape& s = dlrm_.shape;
+    cmd->add_option("--npus", s.npus, "Number of NPUs")->check(kNpuRange);
+    cmd->add_option("--batch", s.batch, "Samples per NPU")->check(CLI::Range(1, 1 << 24));
+    cmd->add_option("--dense-features", s.dense_features, "Inputs of the bottom MLP")->check(CLI::Range(1, 1 << 24));
+    cmd->add_option("--sparse-features", s.sparse_features, "Embedding tables")->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--embedding-dim", s.embedding_dim, "Embedding dimension")->check(CLI::Range(1, 1 << 16));
+    cmd->add_option("--pooling", s.pooling, "Rows looked up per table and sample")->check(CLI::Range(1, 1 << 16));
+    cmd->add_option("--bottom-layers", s.bottom_layers, "Hidden layers of the bottom MLP")->check(CLI::Range(0, 10000));
+    cmd->add_option("--bottom-width", s.bottom_width, "Width of the bottom MLP")->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--top-layers", s.top_layers, "Hidden layers of the top MLP")->check(CLI::Range(0, 10000));
+    cmd->add_option("--top-width", s.top_width, "Width of the top MLP")->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--element-bytes", s.element_bytes, "Bytes per element")->check(CLI::Range(1, 16));
+    cmd->add_option("--iterations", s.iterations, "Training iterations")->check(CLI::Range(1, 100000));
+    cmd->add_option("--out", dlrm_.out, "Output prefix")->required();
+    add(cmd, [this] { traces::write_dlrm(dlrm_.out, dlrm_.shape); });
+  }
   void add_offload(CLI::App& gen) {
     CLI::App* cmd = gen.add_subcommand("offload", "Training steps that offload optimizer state to remote memory");
     cmd->add_option("--npus", off_.npus, "Number of NPUs")->check(kNpuRange);
@@ -646,6 +667,10 @@ class GenCommands {
     traces::TrainingShape shape;
     std::string out;
   } train_;
+  struct {
+    traces::DlrmShape shape;
+    std::string out;
+  } dlrm_;
   struct {
     int npus = 8, steps = 3;
     double us = 1000;

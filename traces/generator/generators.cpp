@@ -251,6 +251,63 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
   return files;
 }
 
+std::vector<std::string> write_dlrm(const std::string& prefix, const DlrmShape& x) {
+  if (x.npus < 1 || x.batch < 1 || x.dense_features < 1 || x.sparse_features < 1 || x.embedding_dim < 1 ||
+      x.pooling < 1 || x.bottom_layers < 0 || x.bottom_width < 1 || x.top_layers < 0 || x.top_width < 1 ||
+      x.element_bytes < 1 || x.iterations < 1) {
+    throw std::invalid_argument("bad DLRM shape: every size must be at least 1 (hidden layers at least 0)");
+  }
+  const double b = x.batch, d = x.embedding_dim, eb = x.element_bytes;
+  // Bottom MLP: dense features -> width, `bottom_layers` x (width -> width), width -> embedding dim.
+  const double bottom_params = x.dense_features * static_cast<double>(x.bottom_width) +
+                               x.bottom_layers * static_cast<double>(x.bottom_width) * x.bottom_width +
+                               static_cast<double>(x.bottom_width) * d;
+  // Interaction: pairwise dot products of the (tables + 1) vectors, with the
+  // bottom output beside them, feed the top MLP: that input -> width,
+  // `top_layers` x (width -> width), width -> 1.
+  const double vectors = x.sparse_features + 1.0;
+  const double interaction_out = vectors * (vectors - 1) / 2 + d;
+  const double top_params = interaction_out * x.top_width + x.top_layers * static_cast<double>(x.top_width) * x.top_width +
+                            x.top_width;
+  const double interaction_flops = 2 * b * vectors * vectors * d;
+  // Embeddings: this NPU's share of the lookups for the global batch, which
+  // equals the lookups of its own samples in every table.
+  const double lookups = b * x.sparse_features * x.pooling;  // rows read
+  const auto pooled = static_cast<std::uint64_t>(b * x.sparse_features * d * eb);  // what the all-to-all moves per NPU
+  const auto lookup_bytes = static_cast<std::uint64_t>(lookups * d * eb);
+  const auto bottom_bytes = static_cast<std::uint64_t>(bottom_params * eb);
+  const auto top_bytes = static_cast<std::uint64_t>(top_params * eb);
+  const auto bottom_act = static_cast<std::uint64_t>(b * (x.dense_features + (x.bottom_layers + 1.0) * x.bottom_width) * eb);
+  const auto top_act = static_cast<std::uint64_t>(b * (interaction_out + (x.top_layers + 1.0) * x.top_width) * eb);
+
+  std::vector<std::string> files;
+  for (int r = 0; r < x.npus; ++r) {
+    NodeList list(rank_path(prefix, r));
+    std::int64_t end = -1;
+    for (int it = 0; it < x.iterations; ++it) {
+      const std::string i = "iter" + std::to_string(it) + "_";
+      const std::int64_t bottom_fwd = list.compute(i + "bottom_mlp_forward", 2 * b * bottom_params, bottom_bytes + bottom_act, 0, {end});
+      const std::int64_t lookup = list.compute(i + "embedding_lookup", lookups * d, lookup_bytes + pooled, 0, {end});
+      const std::int64_t a2a_fwd = list.collective(i + "embedding_all_to_all", ChakraProtoMsg::ALL_TO_ALL, pooled, "", {lookup});
+      const std::int64_t top_fwd = list.compute(i + "interaction_top_mlp_forward", interaction_flops + 2 * b * top_params,
+                                                top_bytes + top_act + pooled, 0, {bottom_fwd, a2a_fwd});
+      const std::int64_t top_bwd = list.compute(i + "top_mlp_interaction_backward", 2 * (interaction_flops + 2 * b * top_params),
+                                                2 * (top_bytes + top_act) + pooled, 0, {top_fwd});
+      const std::int64_t ar_top = list.collective(i + "top_mlp_all_reduce", ChakraProtoMsg::ALL_REDUCE, top_bytes, "", {top_bwd});
+      const std::int64_t a2a_bwd = list.collective(i + "embedding_gradient_all_to_all", ChakraProtoMsg::ALL_TO_ALL, pooled, "", {top_bwd});
+      const std::int64_t update = list.compute(i + "embedding_update", lookups * d, 2 * lookup_bytes + pooled, 0, {a2a_bwd});
+      const std::int64_t bottom_bwd = list.compute(i + "bottom_mlp_backward", 2 * 2 * b * bottom_params,
+                                                   2 * (bottom_bytes + bottom_act), 0, {top_bwd});
+      const std::int64_t ar_bottom = list.collective(i + "bottom_mlp_all_reduce", ChakraProtoMsg::ALL_REDUCE, bottom_bytes, "", {bottom_bwd});
+      end = list.compute(i + "optimizer", 10 * (bottom_params + top_params), 3 * (bottom_bytes + top_bytes), 0,
+                         {ar_top, ar_bottom, update});
+    }
+    list.close();
+    files.push_back(rank_path(prefix, r));
+  }
+  return files;
+}
+
 std::vector<std::string> write_offload(const std::string& prefix, int npus, int steps, double compute_us,
                                        std::uint64_t gradient_bytes, std::uint64_t state_bytes) {
   std::vector<std::string> files;

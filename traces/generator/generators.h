@@ -43,6 +43,33 @@ struct TrainingShape {
 /// are named in the nodes (pg_name) and written to PREFIX.comm_groups.json.
 std::vector<std::string> write_training_step(const std::string& prefix, const TrainingShape& shape);
 
+/// DLRM (Naumov et al. 2019) as the ASTRA-sim + ns-3 case study sizes it:
+/// data-parallel MLPs, model-parallel embedding tables. Defaults are the
+/// case study's table.
+struct DlrmShape {
+  int npus = 128;
+  int batch = 512;              // samples per NPU
+  int dense_features = 1600;    // the bottom MLP's input
+  int sparse_features = 64;     // embedding tables, spread over the NPUs
+  int embedding_dim = 64;
+  int pooling = 60;             // rows looked up per table and sample
+  int bottom_layers = 5;        // hidden layers of the bottom MLP (plus its input and output layers)
+  int bottom_width = 1024;
+  int top_layers = 10;          // hidden layers of the top MLP (plus its input and output layers)
+  int top_width = 2048;
+  int element_bytes = 2;        // 16-bit embeddings, activations and gradients
+  int iterations = 1;
+};
+/// Per NPU and iteration: the bottom MLP forward and the embedding lookups
+/// (its share of the tables for the whole global batch); the all-to-all
+/// that hands each NPU its samples' pooled embeddings (batch x tables x dim
+/// elements); the feature interaction and top MLP forward and backward; the
+/// all-to-all of the embeddings' gradients and the tables' update; the
+/// bottom MLP backward; and an all-reduce of each MLP's gradients as soon as
+/// its backward is done (the top one overlaps the bottom's backward). MLP
+/// FLOPs are 2 per multiply-add, backward twice forward.
+std::vector<std::string> write_dlrm(const std::string& prefix, const DlrmShape& shape);
+
 /// Optimizer-state offloading: per step and NPU a forward and a backward
 /// compute node, a data-parallel all-reduce of the gradients, the optimizer
 /// state loaded back from remote memory (prefetched during the backward pass),
