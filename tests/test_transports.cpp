@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <iostream>
 #include <map>
 #include <set>
 
@@ -268,6 +267,23 @@ TEST(Ecmp, CollidingFlowsMatchTheBallsInBinsExpectation) {
 
 // --- TCP over lossy Ethernet --------------------------------------------------
 
+/// What a tcp fabric's links and window transports did, summed.
+struct TcpTotals {
+  std::uint64_t drops = 0, retransmissions = 0, fast_retransmits = 0, timeouts = 0, duplicates = 0;
+};
+TcpTotals tcp_totals(const Platform& p) {
+  TcpTotals t;
+  for (const auto& l : p.fabrics()[0].links) t.drops += l.link->stats().drops;
+  for (const auto& nic : p.fabrics()[0].nics) {
+    const WindowTransport::Stats& s = nic->window_transport()->stats();
+    t.retransmissions += s.retransmissions;
+    t.fast_retransmits += s.fast_retransmits;
+    t.timeouts += s.timeouts;
+    t.duplicates += s.duplicates;
+  }
+  return t;
+}
+
 /// Two NPUs on one switch, 50 GB/s links of latency L = 2 us, 100 ns hop,
 /// 4 KiB packets with 64-byte headers, ACK per frame, TCP window `window`.
 std::string tcp_pair(const std::string& window) {
@@ -320,21 +336,14 @@ TEST(Tcp, IncastDropsAreRetransmittedAndEveryByteArrivesOnce) {
   for (int src = 1; src <= 16; ++src) flows.push_back(Flow{src, 0, S});
   const auto run = run_transfers(one_switch(17, "{ kind: tcp, switch_buffer: 256 KiB, tcp_rto: 200 us }", "16 MiB"), flows);
   for (Tick d : run.done) ASSERT_NE(d, kNever);
-  std::uint64_t drops = 0, retransmissions = 0, duplicates = 0;
-  for (const auto& l : run.platform->fabrics()[0].links) drops += l.link->stats().drops;
-  for (const auto& nic : run.platform->fabrics()[0].nics) {
-    retransmissions += nic->window_transport()->stats().retransmissions;
-    duplicates += nic->window_transport()->stats().duplicates;
-  }
-  std::uint64_t fast = 0;
-  for (const auto& nic : run.platform->fabrics()[0].nics) fast += nic->window_transport()->stats().fast_retransmits;
-  EXPECT_GT(drops, 0u);
-  EXPECT_GE(retransmissions, drops) << "every dropped frame is sent again";
-  EXPECT_GT(fast, 0u) << "a later frame's ACK must reveal a loss before the timeout does";
+  const TcpTotals t = tcp_totals(*run.platform);
+  EXPECT_GT(t.drops, 0u);
+  EXPECT_GE(t.retransmissions, t.drops) << "every dropped frame is sent again";
+  EXPECT_GT(t.fast_retransmits, 0u) << "a later frame's ACK must reveal a loss before the timeout does";
   const Nic* receiver = run.platform->fabrics()[0].nic_of_rank[0];
   EXPECT_EQ(receiver->stats().bytes_received, 16 * S);
   EXPECT_EQ(receiver->stats().messages_received, 16u);
-  EXPECT_EQ(link_between(*run.platform, "switch", "npu0").stats().payload_bytes, 16 * S + 4096 * duplicates);
+  EXPECT_EQ(link_between(*run.platform, "switch", "npu0").stats().payload_bytes, 16 * S + 4096 * t.duplicates);
 }
 
 TEST(Tcp, ATimeoutShorterThanTheQueueSendsCopiesThatAreDeliveredOnce) {
@@ -350,18 +359,13 @@ TEST(Tcp, ATimeoutShorterThanTheQueueSendsCopiesThatAreDeliveredOnce) {
   for (int src = 1; src <= 8; ++src) flows.push_back(Flow{src, 0, S});
   const auto run = run_transfers(one_switch(9, "{ kind: tcp, tcp_rto: 2 us }", "16 MiB"), flows);
   for (Tick d : run.done) ASSERT_NE(d, kNever);
-  std::uint64_t drops = 0, duplicates = 0, timeouts = 0;
-  for (const auto& l : run.platform->fabrics()[0].links) drops += l.link->stats().drops;
-  for (const auto& nic : run.platform->fabrics()[0].nics) {
-    duplicates += nic->window_transport()->stats().duplicates;
-    timeouts += nic->window_transport()->stats().timeouts;
-  }
-  EXPECT_EQ(drops, 0u);
-  EXPECT_GT(timeouts, 0u);
-  EXPECT_GT(duplicates, 0u);
+  const TcpTotals t = tcp_totals(*run.platform);
+  EXPECT_EQ(t.drops, 0u);
+  EXPECT_GT(t.timeouts, 0u);
+  EXPECT_GT(t.duplicates, 0u);
   const Nic* receiver = run.platform->fabrics()[0].nic_of_rank[0];
   EXPECT_EQ(receiver->stats().messages_received, 8u);
-  EXPECT_EQ(link_between(*run.platform, "switch", "npu0").stats().payload_bytes, 8 * S + 4096 * duplicates);
+  EXPECT_EQ(link_between(*run.platform, "switch", "npu0").stats().payload_bytes, 8 * S + 4096 * t.duplicates);
 }
 
 TEST(SharedBuffer, APortMayHoldAlphaTimesTheFreeBytes) {

@@ -36,7 +36,7 @@ tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
     throw std::runtime_error(os.str());
   }
   f->head = absolute(delay);
-  if (f->request && !lossless_) {
+  if (f->request && !ethernet_) {
     // Read requests ride a virtual channel of their own (as NVLink's do),
     // with their own credits: they neither queue behind data frames nor
     // take the data frames' buffer.
@@ -44,9 +44,9 @@ tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
     delay = delay_until(send_request(f));
     return tlm::TLM_UPDATED;
   }
-  if (lossless_) {
+  if (ethernet_) {
     mark_congestion(f);
-    lossless_->queued_bytes += f->wire_bytes;
+    ethernet_->queued_bytes += f->wire_bytes;
   }
   waiting_.push_back(f);
   // If the frame starts during this call, answer in the return path. A call
@@ -58,7 +58,7 @@ tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
   answer_end_ = kNever;
   if (!sending_) {
     if (one_at_a_time()) {
-      pfc_send_waiting();
+      send_one_at_a_time();
     } else {
       send_waiting();
     }
@@ -141,7 +141,7 @@ void Link::send_waiting() {
       continue;
     }
     waiting_.erase(i);
-    if (lossless_) lossless_->queued_bytes -= f->wire_bytes;
+    if (ethernet_) ethernet_->queued_bytes -= f->wire_bytes;
     const Tick start = std::max(ready, credit);
     // Cut-through: the last byte cannot leave before it has arrived, so a link
     // fed by a slower one is held at the slower rate.
@@ -232,7 +232,7 @@ void Link::credit_returned(Frame* f, Tick left_receiver) {
   unreturned_.erase(i);
   if (one_at_a_time()) {  // no credits: the receiver's buffer is PFC's business, or nobody's
     in_flight_bytes_ -= bytes;
-    pfc_released(bytes, left_receiver);
+    receiver_released(bytes, left_receiver);
     return;
   }
   schedule_return(left_receiver + params_.latency, bytes);
@@ -246,7 +246,7 @@ tlm::tlm_sync_enum Link::out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phas
   return tlm::TLM_ACCEPTED;
 }
 
-// --- Lossless Ethernet ----------------------------------------------------
+// --- Ethernet: PFC, ECN, drops ------------------------------------------------
 
 namespace {
 enum : std::uint32_t { kWake, kArrive, kRelease, kPause, kResume };
@@ -286,9 +286,9 @@ void Link::set_pfc(const Pfc& pfc, std::uint64_t largest_frame) {
                                 " bytes of headroom it needs (two latencies at line rate and two frames of " +
                                 std::to_string(largest_frame) + " bytes)");
   }
-  if (!lossless_) lossless_ = std::make_unique<Lossless>();
-  lossless_->has_pfc = true;
-  lossless_->pfc = pfc;
+  if (!ethernet_) ethernet_ = std::make_unique<Ethernet>();
+  ethernet_->has_pfc = true;
+  ethernet_->pfc = pfc;
 }
 
 void Link::set_ecn(const Ecn& ecn) {
@@ -296,14 +296,14 @@ void Link::set_ecn(const Ecn& ecn) {
     throw std::invalid_argument(std::string(name()) + ": ECN kmax is below kmin");
   }
   if (!(ecn.pmax >= 0 && ecn.pmax <= 1)) throw std::invalid_argument(std::string(name()) + ": ECN pmax is not in [0, 1]");
-  if (!lossless_) lossless_ = std::make_unique<Lossless>();
-  lossless_->has_ecn = true;
-  lossless_->ecn = ecn;
-  lossless_->rng = ecn.seed;
+  if (!ethernet_) ethernet_ = std::make_unique<Ethernet>();
+  ethernet_->has_ecn = true;
+  ethernet_->ecn = ecn;
+  ethernet_->rng = ecn.seed;
 }
 
 void Link::mark_congestion(Frame* f) {
-  Lossless& l = *lossless_;
+  Ethernet& l = *ethernet_;
   const Tick now = now_ticks();
   // Bytes ahead of it: those waiting, and what is left of the frame being sent.
   std::uint64_t q = l.queued_bytes;
@@ -323,8 +323,8 @@ void Link::mark_congestion(Frame* f) {
   }
 }
 
-void Link::pfc_send_waiting() {
-  Lossless& l = *lossless_;
+void Link::send_one_at_a_time() {
+  Ethernet& l = *ethernet_;
   sending_ = true;
   // One frame at a time, each when it can start: a PAUSE that arrives
   // meanwhile stops the next.
@@ -355,13 +355,13 @@ void Link::set_lossy(SharedBuffer* pool) {
   if (params_.bubble_bytes > 0) {
     throw std::invalid_argument(std::string(name()) + ": a ring's bubble flow control needs credits, not a lossy link");
   }
-  if (!lossless_) lossless_ = std::make_unique<Lossless>();
-  lossless_->lossy = true;
-  lossless_->pool = pool;
+  if (!ethernet_) ethernet_ = std::make_unique<Ethernet>();
+  ethernet_->lossy = true;
+  ethernet_->pool = pool;
 }
 
 void Link::lossy_arrivals() {
-  Lossless& l = *lossless_;
+  Ethernet& l = *ethernet_;
   const Tick now = now_ticks();
   while (!l.arrivals.empty() && l.arrivals.front().at <= now) {
     Frame* f = l.arrivals.front().frame;
@@ -392,12 +392,12 @@ void Link::lossy_arrivals() {
   }
 }
 
-void Link::pfc_released(std::uint64_t bytes, Tick at) {
-  Lossless& l = *lossless_;
+void Link::receiver_released(std::uint64_t bytes, Tick at) {
+  Ethernet& l = *ethernet_;
   if (at <= now_ticks()) {
     l.occupancy -= bytes;
     if (l.pool) l.pool->give(bytes);
-    pfc_receiver_changed();
+    receiver_changed();
     return;
   }
   std::size_t pos = l.releases.size();
@@ -406,8 +406,8 @@ void Link::pfc_released(std::uint64_t bytes, Tick at) {
   Calendar::instance().schedule(at, this, kRelease);
 }
 
-void Link::pfc_receiver_changed() {
-  Lossless& l = *lossless_;
+void Link::receiver_changed() {
+  Ethernet& l = *ethernet_;
   stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, l.occupancy);
   if (!l.has_pfc) return;
   if (l.occupancy > params_.buffer_bytes) {
@@ -426,12 +426,12 @@ void Link::pfc_receiver_changed() {
 }
 
 void Link::on_calendar(std::uint32_t kind, void*) {
-  Lossless& l = *lossless_;
+  Ethernet& l = *ethernet_;
   const Tick now = now_ticks();
   switch (kind) {
     case kWake:
       l.wake_pending = false;
-      if (!sending_) pfc_send_waiting();
+      if (!sending_) send_one_at_a_time();
       break;
     case kArrive:
       if (l.lossy) {
@@ -442,7 +442,7 @@ void Link::on_calendar(std::uint32_t kind, void*) {
         l.occupancy += l.arrivals.front().bytes;
         l.arrivals.pop_front();
       }
-      pfc_receiver_changed();
+      receiver_changed();
       break;
     case kRelease:
       while (!l.releases.empty() && l.releases.front().at <= now) {
@@ -450,7 +450,7 @@ void Link::on_calendar(std::uint32_t kind, void*) {
         if (l.pool) l.pool->give(l.releases.front().bytes);
         l.releases.pop_front();
       }
-      pfc_receiver_changed();
+      receiver_changed();
       break;
     case kPause:
       l.sender_paused = true;
@@ -459,7 +459,7 @@ void Link::on_calendar(std::uint32_t kind, void*) {
     case kResume:
       l.sender_paused = false;
       stats_.paused += now - l.paused_since;
-      if (!sending_) pfc_send_waiting();
+      if (!sending_) send_one_at_a_time();
       break;
     default:
       throw std::logic_error(std::string(name()) + ": unknown calendar event");

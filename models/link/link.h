@@ -13,8 +13,10 @@
 // Lossless Ethernet (RoCE) replaces credits with priority flow control
 // (set_pfc): the receiver pauses the link when its input buffer passes XOFF
 // and releases it at XON, each signal one latency on its way back, and the
-// sender starts frames one at a time so that a pause stops the next one. A
-// switch's egress queue may mark frames for congestion (set_ecn, RED-style).
+// sender starts frames one at a time so that a pause stops the next one.
+// Lossy Ethernet (set_lossy) has no flow control: the receiver drops a frame
+// its port has no room for. A switch's egress queue may mark frames for
+// congestion (set_ecn, RED-style). docs/transports.md.
 #pragma once
 
 #include <memory>
@@ -51,7 +53,7 @@ class Link : public sc_core::sc_module, private Calendar::Client {
     std::uint64_t wire_bytes = 0;
     Tick busy = 0;                        // time spent serializing
     std::uint64_t peak_buffer_bytes = 0;  // most credits in use at once (PFC: most bytes in the receiver's buffer)
-    // Lossless Ethernet (zero on credit links):
+    // Ethernet links (zero on credit links):
     std::uint64_t pauses = 0;            // PFC PAUSEs the receiver sent
     Tick paused = 0;                     // time the sender spent paused
     std::uint64_t ecn_marks = 0;         // frames marked Congestion Experienced here
@@ -89,10 +91,10 @@ class Link : public sc_core::sc_module, private Calendar::Client {
   /// alpha x the free bytes of `pool` (the switch's shared buffer, dynamic
   /// thresholds), or, without a pool, more than `buffer`.
   void set_lossy(SharedBuffer* pool);
-  bool has_pfc() const { return lossless_ && lossless_->has_pfc; }
-  bool is_lossy() const { return lossless_ && lossless_->lossy; }
-  /// Lossless links: bytes queued at the sender now (0 on credit links).
-  std::uint64_t queued_bytes() const { return lossless_ ? lossless_->queued_bytes : 0; }
+  bool has_pfc() const { return ethernet_ && ethernet_->has_pfc; }
+  bool is_lossy() const { return ethernet_ && ethernet_->lossy; }
+  /// Ethernet links: bytes queued at the sender now (0 on credit links).
+  std::uint64_t queued_bytes() const { return ethernet_ ? ethernet_->queued_bytes : 0; }
   /// The headroom PFC needs above xoff on this link.
   static std::uint64_t pfc_headroom(const Params& params, std::uint64_t largest_frame);
 
@@ -124,13 +126,13 @@ class Link : public sc_core::sc_module, private Calendar::Client {
   /// `deliver` false (lossy): the frame is handed over when its head arrives, if it has room.
   void launch(Frame* f, Tick start, Tick end, Tick duration, std::uint64_t used, bool deliver = true);
 
-  // Lossless Ethernet.
+  // Ethernet links (lossless with PFC, or lossy).
   struct Change {
     Tick at;
     std::uint64_t bytes;
     Frame* frame;  // lossy: the frame, handed over (or dropped) when its head arrives
   };
-  struct Lossless {
+  struct Ethernet {
     bool has_pfc = false;
     bool has_ecn = false;
     bool lossy = false;
@@ -149,14 +151,14 @@ class Link : public sc_core::sc_module, private Calendar::Client {
   };
   void on_calendar(std::uint32_t kind, void* arg) override;
   /// Lossless or lossy Ethernet: no credits; frames start one at a time.
-  bool one_at_a_time() const { return lossless_ && (lossless_->has_pfc || lossless_->lossy); }
+  bool one_at_a_time() const { return ethernet_ && (ethernet_->has_pfc || ethernet_->lossy); }
   /// Starts the next waiting frame if it can start now (and PFC has not
   /// paused the link); else wakes up when it can.
-  void pfc_send_waiting();
+  void send_one_at_a_time();
   /// Lossy: frames whose heads have arrived are handed over, or dropped.
   void lossy_arrivals();
-  void pfc_released(std::uint64_t bytes, Tick at);
-  void pfc_receiver_changed();
+  void receiver_released(std::uint64_t bytes, Tick at);
+  void receiver_changed();
   /// ECN: marks `f`, about to join the queue, by what it finds ahead of it.
   void mark_congestion(Frame* f);
   /// Starts a read request at once on its own virtual channel; returns when
@@ -206,7 +208,7 @@ class Link : public sc_core::sc_module, private Calendar::Client {
   TimelineSink* timeline_ = nullptr;
   int timeline_id_ = -1;
   std::vector<std::uint32_t> blocked_inputs_;  // scratch for send_waiting()
-  std::unique_ptr<Lossless> lossless_;         // null on credit links: their path is unchanged
+  std::unique_ptr<Ethernet> ethernet_;         // null on credit links: their path is unchanged
 };
 
 }  // namespace fabricsim

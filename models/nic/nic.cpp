@@ -177,17 +177,9 @@ Frame* Nic::frame_of(Message* m, std::uint32_t index) const {
   f->index = index;
   f->flow = queue_pair_flow(m->flow, index);
   f->offset = static_cast<std::uint64_t>(index) * params_.segment_bytes;
-  f->bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, f->offset));
-  // A pull request names the bytes it asks for; its packets are headers only.
-  // LL and LL128 put their flags on the wire with the data.
+  f->bytes = frame_bytes(*m, index);
   f->request = m->kind == MessageKind::kPullRequest;
-  if (f->request) {
-    f->wire_bytes = wire_bytes(f->bytes) - f->bytes;
-  } else if (m->protocol == CommProtocol::kLL || m->protocol == CommProtocol::kLL128) {
-    f->wire_bytes = wire_bytes(protocol_bytes(f->bytes, m->protocol));
-  } else {
-    f->wire_bytes = wire_bytes(f->bytes);
-  }
+  f->wire_bytes = frame_wire_bytes(*m, f->bytes);
   f->last = index + 1 == m->nic.frames_total;
   if (window_ && m->notice == Message::Notice::kNone) {
     m->ref();
@@ -399,7 +391,8 @@ bool Nic::window_open(unsigned port) {
       if (m->nic.frames_sent == m->nic.frames_total) return true;  // striped and done: next_frame drops it
       const std::uint32_t index = m->nic.frames_sent;
       const bool control = m->notice != Message::Notice::kNone;
-      if (control || window_->may_send(Dcqcn::key(m->dst, queue_pair_flow(m->flow, index)), frame_wire_bytes(m, index))) {
+      if (control || window_->may_send(Dcqcn::key(m->dst, queue_pair_flow(m->flow, index)),
+                                       frame_wire_bytes(*m, frame_bytes(*m, index)))) {
         if (i > 0) {
           queue.erase(i);
           queue.insert(0, m);
@@ -412,9 +405,18 @@ bool Nic::window_open(unsigned port) {
   return false;
 }
 
-std::uint64_t Nic::frame_wire_bytes(const Message* m, std::uint32_t index) const {
+std::uint64_t Nic::frame_bytes(const Message& m, std::uint32_t index) const {
   const std::uint64_t offset = static_cast<std::uint64_t>(index) * params_.segment_bytes;
-  const std::uint64_t bytes = std::min(params_.segment_bytes, m->bytes - std::min(m->bytes, offset));
+  return std::min(params_.segment_bytes, m.bytes - std::min(m.bytes, offset));
+}
+
+std::uint64_t Nic::frame_wire_bytes(const Message& m, std::uint64_t bytes) const {
+  // A pull request names the bytes it asks for; its packets are headers only.
+  // LL and LL128 put their flags on the wire with the data.
+  if (m.kind == MessageKind::kPullRequest) return wire_bytes(bytes) - bytes;
+  if (m.protocol == CommProtocol::kLL || m.protocol == CommProtocol::kLL128) {
+    return wire_bytes(protocol_bytes(bytes, m.protocol));
+  }
   return wire_bytes(bytes);
 }
 
@@ -436,20 +438,27 @@ void Nic::acknowledge(const Frame& f) {
   }
 }
 
+Message* Nic::control_message(Message::Notice notice, Address to, std::uint32_t flow, std::uint64_t bytes) {
+  // Made by the NIC itself: no software overhead, on the hardware class of
+  // its queues, consumed by the NIC at `to` (deliver()).
+  Message* m = Message::allocate();
+  m->src = params_.address;
+  m->dst = to;
+  m->bytes = bytes;
+  m->flow = flow;
+  m->hardware = true;
+  m->notice = notice;
+  m->ref();  // one for the sending side (frame_sent), one for the receiving NIC (deliver)
+  return m;
+}
+
 void Nic::send_ack(PendingAcks& waiting) {
-  // A header-only packet made by the NIC, naming the frames it acknowledges.
-  Message* ack = Message::allocate();
-  ack->src = params_.address;
-  ack->dst = waiting.to;
-  ack->bytes = 0;
-  ack->flow = waiting.flow;
-  ack->hardware = true;
-  ack->notice = Message::Notice::kAck;
+  // A header-only packet naming the frames it acknowledges, once the last
+  // of them is in whole.
+  Message* ack = control_message(Message::Notice::kAck, waiting.to, waiting.flow, 0);
   ack->acked.swap(waiting.acks);
   waiting.acks.clear();
-  ack->ref();  // one for the sending side (frame_sent), one for the receiving NIC (deliver)
   window_->count_ack();
-  // Once the last frame it names is in whole.
   Calendar::instance().schedule(std::max(now_ticks(), waiting.ready), this, kPost, ack);
 }
 
@@ -517,16 +526,9 @@ void Nic::pick_paced(InlineRing<Message*, 4>& queue) {
 void Nic::congestion_seen(const Frame& f) {
   if (!dcqcn_->should_notify(Dcqcn::key(f.src, f.flow), now_ticks())) return;
   // The CNP: RoCEv2's 16-byte BTH extension behind the packet's headers,
-  // made by the NIC (no software overhead), for the sender's queue pair.
-  Message* cnp = Message::allocate();
-  cnp->src = params_.address;
-  cnp->dst = f.src;
-  cnp->bytes = 16;
-  cnp->flow = f.flow;
-  cnp->hardware = true;
-  cnp->notice = Message::Notice::kCongestion;
-  cnp->ref();  // one for the sending side (frame_sent), one for the receiving NIC (deliver)
-  // Posted as an event of its own, not from inside the receive call.
+  // for the sender's queue pair, posted as an event of its own, not from
+  // inside the receive call.
+  Message* cnp = control_message(Message::Notice::kCongestion, f.src, f.flow, 16);
   Calendar::instance().schedule(now_ticks(), this, kPost, cnp);
 }
 

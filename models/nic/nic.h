@@ -138,7 +138,12 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   void pick_paced(InlineRing<Message*, 4>& queue);
   /// Frame `index` of `m`, cut as every frame is.
   Frame* frame_of(Message* m, std::uint32_t index) const;
-  std::uint64_t frame_wire_bytes(const Message* m, std::uint32_t index) const;
+  /// Message bytes frame `index` of `m` carries.
+  std::uint64_t frame_bytes(const Message& m, std::uint32_t index) const;
+  /// Wire bytes of a frame of `m` carrying `bytes` of it.
+  std::uint64_t frame_wire_bytes(const Message& m, std::uint64_t bytes) const;
+  /// A CNP or ACK made by this NIC for the NIC at `to`.
+  Message* control_message(Message::Notice notice, Address to, std::uint32_t flow, std::uint64_t bytes);
   // Window transport.
   struct PendingAcks {  // frames from one queue pair waiting to be acknowledged
     Address to = kNoAddress;
