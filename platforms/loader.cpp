@@ -298,7 +298,11 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   TransportSpec transport;
   if (const YAML::Node t = node["transport"]) {
     read_params(in, t, transport_spec_table(), transport, "fabric transport");
-    if (transport.ecn_kmax < transport.ecn_kmin) in.fail(t["ecn_kmax"] ? t["ecn_kmax"] : t, "ecn_kmax is below ecn_kmin");
+    if (transport.ecn_kmax < transport.ecn_kmin) {
+      in.fail(t["ecn_kmax"] ? t["ecn_kmax"] : t, "ecn_kmax (" + std::to_string(transport.ecn_kmax) +
+                                                     " bytes) is below ecn_kmin (" + std::to_string(transport.ecn_kmin) +
+                                                     " bytes): marking rises from kmin to kmax");
+    }
     if (transport.pfc_xoff > 0 && transport.pfc_xon > transport.pfc_xoff) {
       in.fail(t["pfc_xon"], "pfc_xon is above pfc_xoff: a paused link would never resume");
     }

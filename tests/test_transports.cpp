@@ -389,6 +389,41 @@ TEST(SharedBuffer, APortMayHoldAlphaTimesTheFreeBytes) {
   EXPECT_EQ(q, 30'000u);
 }
 
+TEST(BadTransports, EachIsOneMessageNamingThePlaceTheValueAndWhatIsAccepted) {
+  const std::string dir = testutil::scratch_dir("bad-transports");
+  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 4 --type all_reduce --bytes 1M --out " + dir + "/ar").exit_code, 0);
+  auto on_switch = [](const std::string& link, const std::string& transport) {
+    return "npus: 4\nfabrics:\n  - topology: switch\n    link: " + link + "\n    transport: " + transport + "\n";
+  };
+  const std::string link = "{ bandwidth: 50 GB/s, latency: 1 us, buffer: 1 MiB }";
+  struct Case {
+    std::string yaml, where, what;
+  };
+  const std::vector<Case> cases = {
+      {on_switch(link, "{ kind: rocee }"), "p.yaml:5:", "\"kind\" is \"rocee\": it must be one of credit, infiniband, roce, tcp"},
+      {on_switch(link, "{ kind: tcp, congestion_control: dcqcn }"), "p.yaml:5:",
+       "transport tcp takes congestion_control reno or dctcp"},
+      {on_switch(link, "{ kind: credit, congestion_control: dctcp }"), "p.yaml:5:",
+       "congestion_control needs an Ethernet transport (kind: roce or tcp)"},
+      {on_switch(link, "{ kind: roce, pfc_xoff: 100 kB, pfc_xon: 200 kB }"), "p.yaml:5:", "pfc_xon is above pfc_xoff"},
+      {on_switch(link, "{ kind: roce, ecn_kmin: 300 kB }"), "p.yaml:5:",
+       "ecn_kmax (200000 bytes) is below ecn_kmin (300000 bytes)"},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    transport: { kind: roce }\n", "p.yaml:4:",
+       "transport roce on a ring fabric: its rings rely on credit (bubble) flow control"},
+      {on_switch("{ bandwidth: 50 GB/s, latency: 1 us, buffer: 64 KiB }", "{ kind: roce }"),
+       "p.yaml: fabric \"fabric0\", transport roce",
+       "a 65536-byte buffer has no room for PFC xoff 0 bytes plus the 108192 bytes of headroom it needs (two "
+       "latencies at line rate and two frames of 4096 bytes); it needs at least 108192 bytes"},
+  };
+  for (const auto& c : cases) {
+    testutil::write_text(dir + "/p.yaml", c.yaml);
+    const auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/ar");
+    EXPECT_EQ(r.exit_code, 2) << c.yaml << r.err;
+    EXPECT_NE(r.err.find(dir + "/" + c.where), std::string::npos) << "expected the place " << c.where << " in: " << r.err;
+    EXPECT_NE(r.err.find(c.what), std::string::npos) << "expected \"" << c.what << "\" in: " << r.err;
+  }
+}
+
 /// Two leaves joined by 4 spines: how many spines one 8 MiB message from a
 /// rank under leaf 0 to one under leaf 1 crosses, with `qps` queue pairs.
 int spines_used(int qps) {

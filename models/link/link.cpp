@@ -284,7 +284,8 @@ void Link::set_pfc(const Pfc& pfc, std::uint64_t largest_frame) {
                                 "-byte buffer has no room for PFC xoff " + std::to_string(pfc.xoff) +
                                 " bytes plus the " + std::to_string(headroom) +
                                 " bytes of headroom it needs (two latencies at line rate and two frames of " +
-                                std::to_string(largest_frame) + " bytes)");
+                                std::to_string(largest_frame) + " bytes); it needs at least " +
+                                std::to_string(pfc.xoff + headroom) + " bytes, or a lower xoff");
   }
   if (!ethernet_) ethernet_ = std::make_unique<Ethernet>();
   ethernet_->has_pfc = true;
