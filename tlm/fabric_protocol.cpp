@@ -13,9 +13,14 @@ namespace {
 // Free lists. The simulation is single-threaded; objects are made in blocks
 // and never returned to the heap, so the hot path never allocates. The lists
 // themselves are never destroyed either, so the pooled objects stay
-// reachable to the end (a leak checker runs after static destructors).
+// reachable to the end (a leak checker runs after static destructors). Every
+// object made is listed too: one still in use when a run stops (a frame or
+// ACK in flight after the last collective finished, a message waiting for
+// an ACK) belongs to the pool, not to a leak.
 std::vector<Message*>& g_free_messages = *new std::vector<Message*>();
 std::vector<Frame*>& g_free_frames = *new std::vector<Frame*>();
+std::vector<Message*>& g_all_messages = *new std::vector<Message*>();
+std::vector<Frame*>& g_all_frames = *new std::vector<Frame*>();
 std::vector<Frame*>& g_retired_frames = *new std::vector<Frame*>();
 std::uint64_t g_next_message_id = 1;
 }  // namespace
@@ -30,6 +35,7 @@ Message* Message::allocate() {
   Message* m;
   if (g_free_messages.empty()) {
     m = new Message();
+    g_all_messages.push_back(m);
   } else {
     m = g_free_messages.back();
     g_free_messages.pop_back();
@@ -75,7 +81,11 @@ Frame::Frame() {
 }
 
 Frame* Frame::allocate() {
-  if (g_free_frames.empty()) return new Frame();
+  if (g_free_frames.empty()) {
+    Frame* f = new Frame();
+    g_all_frames.push_back(f);
+    return f;
+  }
   Frame* f = g_free_frames.back();
   g_free_frames.pop_back();
   // Reset here, not in release(): callers up the stack of a release may still

@@ -109,6 +109,8 @@ tlm::tlm_sync_enum Nic::rx_fw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_p
     return tlm::TLM_ACCEPTED;
   }
   f->hop_in = static_cast<std::uint32_t>(port);
+  // A CNP's or ACK's reference is this NIC's now, dropped in deliver().
+  if (f->msg->notice != Message::Notice::kNone) f->holds_message = false;
   if (f->ecn && dcqcn_) congestion_seen(*f);
   if (window_ && f->msg->notice == Message::Notice::kNone) {
     acknowledge(*f);
@@ -181,7 +183,11 @@ Frame* Nic::frame_of(Message* m, std::uint32_t index) const {
   f->request = m->kind == MessageKind::kPullRequest;
   f->wire_bytes = frame_wire_bytes(*m, f->bytes);
   f->last = index + 1 == m->nic.frames_total;
-  if (window_ && m->notice == Message::Notice::kNone) {
+  if (m->notice != Message::Notice::kNone) {
+    // A CNP or ACK is one frame, which carries the receiving NIC's reference
+    // (control_message()): a frame dropped on the way drops it with it.
+    f->holds_message = true;
+  } else if (window_) {
     m->ref();
     f->holds_message = true;
   }
@@ -448,7 +454,7 @@ Message* Nic::control_message(Message::Notice notice, Address to, std::uint32_t 
   m->flow = flow;
   m->hardware = true;
   m->notice = notice;
-  m->ref();  // one for the sending side (frame_sent), one for the receiving NIC (deliver)
+  m->ref();  // one for the sending side (frame_sent), one for the receiving NIC (its frame carries it there)
   return m;
 }
 
