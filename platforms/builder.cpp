@@ -371,6 +371,8 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
     ab->out.bind(router[b]->input(pb));
     router[b]->output(pb).bind(ba->in);
     ba->out.bind(router[a]->input(pa));
+    router[a]->set_backlog(pa, ab.get());
+    router[b]->set_backlog(pb, ba.get());
     apply_transport(f, *ab, f.nodes[a].kind == FabricNode::Kind::kSwitch, shared_buffer(fi, f, b), frame_wire);
     apply_transport(f, *ba, f.nodes[b].kind == FabricNode::Kind::kSwitch, shared_buffer(fi, f, a), frame_wire);
     const int npu_a = f.nodes[a].kind == FabricNode::Kind::kNic ? f.nodes[a].npu : -1;
@@ -420,7 +422,9 @@ void Platform::install_routes(const FabricSpec& f, const std::vector<std::vector
       }
     } else {
       for (std::size_t u = 0; u < f.nodes.size(); ++u) {
-        if (router[u]) router[u]->routes().set_salt(static_cast<std::uint32_t>(u));
+        if (!router[u]) continue;
+        router[u]->routes().set_salt(static_cast<std::uint32_t>(u));
+        router[u]->set_port_choice(f.transport.load_balancing);
       }
       compute_routes(f, ports, [&](int node, Address address, const std::vector<std::uint16_t>& p) {
         Forwarder* r = router[static_cast<std::size_t>(node)];

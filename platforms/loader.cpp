@@ -318,6 +318,13 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     if (!transport.ethernet() && cc != CC::kNone) {
       in.fail(where, "congestion_control needs an Ethernet transport (kind: roce or tcp)");
     }
+    if (transport.load_balancing != PortChoice::kFlowHash && transport.needs_order()) {
+      in.fail(t["load_balancing"], std::string("load_balancing ") +
+                                       (transport.load_balancing == PortChoice::kAdaptive ? "adaptive" : "spray") +
+                                       " reorders a flow's packets, and the window transport (congestion_control " +
+                                       (cc == CC::kReno ? "reno" : "dctcp") +
+                                       ") finds losses by their order: it takes load_balancing ecmp");
+    }
   }
   const int size = static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
   const int stride = static_cast<int>(in.count(node, "group_stride", 1, 1, limits::kMaxNpus));
@@ -339,6 +346,11 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     }
     f.name = groups.size() == 1 ? name : name + std::to_string(g);
     f.transport = transport;
+    if (transport.load_balancing != PortChoice::kFlowHash && f.routing == Routing::kDimensionOrder) {
+      in.fail(node["transport"]["load_balancing"],
+              "load_balancing picks among equal-cost ports, and a " + topology +
+                  " fabric routes by dimension order (one path per destination): it takes load_balancing ecmp");
+    }
     if (transport.ethernet()) {
       for (const FabricEdge& e : f.edges) {
         if (e.ring < 0) continue;

@@ -75,6 +75,11 @@ const ParamTable<TransportSpec>& transport_spec_table() {
           .add("buffer_alpha", Quantity::kNumber, &TransportSpec::buffer_alpha,
                "tcp: dynamic threshold: a port may hold alpha x the shared buffer's free bytes")
           .range(0, 1024, true)
+          .choice("load_balancing", &TransportSpec::load_balancing, {"ecmp", "adaptive", "spray"},
+                  "how a switch picks among equal-cost ports: ecmp hashes each flow (queue pair) to one path; "
+                  "adaptive takes, per packet, the port with the least backlog (InfiniBand adaptive routing); "
+                  "spray takes the ports in turn, per packet. adaptive and spray reorder a flow's packets: not "
+                  "with a window transport (reno, dctcp), which finds losses by order")
           .include(&TransportSpec::dcqcn, Dcqcn::Params::table())
           .include(&TransportSpec::window, WindowTransport::Params::table());
   return table;

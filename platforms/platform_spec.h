@@ -16,6 +16,7 @@
 #include "models/collectives/algorithm_choice.h"
 #include "models/collectives/collective_engine.h"
 #include "models/npu/npu.h"
+#include "models/switch/forwarding.h"
 #include "models/switch/reduction_unit.h"
 #include "tlm/errors.h"
 
@@ -84,8 +85,11 @@ struct TransportSpec {
   std::uint32_t queue_pairs = 1;
   std::uint64_t switch_buffer = 0;  // tcp: each switch's shared buffer; 0: each port has its link's buffer
   double buffer_alpha = 1;          // tcp: dynamic threshold: a port may hold alpha x the free bytes
+  PortChoice load_balancing = PortChoice::kFlowHash;  // how switches pick among equal-cost ports
   Dcqcn::Params dcqcn;
   WindowTransport::Params window;
+  /// A window transport finds losses by the order frames are acknowledged in.
+  bool needs_order() const { return control() == CongestionControl::kReno || control() == CongestionControl::kDctcp; }
   bool lossless_ethernet() const { return kind == Kind::kRoce; }
   bool ethernet() const { return kind == Kind::kRoce || kind == Kind::kTcp; }
   /// What the NICs run, `auto` resolved.

@@ -4,6 +4,7 @@
 // and ECMP collisions against the balls-in-bins expectation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -410,6 +411,13 @@ TEST(BadTransports, EachIsOneMessageNamingThePlaceTheValueAndWhatIsAccepted) {
        "ecn_kmax (200000 bytes) is below ecn_kmin (300000 bytes)"},
       {"npus: 4\nfabrics:\n  - topology: ring\n    transport: { kind: roce }\n", "p.yaml:4:",
        "transport roce on a ring fabric: its rings rely on credit (bubble) flow control"},
+      {on_switch(link, "{ kind: tcp, load_balancing: spray }"), "p.yaml:5:",
+       "load_balancing spray reorders a flow's packets, and the window transport (congestion_control reno) finds "
+       "losses by their order: it takes load_balancing ecmp"},
+      {on_switch(link, "{ kind: roce, congestion_control: dctcp, load_balancing: adaptive }"), "p.yaml:5:",
+       "load_balancing adaptive reorders a flow's packets, and the window transport (congestion_control dctcp)"},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    transport: { load_balancing: adaptive }\n", "p.yaml:4:",
+       "a ring fabric routes by dimension order (one path per destination): it takes load_balancing ecmp"},
       {on_switch("{ bandwidth: 50 GB/s, latency: 1 us, buffer: 64 KiB }", "{ kind: roce }"),
        "p.yaml: fabric \"fabric0\", transport roce",
        "a 65536-byte buffer has no room for PFC xoff 0 bytes plus the 108192 bytes of headroom it needs (two "
@@ -447,6 +455,84 @@ fabrics:
 }
 
 TEST(Ecmp, OneQueuePairKeepsAConnectionOnOnePath) { EXPECT_EQ(spines_used(1), 1); }
+
+// --- Adaptive routing and packet spraying -------------------------------------
+
+/// `flows` of the eight NPUs under leaf 0 each send S = 8 MiB to one of the
+/// eight under leaf 1, across 8 spines (non-blocking, 50 GB/s links, 256 KiB
+/// frames), on InfiniBand with switches picking ports by `load_balancing`.
+struct LeafToLeaf {
+  testutil::TransferRun run;
+  std::vector<std::uint64_t> spine_bytes;  // what each leaf0 -> spine link carried
+};
+LeafToLeaf leaf_to_leaf(const std::string& load_balancing, int flows, const std::string& kind = "infiniband") {
+  const std::string yaml = R"(
+npus: 16
+fabrics:
+  - topology: fat_tree
+    levels: 2
+    leaf_down: 8
+    leaf_up: 8
+    link: { bandwidth: 50 GB/s, latency: 200 ns, buffer: 1 MiB }
+    switch: { latency: 100 ns }
+    transport: { kind: )" + kind + ", congestion_control: none, load_balancing: " + load_balancing + " }\n";
+  std::vector<Flow> f;
+  for (int k = 0; k < flows; ++k) f.push_back(Flow{k, 8 + k, 8 * MiB});
+  LeafToLeaf out{run_transfers(yaml, f), {}};
+  for (const auto& l : out.run.platform->fabrics()[0].links) {
+    if (l.from.rfind("leaf0", 0) == 0 && l.to.rfind("spine", 0) == 0) out.spine_bytes.push_back(l.link->stats().payload_bytes);
+  }
+  return out;
+}
+
+TEST(LoadBalancing, EcmpHashesEightFlowsOntoFewerSpines) {
+  // The baseline adaptive routing must beat: eight flows hashed onto eight
+  // spines collide for all but 0.24% of salts (8!/8^8), so a spine carries
+  // two flows and they take twice as long.
+  const auto r = leaf_to_leaf("ecmp", 8);
+  const std::uint64_t busiest = *std::max_element(r.spine_bytes.begin(), r.spine_bytes.end());
+  EXPECT_GE(busiest, 16 * MiB);
+  Tick last = 0;
+  for (Tick d : r.run.done) last = std::max(last, d);
+  EXPECT_GT(ns(last), 1.9 * 8 * MiB / 50.0);
+}
+
+/// Per frame, the leaf sends each to the spine with the least backlog, so
+/// the eight flows share the eight spines and each finishes at its own
+/// link's rate: S / B plus the path's latency (3 links, 2 hops, one frame).
+void expect_line_rate_with_adaptive_routing(const std::string& kind) {
+  const auto r = leaf_to_leaf("adaptive", 8, kind);
+  const double bound = 8 * MiB / 50.0;
+  for (Tick d : r.run.done) {
+    ASSERT_NE(d, kNever);
+    EXPECT_LT(ns(d), 1.03 * bound) << "a flow was held back by a shared spine";
+  }
+  for (std::uint64_t b : r.spine_bytes) EXPECT_NEAR(static_cast<double>(b), 8.0 * MiB, 0.15 * 8 * MiB);
+}
+
+TEST(LoadBalancing, AdaptiveRoutingRunsEightFlowsAtLineRateOnInfiniband) {
+  expect_line_rate_with_adaptive_routing("infiniband");
+}
+
+TEST(LoadBalancing, AdaptiveRoutingRunsEightFlowsAtLineRateOnRoce) {
+  // Frames start one at a time on roce, so what a port holds is mostly its
+  // queue, not reservations: the backlog must count both.
+  expect_line_rate_with_adaptive_routing("roce");
+}
+
+TEST(LoadBalancing, AdaptiveRoutingKeepsAnUncongestedFlowOnItsHashedPath) {
+  // Ports that are idle tie, and ties go to the flow's hash: one flow alone
+  // never finds a backlog, so it stays on one spine, in order.
+  const auto r = leaf_to_leaf("adaptive", 1);
+  EXPECT_EQ(std::count_if(r.spine_bytes.begin(), r.spine_bytes.end(), [](std::uint64_t b) { return b > 0; }), 1);
+}
+
+TEST(LoadBalancing, SprayingTakesTheSpinesInTurn) {
+  // One flow of 32 frames of 256 KiB: each of 8 spines carries exactly 4.
+  const auto r = leaf_to_leaf("spray", 1);
+  ASSERT_EQ(r.spine_bytes.size(), 8u);
+  for (std::uint64_t b : r.spine_bytes) EXPECT_EQ(b, 1 * MiB);
+}
 
 TEST(Ecmp, EightQueuePairsSpreadAConnectionOverThePaths) {
   // Hashed, 8 queue pairs take 3.6 of the 4 spines on average (balls in bins).

@@ -121,8 +121,19 @@ class RoutingTable {
     }
     const Run* r = find(dst);
     if (!r) throw std::runtime_error("no route to fabric address " + std::to_string(dst));
-    return ports_[r->first + (r->count == 1 ? 0 : mix(flow ^ salt_) % r->count)];
+    return ports_[r->first + (r->count == 1 ? 0 : hash_index(flow, r->count))];
   }
+  /// The equal-cost ports towards `dst`, in place: `*count` of them from the
+  /// returned pointer (table routing; throws if there is no route).
+  const std::uint16_t* choices(Address dst, std::uint16_t* count) const {
+    const Run* r = find(dst);
+    if (!r) throw std::runtime_error("no route to fabric address " + std::to_string(dst));
+    *count = r->count;
+    return &ports_[r->first];
+  }
+  /// Where a flow's hash starts among `count` choices.
+  std::uint32_t hash_index(std::uint32_t flow, std::uint16_t count) const { return mix(flow ^ salt_) % count; }
+  bool dimension_order() const { return use_dor_; }
   /// All equal-cost ports towards `dst` (table routing only).
   std::vector<std::uint16_t> ports(Address dst) const {
     const Run* r = find(dst);

@@ -44,10 +44,8 @@ tlm::tlm_sync_enum Link::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
     delay = delay_until(send_request(f));
     return tlm::TLM_UPDATED;
   }
-  if (ethernet_) {
-    mark_congestion(f);
-    ethernet_->queued_bytes += f->wire_bytes;
-  }
+  if (ethernet_) mark_congestion(f);
+  waiting_bytes_ += f->wire_bytes;
   waiting_.push_back(f);
   // If the frame starts during this call, answer in the return path. A call
   // made from inside send_waiting() (the sender reacting to an END_REQ) only
@@ -141,7 +139,7 @@ void Link::send_waiting() {
       continue;
     }
     waiting_.erase(i);
-    if (ethernet_) ethernet_->queued_bytes -= f->wire_bytes;
+    waiting_bytes_ -= f->wire_bytes;
     const Tick start = std::max(ready, credit);
     // Cut-through: the last byte cannot leave before it has arrived, so a link
     // fed by a slower one is held at the slower rate.
@@ -307,7 +305,7 @@ void Link::mark_congestion(Frame* f) {
   Ethernet& l = *ethernet_;
   const Tick now = now_ticks();
   // Bytes ahead of it: those waiting, and what is left of the frame being sent.
-  std::uint64_t q = l.queued_bytes;
+  std::uint64_t q = waiting_bytes_;
   if (busy_until_ > now) q += static_cast<std::uint64_t>(params_.bandwidth.bytes_per_ps() * static_cast<double>(busy_until_ - now));
   stats_.peak_queue_bytes = std::max(stats_.peak_queue_bytes, q);
   stats_.queue_bytes_seen += q;
@@ -341,7 +339,7 @@ void Link::send_one_at_a_time() {
       break;
     }
     waiting_.pop_front();
-    l.queued_bytes -= f->wire_bytes;
+    waiting_bytes_ -= f->wire_bytes;
     const Tick duration = params_.bandwidth.time_for(static_cast<double>(f->wire_bytes));
     const Tick end = std::max(now + duration, f->tail);
     // Its bytes count in the receiver's buffer from when its head is there.
@@ -465,6 +463,11 @@ void Link::on_calendar(std::uint32_t kind, void*) {
     default:
       throw std::logic_error(std::string(name()) + ": unknown calendar event");
   }
+}
+
+Tick Link::backlog(Tick at) const {
+  const Tick sending = busy_until_ > at ? busy_until_ - at : 0;
+  return sending + params_.bandwidth.time_for(static_cast<double>(waiting_bytes_));
 }
 
 std::string Link::describe_waiting() const {

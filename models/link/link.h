@@ -31,12 +31,13 @@
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fifo.h"
+#include "tlm/output_backlog.h"
 #include "tlm/parameters.h"
 #include "tlm/timeline.h"
 
 namespace fabricsim {
 
-class Link : public sc_core::sc_module, private Calendar::Client {
+class Link : public sc_core::sc_module, public OutputBacklog, private Calendar::Client {
  public:
   struct Params {
     Bandwidth bandwidth = Bandwidth::GBps(50);  // per direction
@@ -93,8 +94,10 @@ class Link : public sc_core::sc_module, private Calendar::Client {
   void set_lossy(SharedBuffer* pool);
   bool has_pfc() const { return ethernet_ && ethernet_->has_pfc; }
   bool is_lossy() const { return ethernet_ && ethernet_->lossy; }
-  /// Ethernet links: bytes queued at the sender now (0 on credit links).
-  std::uint64_t queued_bytes() const { return ethernet_ ? ethernet_->queued_bytes : 0; }
+  /// Bytes of frames queued at the sender now, waiting to start.
+  std::uint64_t queued_bytes() const { return waiting_bytes_; }
+  /// The frame being sent and the queued ones, as time from `at`.
+  Tick backlog(Tick at) const override;
   /// The headroom PFC needs above xoff on this link.
   static std::uint64_t pfc_headroom(const Params& params, std::uint64_t largest_frame);
 
@@ -140,7 +143,6 @@ class Link : public sc_core::sc_module, private Calendar::Client {
     Pfc pfc;
     Ecn ecn;
     std::uint64_t rng = 0;
-    std::uint64_t queued_bytes = 0;  // frames in waiting_
     std::uint64_t occupancy = 0;     // the receiver's input buffer
     bool receiver_pausing = false;   // the receiver has sent PAUSE, not yet RESUME
     bool sender_paused = false;      // the sender has heard PAUSE, not yet RESUME
@@ -195,6 +197,7 @@ class Link : public sc_core::sc_module, private Calendar::Client {
   Tick busy_until_ = 0;
   Tick request_busy_until_ = 0;        // the read-request virtual channel
   std::uint64_t in_flight_bytes_ = 0;  // credits held: unreturned_ and returning_
+  std::uint64_t waiting_bytes_ = 0;    // wire bytes of the frames in waiting_
   Frame* answering_ = nullptr;         // frame whose BEGIN_REQ is being answered in the return path
   Tick answer_end_ = kNever;
   bool sending_ = false;

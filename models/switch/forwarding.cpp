@@ -34,7 +34,7 @@ void Forwarder::pass_on(unsigned port, Frame* f, Tick head_arrival) {
 }
 
 void Forwarder::forward(Frame* f) {
-  const unsigned out = routes_.port(f->dst, f->flow);
+  const unsigned out = choice_ == PortChoice::kFlowHash ? routes_.port(f->dst, f->flow) : choose_port(f);
   f->head += hop_latency_;
   f->tail += hop_latency_;
   const int ring_out = ports_[out].ring;
@@ -45,6 +45,30 @@ void Forwarder::forward(Frame* f) {
   const std::uint32_t hop_in = f->hop_in;
   Tick left = 0;
   if (offer(out, f, &left)) release(f, hop_in, left);
+}
+
+unsigned Forwarder::choose_port(const Frame* f) {
+  if (routes_.dimension_order()) return routes_.port(f->dst, f->flow);
+  std::uint16_t count = 0;
+  const std::uint16_t* choices = routes_.choices(f->dst, &count);
+  if (count == 1) return choices[0];
+  if (choice_ == PortChoice::kSpray) return choices[spray_next_++ % count];
+  // Frames are forwarded in order of their departure (see set_lookahead),
+  // so each port's backlog is what this frame would find behind it. Ties
+  // (idle ports) start from the flow's hash, so idle flows still spread.
+  const std::uint32_t first = routes_.hash_index(f->flow, count);
+  const Tick at = std::max(f->head + hop_latency_, now_ticks());
+  unsigned best = choices[first];
+  Tick least = ports_[best].backlog ? ports_[best].backlog->backlog(at) : 0;
+  for (std::uint16_t k = 1; k < count && least > 0; ++k) {
+    const unsigned port = choices[(first + k) % count];
+    const Tick b = ports_[port].backlog ? ports_[port].backlog->backlog(at) : 0;
+    if (b < least) {
+      best = port;
+      least = b;
+    }
+  }
+  return best;
 }
 
 bool Forwarder::offer(unsigned port, Frame* f, Tick* left) {

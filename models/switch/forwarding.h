@@ -24,9 +24,17 @@
 
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/output_backlog.h"
 #include "tlm/routing_table.h"
 
 namespace fabricsim {
+
+/// Which of a destination's equal-cost ports a frame takes.
+enum class PortChoice {
+  kFlowHash,  // ECMP: a hash of the frame's flow, so a flow keeps one path and its order
+  kAdaptive,  // per frame, the port with the least backlog (InfiniBand adaptive routing); ties by flow hash
+  kSpray,     // per frame, the ports in turn (packet spraying)
+};
 
 class Forwarder final : private Calendar::Client {
  public:
@@ -49,6 +57,11 @@ class Forwarder final : private Calendar::Client {
   /// Marks port p as part of ring `ring` (a ring or one torus dimension);
   /// frames moving onto a ring from elsewhere get bubble flow control.
   void set_port_ring(unsigned port, int ring);
+  /// Adaptive routing and spraying reorder a flow's frames: only for
+  /// transports that accept that (the builder checks). Adaptive routing
+  /// reads each port's backlog from `set_backlog`.
+  void set_port_choice(PortChoice choice) { choice_ = choice; }
+  void set_backlog(unsigned port, const OutputBacklog* backlog) { ports_.at(port).backlog = backlog; }
   Tick hop_latency() const { return hop_latency_; }
   /// The smallest latency of the links into this node. A frame whose head
   /// arrives at t was handed to its link at t - latency or earlier, so by
@@ -81,12 +94,15 @@ class Forwarder final : private Calendar::Client {
   /// frame leaves at `*left`.
   bool offer(unsigned port, Frame* f, Tick* left);
   void release(Frame* f, std::uint32_t port, Tick when);
+  /// The output port for `f` under adaptive routing or spraying.
+  unsigned choose_port(const Frame* f);
 
   /// What a frame needs of a port, in one place (one cache miss, not three).
   struct Port {
     ForwardPath<FrameProtocol> output;  // into its output link
     BackwardPath<FrameProtocol> input;  // END_REQ back to its input link
     int ring = -1;                      // see set_port_ring
+    const OutputBacklog* backlog = nullptr;  // adaptive routing only
   };
   struct Sockets {  // for the builder's binding only
     OutputSocket* output;
@@ -96,6 +112,8 @@ class Forwarder final : private Calendar::Client {
   Tick hop_latency_;
   Tick lookahead_ = 0;
   std::uint64_t frames_forwarded_ = 0;
+  PortChoice choice_ = PortChoice::kFlowHash;
+  std::uint32_t spray_next_ = 0;  // spraying: the turn of the next frame
   std::vector<Port> ports_;
   std::vector<Sockets> sockets_;
   RoutingTable routes_;
