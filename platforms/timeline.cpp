@@ -273,33 +273,82 @@ void Timeline::grow_buckets(std::size_t index) {
       const std::size_t half = (l.busy.size() + 1) / 2;
       for (std::size_t i = 0; i < half; ++i) {
         const std::size_t a = 2 * i, b = 2 * i + 1;
-        l.busy[i] = l.busy[a] + (b < l.busy.size() ? l.busy[b] : 0.0);
-        l.buffer[i] = std::max(l.buffer[a], b < l.buffer.size() ? l.buffer[b] : 0);
+        const bool hb = b < l.busy.size();
+        l.busy[i] = l.busy[a] + (hb ? l.busy[b] : 0.0);
+        l.buffer[i] = std::max(l.buffer[a], hb ? l.buffer[b] : 0);
+        l.queue[i] = std::max(l.queue[a], hb ? l.queue[b] : 0);
+        l.marks[i] = l.marks[a] + (hb ? l.marks[b] : 0);
+        l.drops[i] = l.drops[a] + (hb ? l.drops[b] : 0);
+        l.paused[i] = l.paused[a] + (hb ? l.paused[b] : 0.0);
       }
       l.busy.resize(half);
       l.buffer.resize(half);
+      l.queue.resize(half);
+      l.marks.resize(half);
+      l.drops.resize(half);
+      l.paused.resize(half);
     }
     bucket_ *= 2;
     index /= 2;
   }
 }
 
-void Timeline::link_frame(int link, Tick start, Tick end, std::uint64_t buffer_bytes) {
-  if (!clip(start, end)) return;
+void Timeline::LinkBuckets::extend(std::size_t n) {
+  if (busy.size() >= n) return;
+  busy.resize(n, 0.0);
+  buffer.resize(n, 0);
+  queue.resize(n, 0);
+  marks.resize(n, 0);
+  drops.resize(n, 0);
+  paused.resize(n, 0.0);
+}
+
+Timeline::LinkBuckets* Timeline::link_buckets(int link, Tick start, Tick end) {
+  if (!clip(start, end)) return nullptr;
   grow_buckets(static_cast<std::size_t>(end / bucket_));
   LinkBuckets& l = links_.at(static_cast<std::size_t>(link));
   l.used = true;
-  const std::size_t last = static_cast<std::size_t>(end / bucket_);
-  if (l.busy.size() <= last) {
-    l.busy.resize(last + 1, 0.0);
-    l.buffer.resize(last + 1, 0);
+  l.extend(static_cast<std::size_t>(end / bucket_) + 1);
+  return &l;
+}
+
+/// Adds the part of [start, end] in each bucket of width `bucket` to `per_bucket`.
+static void spread(std::vector<double>& per_bucket, Tick start, Tick end, Tick bucket) {
+  for (std::size_t b = static_cast<std::size_t>(start / bucket); b <= static_cast<std::size_t>(end / bucket); ++b) {
+    const Tick lo = std::max<Tick>(start, b * bucket), hi = std::min<Tick>(end, (b + 1) * bucket);
+    if (hi > lo) per_bucket[b] += static_cast<double>(hi - lo);
   }
+}
+
+void Timeline::link_frame(int link, Tick start, Tick end, std::uint64_t buffer_bytes) {
+  LinkBuckets* l = link_buckets(link, start, end);
+  if (!l) return;
   const std::size_t first = static_cast<std::size_t>(start / bucket_);
-  l.buffer[first] = std::max(l.buffer[first], buffer_bytes);
-  for (std::size_t b = first; b <= last; ++b) {
-    const Tick lo = std::max<Tick>(start, b * bucket_), hi = std::min<Tick>(end, (b + 1) * bucket_);
-    if (hi > lo) l.busy[b] += static_cast<double>(hi - lo);
-  }
+  l->buffer[first] = std::max(l->buffer[first], buffer_bytes);
+  spread(l->busy, start, end, bucket_);
+}
+
+void Timeline::link_queue(int link, Tick when, std::uint64_t queued_bytes, bool marked) {
+  LinkBuckets* l = link_buckets(link, when, when);
+  if (!l) return;
+  l->congestion = true;
+  const std::size_t b = static_cast<std::size_t>(when / bucket_);
+  l->queue[b] = std::max(l->queue[b], queued_bytes);
+  l->marks[b] += marked ? 1 : 0;
+}
+
+void Timeline::link_paused(int link, Tick start, Tick end) {
+  LinkBuckets* l = link_buckets(link, start, end);
+  if (!l) return;
+  l->congestion = true;
+  spread(l->paused, start, end, bucket_);
+}
+
+void Timeline::link_drop(int link, Tick when) {
+  LinkBuckets* l = link_buckets(link, when, when);
+  if (!l) return;
+  l->congestion = true;
+  ++l->drops[static_cast<std::size_t>(when / bucket_)];
 }
 
 void Timeline::write_counter(const std::string& name, Tick t, const std::string& args) {
@@ -344,6 +393,7 @@ void Timeline::finish() {
     const std::string name = escape(links[i]->link->name());
     double last_util = -1;
     std::uint64_t last_buffer = ~0ull;
+    std::string last_congestion;
     for (std::size_t b = 0; b <= l.busy.size(); ++b) {
       const double util = b < l.busy.size() ? l.busy[b] / static_cast<double>(bucket_) : 0.0;
       const std::uint64_t buffer = b < l.buffer.size() ? l.buffer[b] : 0;
@@ -361,6 +411,20 @@ void Timeline::finish() {
              << ",\"args\":{\"bytes\":" << buffer << "}}";
         ++events_;
         last_buffer = buffer;
+      }
+      if (!l.congestion) continue;
+      // Ethernet: the deepest queue a frame found, frames marked and dropped,
+      // and the share of the bucket the sender was paused.
+      const bool in = b < l.busy.size();
+      std::ostringstream args;
+      args << "\"queue_bytes\":" << (in ? l.queue[b] : 0) << ",\"ecn_marks\":" << (in ? l.marks[b] : 0)
+           << ",\"drops\":" << (in ? l.drops[b] : 0)
+           << ",\"paused\":" << (in ? l.paused[b] / static_cast<double>(bucket_) : 0.0);
+      if (args.str() != last_congestion) {
+        out_ << ",\n{\"ph\":\"C\",\"pid\":" << kLinksPid << ",\"name\":\"" << name << " congestion\",\"ts\":"
+             << us(t) << ",\"args\":{" << args.str() << "}}";
+        ++events_;
+        last_congestion = args.str();
       }
     }
   }

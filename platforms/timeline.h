@@ -48,6 +48,9 @@ class Timeline final : public TimelineSink {
   void chunk_phase(int npu, int lane, std::uint32_t chunk, const char* phase, Tick start, Tick end) override;
   void unit_occupancy(int unit, Tick when, unsigned slots, std::uint64_t buffer_bytes) override;
   void link_frame(int link, Tick start, Tick end, std::uint64_t buffer_bytes) override;
+  void link_queue(int link, Tick when, std::uint64_t queued_bytes, bool marked) override;
+  void link_paused(int link, Tick start, Tick end) override;
+  void link_drop(int link, Tick when) override;
 
   /// Parses "0-15", "0,3,8-11" (NPU lists) and "100us:2ms" (windows; units
   /// ns, us, ms, s; no unit: ns; either end may be left out). Throw
@@ -64,8 +67,18 @@ class Timeline final : public TimelineSink {
   struct LinkBuckets {
     std::vector<double> busy;             // ps busy per bucket
     std::vector<std::uint64_t> buffer;    // most buffer bytes in use per bucket
+    // Ethernet links' congestion, per bucket:
+    std::vector<std::uint64_t> queue;     // most bytes a frame found queued at the sender
+    std::vector<std::uint64_t> marks;     // frames ECN-marked
+    std::vector<std::uint64_t> drops;     // frames dropped
+    std::vector<double> paused;           // ps the sender was paused by PFC
     bool used = false;
+    bool congestion = false;              // any of the four above recorded
+    /// Makes every series at least `n` buckets long.
+    void extend(std::size_t n);
   };
+  /// The link's buckets, grown to hold [start, end], or null if outside the window.
+  LinkBuckets* link_buckets(int link, Tick start, Tick end);
   /// A unit's occupancy, a step function: per bucket its highest value and
   /// the value it ended with (carried over buckets without changes).
   struct UnitBuckets {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -174,6 +175,84 @@ TEST(Timeline, AStuckRunStillWritesAWholeTimelineAndNoTemporaryFile) {
   EXPECT_NO_THROW(trace = nlohmann::json::parse(testutil::read_text(dir + "/t.json")));
   EXPECT_FALSE(trace.is_null());
   EXPECT_FALSE(fs::exists(dir + "/t.json.tmp"));
+}
+
+/// An 8-to-1 gather of 8 MiB on one switch over `transport`, run with
+/// --timeline-links: per link, the report's congestion counters and the
+/// timeline's "congestion" counter track summed back from its steps.
+struct Congestion {
+  double marks = 0, drops = 0, paused_ns = 0, peak_queue = 0;
+};
+void expect_congestion_counters_match_the_report(const std::string& name, const std::string& transport) {
+  const std::string dir = testutil::scratch_dir(name);
+  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 8 --type gather --bytes 8M --out " + dir + "/g").exit_code, 0);
+  testutil::write_text(dir + "/p.yaml", R"(npus: 8
+nic: { mtu: 4 KiB, header: 64 }
+collectives: { algorithms: { gather: direct } }
+fabrics:
+  - topology: switch
+    link: { bandwidth: 50 GB/s, latency: 1 us, buffer: 512 KiB }
+    transport: )" + transport + "\n");
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/g --report " +
+                                         dir + "/r.json --timeline " + dir + "/t.json --timeline-links");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  const auto events = nlohmann::json::parse(testutil::read_text(dir + "/t.json"))["traceEvents"];
+  double step_us = 0;  // the counters' step, from the links' process name
+  std::map<std::string, std::vector<std::pair<double, nlohmann::json>>> tracks;
+  for (const auto& e : events) {
+    if (e["ph"] == "M" && e["pid"] == 1000001 && e["name"] == "process_name") {
+      const std::string n = e["args"]["name"];
+      step_us = std::stod(n.substr(n.find("per ") + 4));
+    }
+    const std::string n = e.value("name", "");
+    const std::string suffix = " congestion";
+    if (e["ph"] == "C" && n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      tracks[n.substr(0, n.size() - suffix.size())].emplace_back(e["ts"].get<double>(), e["args"]);
+    }
+  }
+  ASSERT_GT(step_us, 0);
+  std::map<std::string, Congestion> timeline;
+  for (auto& [link, steps] : tracks) {
+    // A counter holds its value until the next: per-step counts times steps.
+    Congestion& c = timeline[link];
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const auto& a = steps[i].second;
+      c.peak_queue = std::max(c.peak_queue, a["queue_bytes"].get<double>());
+      if (i + 1 == steps.size()) continue;
+      const double buckets = std::round((steps[i + 1].first - steps[i].first) / step_us);
+      c.marks += a["ecn_marks"].get<double>() * buckets;
+      c.drops += a["drops"].get<double>() * buckets;
+      c.paused_ns += a["paused"].get<double>() * buckets * step_us * 1000.0;
+    }
+    EXPECT_EQ(steps.back().second["ecn_marks"], 0) << link << ": the track must end at zero";
+  }
+  Congestion any;
+  for (const auto& l : report["links"]) {
+    const std::string link = l["name"];
+    const Congestion& c = timeline[link];
+    EXPECT_EQ(c.marks, l["ecn_marks"].get<double>()) << link;
+    EXPECT_EQ(c.drops, l.value("drops", 0.0)) << link;
+    EXPECT_NEAR(c.paused_ns, l["paused_ns"].get<double>(), 1e-3 * l["paused_ns"].get<double>() + 1) << link;
+    EXPECT_NEAR(c.peak_queue, l["peak_queue_bytes"].get<double>(), 1) << link;
+    any.marks += c.marks;
+    any.drops += c.drops;
+    any.paused_ns += c.paused_ns;
+  }
+  if (transport.find("tcp") != std::string::npos) {
+    EXPECT_GT(any.drops, 0) << "the incast must overflow the shared buffer";
+  } else {
+    EXPECT_GT(any.marks, 0) << "the incast's queue must pass kmin";
+    EXPECT_GT(any.paused_ns, 0) << "DCQCN reacts too late to keep PFC from pausing the senders";
+  }
+}
+
+TEST(Timeline, MarksAndPausesOfALosslessIncastAddUpToTheReport) {
+  expect_congestion_counters_match_the_report("timeline-roce", "{ kind: roce, pfc_xoff: 64 kB }");
+}
+
+TEST(Timeline, DropsOfALossyIncastAddUpToTheReport) {
+  expect_congestion_counters_match_the_report("timeline-tcp", "{ kind: tcp, switch_buffer: 256 KiB }");
 }
 
 TEST(Summary, StatesUnitsDefinesItsFiguresAndListsTheHottestLinks) {

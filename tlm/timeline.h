@@ -42,6 +42,12 @@ class TimelineSink {
   /// A frame occupied link `link` from `start` to `end`, with `buffer_bytes`
   /// of the receiver's buffer in use once it is in.
   virtual void link_frame(int link, Tick start, Tick end, std::uint64_t buffer_bytes) = 0;
+  /// Ethernet links' congestion: a frame joined the sender's queue at `when`
+  /// with `queued_bytes` ahead of it, ECN-marked or not; PFC paused the
+  /// sender from `start` to `end`; the receiver dropped a frame at `when`.
+  virtual void link_queue(int link, Tick when, std::uint64_t queued_bytes, bool marked) = 0;
+  virtual void link_paused(int link, Tick start, Tick end) = 0;
+  virtual void link_drop(int link, Tick when) = 0;
 
  protected:
   ~TimelineSink() = default;

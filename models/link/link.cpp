@@ -310,16 +310,19 @@ void Link::mark_congestion(Frame* f) {
   stats_.peak_queue_bytes = std::max(stats_.peak_queue_bytes, q);
   stats_.queue_bytes_seen += q;
   const Ecn& e = l.ecn;
-  if (!l.has_ecn || q <= e.kmin) return;
-  bool mark = q > e.kmax;
-  if (!mark) {
-    const double p = e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(std::max<std::uint64_t>(1, e.kmax - e.kmin));
-    mark = next_uniform(l.rng) < p;
+  bool mark = false;
+  if (l.has_ecn && q > e.kmin) {
+    mark = q > e.kmax;
+    if (!mark) {
+      const double p = e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(std::max<std::uint64_t>(1, e.kmax - e.kmin));
+      mark = next_uniform(l.rng) < p;
+    }
   }
   if (mark) {
     f->ecn = true;
     ++stats_.ecn_marks;
   }
+  if (timeline_) timeline_->link_queue(timeline_id_, now, q, mark);
 }
 
 void Link::send_one_at_a_time() {
@@ -369,6 +372,7 @@ void Link::lossy_arrivals() {
     const bool room = l.pool ? l.pool->admits(l.occupancy, bytes) : l.occupancy + bytes <= params_.buffer_bytes;
     if (!room) {  // dropped: it never reaches the receiver, and its sender will find out
       ++stats_.drops;
+      if (timeline_) timeline_->link_drop(timeline_id_, now);
       for (std::size_t i = 0; i < unreturned_.size(); ++i) {
         if (unreturned_[i].frame == f) {
           unreturned_.erase(i);
@@ -458,6 +462,7 @@ void Link::on_calendar(std::uint32_t kind, void*) {
     case kResume:
       l.sender_paused = false;
       stats_.paused += now - l.paused_since;
+      if (timeline_) timeline_->link_paused(timeline_id_, l.paused_since, now);
       if (!sending_) send_one_at_a_time();
       break;
     default:
