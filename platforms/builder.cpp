@@ -230,7 +230,7 @@ void Platform::apply_transport(const FabricSpec& f, Link& link, bool from_switch
   pfc.xoff = t.pfc_xoff > 0 ? t.pfc_xoff : lp.buffer_bytes > headroom ? lp.buffer_bytes - headroom : 0;
   pfc.xon = t.pfc_xon > 0 ? t.pfc_xon : pfc.xoff > 2 * frame_wire ? pfc.xoff - 2 * frame_wire : 0;
   try {
-    link.set_pfc(pfc, frame_wire);
+    link.set_pfc(pfc, frame_wire, into);
   } catch (const std::invalid_argument& e) {
     throw InputError(spec_.file + ": fabric \"" + f.name + "\", transport roce: " + e.what());
   }
@@ -383,7 +383,7 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
 }
 
 SharedBuffer* Platform::shared_buffer(std::size_t fi, const FabricSpec& f, std::size_t node) {
-  if (f.transport.kind != TransportSpec::Kind::kTcp || f.transport.switch_buffer == 0 ||
+  if (!f.transport.ethernet() || f.transport.switch_buffer == 0 ||
       f.nodes[node].kind != FabricNode::Kind::kSwitch) {
     return nullptr;
   }

@@ -70,10 +70,12 @@ const ParamTable<TransportSpec>& transport_spec_table() {
                "each hashed to its own path by ECMP")
           .range(1, 1024)
           .add("switch_buffer", Quantity::kBytes, &TransportSpec::switch_buffer,
-               "tcp: each switch's packet buffer, shared by its input ports; 0: each port has its link's buffer")
+               "tcp and roce: each switch's packet buffer, shared by its input ports with dynamic thresholds "
+               "(tcp: a port past its threshold drops; roce: it sends PFC PAUSE, its headroom on top); 0: each port "
+               "has its link's buffer (roce: a static pfc_xoff)")
           .range(0, static_cast<double>(limits::kMaxBytes))
           .add("buffer_alpha", Quantity::kNumber, &TransportSpec::buffer_alpha,
-               "tcp: dynamic threshold: a port may hold alpha x the shared buffer's free bytes")
+               "dynamic threshold: a port may hold alpha x the shared buffer's free bytes")
           .range(0, 1024, true)
           .choice("load_balancing", &TransportSpec::load_balancing, {"ecmp", "adaptive", "spray"},
                   "how a switch picks among equal-cost ports: ecmp hashes each flow (queue pair) to one path; "

@@ -83,8 +83,8 @@ struct TransportSpec {
   double ecn_pmax = 0.01;            // DCQCN paper: 1%
   CongestionControl congestion_control = CongestionControl::kAuto;
   std::uint32_t queue_pairs = 1;
-  std::uint64_t switch_buffer = 0;  // tcp: each switch's shared buffer; 0: each port has its link's buffer
-  double buffer_alpha = 1;          // tcp: dynamic threshold: a port may hold alpha x the free bytes
+  std::uint64_t switch_buffer = 0;  // tcp, roce: each switch's shared buffer; 0: each port has its link's buffer
+  double buffer_alpha = 1;          // dynamic threshold: a port may hold alpha x the free bytes
   PortChoice load_balancing = PortChoice::kFlowHash;  // how switches pick among equal-cost ports
   Dcqcn::Params dcqcn;
   WindowTransport::Params window;

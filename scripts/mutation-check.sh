@@ -88,6 +88,7 @@ mutations=(
   "timeline loses ECN marks|platforms/timeline.cpp|  l->marks[b] += marked ? 1 : 0;|  l->marks[b] += 0;|Timeline.MarksAndPauses"
   "timeline loses PFC pauses|models/link/link.cpp|      if (timeline_) timeline_->link_paused(timeline_id_, l.paused_since, now);|      (void)0;|Timeline.MarksAndPauses"
   "timeline loses drops|platforms/timeline.cpp|  ++l->drops[static_cast<std::size_t>(when / bucket_)];|  (void)0;|Timeline.DropsOfALossy"
+  "PFC ignores the shared buffer|models/link/link.cpp|  if (l.pool) xoff = std::min(|  if (false) xoff = std::min(|Pfc.ASharedBuffer"
   "a lossy link never drops|models/link/link.cpp|    if (!room) {  // dropped|    if (false) {  // dropped|Tcp.Incast"
   "TCP window ignored|models/nic/window_transport.cpp|  if (q.in_flight == 0) return true;|  return true;|TcpWindow"
   "a loss found only by timeout|models/nic/window_transport.cpp|  while (!q.out.empty() && q.out.front().seq < highest) {|  while (false) {|Tcp.Incast"

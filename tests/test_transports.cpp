@@ -241,6 +241,27 @@ TEST(Transport, PfcAloneLetsTheQueueGrowToXoff) {
   EXPECT_GT(q.peak_queue_bytes, xoff);
 }
 
+TEST(Pfc, ASharedBufferPausesEachOfTwoCongestedPortsAtAThirdOfIt) {
+  // Two senders into one receiver, PFC alone, the switch's 1 MiB shared
+  // by its ports with alpha = 1: a port pauses when it holds more than the
+  // free bytes, so two ports filling together pause at B/3 each (x > B - 2x),
+  // not at their 4 MiB links' static xoff; then only their headroom's worth
+  // more arrives.
+  constexpr std::uint64_t B = 1 * MiB;
+  const auto run = run_transfers(
+      one_switch(3, "{ kind: roce, congestion_control: none, switch_buffer: 1 MiB }", "4 MiB", "40 Gb/s"),
+      {Flow{0, 2, 16 * MiB}, Flow{1, 2, 16 * MiB}});
+  for (const char* from : {"npu0", "npu1"}) {
+    SCOPED_TRACE(from);
+    const Link& in = link_between(*run.platform, from, "switch");
+    const std::uint64_t headroom = Link::pfc_headroom(in.params(), 4096);
+    EXPECT_GT(in.stats().pauses, 0u);
+    EXPECT_GT(in.stats().peak_buffer_bytes, B / 3);
+    EXPECT_LE(in.stats().peak_buffer_bytes, B / 3 + headroom);
+  }
+  for (Tick d : run.done) EXPECT_NE(d, kNever);
+}
+
 TEST(Ecmp, CollidingFlowsMatchTheBallsInBinsExpectation) {
   // F flows hashed onto P equal-cost ports: the expected number of ports
   // used is P (1 - (1 - 1/P)^F). Over many routers (salts), the mean of what

@@ -268,7 +268,7 @@ std::uint64_t Link::pfc_headroom(const Params& params, std::uint64_t largest_fra
   return static_cast<std::uint64_t>(round_trip + 0.999999) + 2 * largest_frame;
 }
 
-void Link::set_pfc(const Pfc& pfc, std::uint64_t largest_frame) {
+void Link::set_pfc(const Pfc& pfc, std::uint64_t largest_frame, SharedBuffer* pool) {
   if (params_.bubble_bytes > 0) {
     throw std::invalid_argument(std::string(name()) + ": PFC cannot replace the credits of a ring's bubble flow control");
   }
@@ -288,6 +288,7 @@ void Link::set_pfc(const Pfc& pfc, std::uint64_t largest_frame) {
   if (!ethernet_) ethernet_ = std::make_unique<Ethernet>();
   ethernet_->has_pfc = true;
   ethernet_->pfc = pfc;
+  ethernet_->pool = pool;
 }
 
 void Link::set_ecn(const Ecn& ecn) {
@@ -418,11 +419,18 @@ void Link::receiver_changed() {
     throw std::logic_error(std::string(name()) + ": PFC headroom exceeded: " + std::to_string(l.occupancy) +
                            " bytes in a " + std::to_string(params_.buffer_bytes) + "-byte buffer");
   }
-  if (!l.receiver_pausing && l.occupancy > l.pfc.xoff) {
+  // With a shared buffer the threshold falls as the switch fills (dynamic
+  // thresholds); bytes above it go to this port's headroom. A paused port
+  // looks again when its own bytes change, not when other ports free room.
+  std::uint64_t xoff = l.pfc.xoff;
+  if (l.pool) xoff = std::min(xoff, static_cast<std::uint64_t>(std::max(0.0, l.pool->threshold())));
+  const std::uint64_t gap = l.pfc.xoff - l.pfc.xon;
+  const std::uint64_t xon = xoff > gap ? xoff - gap : 0;
+  if (!l.receiver_pausing && l.occupancy > xoff) {
     l.receiver_pausing = true;
     ++stats_.pauses;
     Calendar::instance().schedule(now_ticks() + params_.latency, this, kPause);
-  } else if (l.receiver_pausing && l.occupancy <= l.pfc.xon) {
+  } else if (l.receiver_pausing && l.occupancy <= xon) {
     l.receiver_pausing = false;
     Calendar::instance().schedule(now_ticks() + params_.latency, this, kResume);
   }
@@ -443,6 +451,7 @@ void Link::on_calendar(std::uint32_t kind, void*) {
       }
       while (!l.arrivals.empty() && l.arrivals.front().at <= now) {
         l.occupancy += l.arrivals.front().bytes;
+        if (l.pool) l.pool->take(l.arrivals.front().bytes);
         l.arrivals.pop_front();
       }
       receiver_changed();

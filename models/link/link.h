@@ -85,7 +85,11 @@ class Link : public sc_core::sc_module, public OutputBacklog, private Calendar::
     std::uint64_t seed = 1;
   };
   /// `largest_frame` is the most wire bytes a frame on this link can have.
-  void set_pfc(const Pfc& pfc, std::uint64_t largest_frame);
+  /// With `pool` (the receiving switch's shared buffer), xoff is dynamic:
+  /// the port pauses when it holds more than alpha x the pool's free bytes
+  /// (and never above `pfc.xoff`, which keeps the headroom), and resumes
+  /// the same xoff - xon gap below that.
+  void set_pfc(const Pfc& pfc, std::uint64_t largest_frame, SharedBuffer* pool = nullptr);
   void set_ecn(const Ecn& ecn);
   /// Lossy Ethernet: no flow control at all. A frame whose head reaches the
   /// receiver when its port holds too much is dropped: too much is more than
@@ -139,7 +143,7 @@ class Link : public sc_core::sc_module, public OutputBacklog, private Calendar::
     bool has_pfc = false;
     bool has_ecn = false;
     bool lossy = false;
-    SharedBuffer* pool = nullptr;  // lossy: the switch's shared buffer
+    SharedBuffer* pool = nullptr;  // the switch's shared buffer (lossy, or PFC with dynamic xoff)
     Pfc pfc;
     Ecn ecn;
     std::uint64_t rng = 0;

@@ -4,7 +4,9 @@
 // free) (dynamic thresholds, Choudhury and Hahne, IEEE/ACM ToN 1998): a port
 // alone may take alpha / (1 + alpha) of the buffer, and n ports congested
 // together each alpha / (1 + n alpha). On a lossy fabric a packet that would
-// pass its port's threshold is dropped (Link::set_lossy).
+// pass its port's threshold is dropped (Link::set_lossy); on a lossless one
+// the port sends PFC PAUSE there instead, and what is still on its way lands
+// in the port's headroom (Link::set_pfc).
 #pragma once
 
 #include <cstdint>
@@ -20,8 +22,9 @@ class SharedBuffer {
   bool admits(std::uint64_t port_bytes, std::uint64_t bytes) const {
     return used_ + bytes <= bytes_ && static_cast<double>(port_bytes + bytes) <= threshold();
   }
-  /// The most bytes a port may hold now: alpha x what is free.
-  double threshold() const { return alpha_ * static_cast<double>(bytes_ - used_); }
+  /// The most bytes a port may hold now: alpha x what is free. (PFC ports
+  /// may hold more, in their headroom, so `used` may pass the size.)
+  double threshold() const { return used_ >= bytes_ ? 0.0 : alpha_ * static_cast<double>(bytes_ - used_); }
   void take(std::uint64_t bytes);
   void give(std::uint64_t bytes);
 
