@@ -58,11 +58,14 @@ unsigned Forwarder::choose_port(const Frame* f) {
   // (idle ports) start from the flow's hash, so idle flows still spread.
   const std::uint32_t first = routes_.hash_index(f->flow, count);
   const Tick at = std::max(f->head + hop_latency_, now_ticks());
+  const auto backlog = [&](unsigned port) {
+    return port < backlogs_.size() && backlogs_[port] ? backlogs_[port]->backlog(at) : Tick{0};
+  };
   unsigned best = choices[first];
-  Tick least = ports_[best].backlog ? ports_[best].backlog->backlog(at) : 0;
+  Tick least = backlog(best);
   for (std::uint16_t k = 1; k < count && least > 0; ++k) {
     const unsigned port = choices[(first + k) % count];
-    const Tick b = ports_[port].backlog ? ports_[port].backlog->backlog(at) : 0;
+    const Tick b = backlog(port);
     if (b < least) {
       best = port;
       least = b;

@@ -61,7 +61,10 @@ class Forwarder final : private Calendar::Client {
   /// transports that accept that (the builder checks). Adaptive routing
   /// reads each port's backlog from `set_backlog`.
   void set_port_choice(PortChoice choice) { choice_ = choice; }
-  void set_backlog(unsigned port, const OutputBacklog* backlog) { ports_.at(port).backlog = backlog; }
+  void set_backlog(unsigned port, const OutputBacklog* backlog) {
+    if (backlogs_.size() <= port) backlogs_.resize(port + 1, nullptr);
+    backlogs_[port] = backlog;
+  }
   Tick hop_latency() const { return hop_latency_; }
   /// The smallest latency of the links into this node. A frame whose head
   /// arrives at t was handed to its link at t - latency or earlier, so by
@@ -102,7 +105,6 @@ class Forwarder final : private Calendar::Client {
     ForwardPath<FrameProtocol> output;  // into its output link
     BackwardPath<FrameProtocol> input;  // END_REQ back to its input link
     int ring = -1;                      // see set_port_ring
-    const OutputBacklog* backlog = nullptr;  // adaptive routing only
   };
   struct Sockets {  // for the builder's binding only
     OutputSocket* output;
@@ -115,6 +117,7 @@ class Forwarder final : private Calendar::Client {
   PortChoice choice_ = PortChoice::kFlowHash;
   std::uint32_t spray_next_ = 0;  // spraying: the turn of the next frame
   std::vector<Port> ports_;
+  std::vector<const OutputBacklog*> backlogs_;  // per port, for adaptive routing (apart: Port stays small)
   std::vector<Sockets> sockets_;
   RoutingTable routes_;
 };
