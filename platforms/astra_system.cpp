@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include <sys/stat.h>
 
@@ -18,14 +19,23 @@ namespace fabricsim {
 namespace {
 
 /// ASTRA-sim's algorithm names; "one*" runs the algorithm over all
-/// dimensions as one.
-bool astra_algorithm(const std::string& name, AlgorithmKind& out, bool& flat) {
+/// dimensions as one; "directN" (and "oneDirectN") is direct with at most N
+/// peers at once (`window`; 0 for the other names).
+bool astra_algorithm(const std::string& name, AlgorithmKind& out, bool& flat, std::uint32_t& window) {
   std::string n = name;
   flat = false;
+  window = 0;
   if (n.rfind("one", 0) == 0 && n.size() > 3) {
     flat = true;
     n = n.substr(3);
     n[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(n[0])));
+  }
+  if (n.size() > 6 && n.rfind("direct", 0) == 0) {
+    const std::string digits = n.substr(6);
+    if (digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+    window = static_cast<std::uint32_t>(std::stoul(digits));
+    if (window == 0) return false;
+    n = "direct";
   }
   if (n == "ring") out = AlgorithmKind::kRing;
   else if (n == "direct") out = AlgorithmKind::kDirect;
@@ -77,14 +87,20 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
     return d;
   };
 
+  std::optional<std::string> direct_window_from;  // the key that set the direct window
+  // ASTRA-sim's default: every level of an all-reduce all-reduces the whole
+  // chunk; "collective-optimization": "localBWAware" shrinks it level by level.
+  spec.collectives.level_data = LevelData::kWhole;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
     if (key == "scheduling-policy") {
       const std::string p = it.value().is_string() ? it.value().get<std::string>() : "";
       if (p == "LIFO") spec.collectives.policy = SchedulingPolicy::kLifo;
       else if (p == "FIFO") spec.collectives.policy = SchedulingPolicy::kFifo;
-      else if (p == "EXPLICIT") fail(key, "EXPLICIT (the trace's own order of collectives) is not modeled; use LIFO or FIFO");
-      else fail(key, "must be \"LIFO\" or \"FIFO\", not " + it.value().dump());
+      // EXPLICIT: by each collective node's comm_priority, highest first,
+      // ties in issue order (ASTRA-sim's Sys::get_priority and insert_stream).
+      else if (p == "EXPLICIT") spec.collectives.policy = SchedulingPolicy::kPriority;
+      else fail(key, "must be \"LIFO\", \"FIFO\" or \"EXPLICIT\", not " + it.value().dump());
     } else if (key == "endpoint-delay") {
       // Per message, at the sending end (ns).
       const Tick t = ns_to_ticks(number(key, limits::kMaxLatencyNs));
@@ -141,21 +157,23 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       for (const auto& v : it.value()) {
         AlgorithmKind a;
         bool one = false;
-        const auto windowed = [](const std::string& name) {  // direct4, oneDirect16
-          for (const std::string prefix : {"direct", "oneDirect"}) {
-            if (name.size() > prefix.size() && name.rfind(prefix, 0) == 0 &&
-                std::isdigit(static_cast<unsigned char>(name[prefix.size()]))) {
-              return true;
-            }
-          }
-          return false;
-        };
-        if (v.is_string() && windowed(v.get<std::string>())) {
-          fail(key, "windowed direct " + v.dump() + " (at most N messages in flight) is not modeled; give \"direct\"");
-        }
-        if (!v.is_string() || !astra_algorithm(v.get<std::string>(), a, one)) {
+        std::uint32_t window = 0;
+        if (!v.is_string() || !astra_algorithm(v.get<std::string>(), a, one, window)) {
           fail(key, "unknown algorithm " + v.dump() +
-                        " (known: ring, direct, halvingDoubling, doubleBinaryTree, inSwitch, and their one* forms)");
+                        " (known: ring, direct, directN for N > 0, halvingDoubling, doubleBinaryTree, inSwitch, and "
+                        "their one* forms)");
+        }
+        if (a == AlgorithmKind::kDirect) {
+          // One window for every direct collective here; ASTRA-sim's is per
+          // type and dimension.
+          if (direct_window_from && window != spec.collectives.direct_window) {
+            fail(key, "gives direct " + (window ? std::to_string(window) + " peers at once" : std::string("all peers at once")) +
+                          " where " + *direct_window_from + " gives " +
+                          (spec.collectives.direct_window ? std::to_string(spec.collectives.direct_window) : std::string("all")) +
+                          ": fabricsim models one window for every direct collective");
+          }
+          spec.collectives.direct_window = window;
+          direct_window_from = "\"" + key + "\"";
         }
         flat |= one;
         per_dim.push_back(a);
@@ -181,12 +199,9 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
     } else if (key == "collective-optimization") {
       const std::string v = it.value().is_string() ? it.value().get<std::string>() : "";
       if (v != "baseline" && v != "localBWAware") fail(key, "must be \"baseline\" or \"localBWAware\"");
-      // localBWAware shrinks a chunk as it moves to the next dimension; one
-      // dimension has no next.
-      if (v == "localBWAware" && spec.collectives.dims.size() > 1) {
-        fail(key, "localBWAware is not modeled on a network of " + std::to_string(spec.collectives.dims.size()) +
-                      " dimensions (on one it changes nothing); give \"baseline\"");
-      }
+      // localBWAware: each dimension reduce-scatters the part the one before
+      // left, the last all-reduces it, and all-gathers come back down.
+      spec.collectives.level_data = v == "localBWAware" ? LevelData::kPart : LevelData::kWhole;
     } else if (key == "intra-dimension-scheduling" || key == "inter-dimension-scheduling") {
       // fabricsim schedules chunks in order within a dimension and takes the
       // dimensions in ascending order: ASTRA-sim's FIFO and baseline/ascending.

@@ -97,6 +97,12 @@ INSTANTIATE_TEST_SUITE_P(
                   "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 200, latency_ns: 200}}\n"
                   "  - {name: net, topology: ring, group_size: 3, group_stride: 4, link: {bandwidth_GBps: 50, "
                   "latency_ns: 1000}}\n"),
+        // Direct three peers per round; a hierarchical all-reduce that
+        // all-reduces the whole chunk in each dimension.
+        PlatformCase{"switch8_window3_whole_levels", "w.yaml",
+                     std::string("npus: 8\ncollectives: {direct_window: 3, level_data: whole}\nfabrics:\n"
+                                 "  - {name: node, topology: switch, group_size: 4, ") + kLink + "}\n"
+                                 "  - {name: net, topology: ring, group_size: 2, group_stride: 4, " + kLink + "}\n"},
         PlatformCase{"astra_ring_switch", "net.yml",
                      "topology: [ Ring, Switch ]\nnpus_count: [ 3, 4 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n"}),
     [](const ::testing::TestParamInfo<PlatformCase>& i) { return i.param.name; });
@@ -344,6 +350,31 @@ TEST(CostModel, ARingAllReduceOnARingIsLaunchStepsAndTheBusiestLink) {
             AlgorithmKind::kDirect);
 }
 
+TEST(ClosedForm, WindowedDirectTakesARoundPerWindowOfPeers) {
+  // A link per pair: a round to w peers takes one block's time and one
+  // latency whatever w, so a window of w makes (n-1)/w rounds, rounded up
+  // (twice for all-reduce: reduce-scatter, then all-gather). ASTRA-sim's
+  // directN, 8 NPUs at 50 GiB/s and 500 ns, 8 MiB in one chunk.
+  const std::string dir = testutil::scratch_dir("direct-window");
+  const std::string net = testutil::astra_network(dir, "FullyConnected", 8, 50, 500);
+  const double block = 1.0 * MiB / (50 * 1073741824.0) + 500e-9;
+  for (const int w : {0, 2, 3, 7, 9}) {
+    const std::string name = w == 0 ? "direct" : "direct" + std::to_string(w);
+    testutil::write_text(dir + "/s.json", "{\"all-to-all-implementation\": [\"" + name +
+                                              "\"], \"all-reduce-implementation\": [\"" + name +
+                                              "\"], \"preferred-dataset-splits\": 1}");
+    const int rounds = w == 0 ? 1 : (7 + std::min(w, 7) - 1) / std::min(w, 7);
+    for (const std::string op : {"all_to_all", "all_reduce"}) {
+      const auto r = testutil::run_fabricsim("collbench --quiet --platform " + net + " --system " + dir +
+                                             "/s.json --op " + op + " -b 8M -e 8M --json " + dir + "/rows.json");
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const double us = nlohmann::json::parse(testutil::read_text(dir + "/rows.json"))["rows"][0]["time_us"];
+      const double want = (op == "all_reduce" ? 2 : 1) * rounds * block * 1e6;
+      EXPECT_NEAR(us, want, 1e-3 * want) << name << " " << op;
+    }
+  }
+}
+
 // ---- scheduling between concurrent collectives ---------------------------------------
 
 /// Two independent all-reduces (the second with comm_priority 5) on 4 NPUs,
@@ -425,6 +456,43 @@ TEST(AstraSystem, SettingsMapOntoThePlatformAndUnknownKeysAreReported) {
             std::string::npos)
       << all;
   EXPECT_EQ(notes.size(), 1u) << all;  // boost-mode and collective-optimization: modeled, no note
+  EXPECT_EQ(spec.collectives.level_data, LevelData::kWhole);  // baseline: every level all-reduces the whole chunk
+  EXPECT_EQ(spec.collectives.direct_window, 0u);
+
+  // EXPLICIT: by each node's comm_priority (Scheduling.PriorityFinishes...);
+  // directN: N peers at once; localBWAware: each level on the part left.
+  testutil::write_text(dir + "/explicit.json", R"({"scheduling-policy": "EXPLICIT",
+      "all-to-all-implementation": ["oneDirect6"], "collective-optimization": "localBWAware"})");
+  PlatformSpec other = load_platform(dir + "/n.yml");
+  apply_astra_system(dir + "/explicit.json", other, notes);
+  EXPECT_EQ(other.collectives.policy, SchedulingPolicy::kPriority);
+  EXPECT_EQ(other.collectives.direct_window, 6u);
+  EXPECT_EQ(other.collectives.level_data, LevelData::kPart);
+}
+
+TEST(AstraSystem, BaselineAllReducesTheWholeChunkInEveryDimensionAndLocalBWAwareShrinksIt) {
+  // ASTRA-sim's generate_collective: under "baseline" every dimension runs
+  // an all-reduce of the whole chunk; under "localBWAware" the first
+  // reduce-scatters, the last all-reduces the quarter left, and the first
+  // all-gathers back. [Ring 4, Switch 2] at 50 and 25 GiB/s, 500 and 1000 ns
+  // per link, 16 MiB in one chunk: the ring's six steps of S/4 are common;
+  // the switch's two steps (two links each) carry S/2 or S/8.
+  const std::string dir = testutil::scratch_dir("system-levels");
+  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  const auto time_us = [&](const std::string& optimization) {
+    testutil::write_text(dir + "/s.json", R"({"all-reduce-implementation": ["ring", "ring"], "preferred-dataset-splits": 1,
+        "collective-optimization": ")" + optimization + "\"}");
+    const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/n.yml --system " + dir +
+                                           "/s.json -b 16M -e 16M --json " + dir + "/rows.json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(testutil::read_text(dir + "/rows.json"))["rows"][0]["time_us"].get<double>();
+  };
+  const double S = 16.0 * MiB, GiB = 1073741824.0;
+  const double ring = 6 * (S / 4 / (50 * GiB) + 500e-9);
+  const double whole = (ring + 2 * (S / 2 / (25 * GiB) + 2000e-9)) * 1e6;
+  const double part = (ring + 2 * (S / 8 / (25 * GiB) + 2000e-9)) * 1e6;
+  EXPECT_NEAR(time_us("baseline"), whole, 1e-3 * whole);
+  EXPECT_NEAR(time_us("localBWAware"), part, 1e-3 * part);
 }
 
 TEST(Themis, BeatsTheBaselineOnAnAsymmetricThreeDimensionalNetwork) {
@@ -438,10 +506,12 @@ TEST(Themis, BeatsTheBaselineOnAnAsymmetricThreeDimensionalNetwork) {
   const std::string dir = testutil::scratch_dir("themis");
   testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch, Switch ]\nnpus_count: [ 4, 2, 2 ]\n"
                                        "bandwidth: [ 50, 200, 100 ]\nlatency: [ 500, 500, 500 ]\n");
-  testutil::write_text(dir + "/base.json",
-                       R"({"all-reduce-implementation": ["ring", "ring", "ring"], "preferred-dataset-splits": 16})");
+  // Themis balances the levels' loads as each reduce-scatter shrinks the
+  // data for the next: localBWAware, in both.
+  testutil::write_text(dir + "/base.json", R"({"all-reduce-implementation": ["ring", "ring", "ring"],
+      "preferred-dataset-splits": 16, "collective-optimization": "localBWAware"})");
   testutil::write_text(dir + "/themis.json", R"({"all-reduce-implementation": ["ring", "ring", "ring"],
-      "preferred-dataset-splits": 16, "inter-dimension-scheduling": "themis"})");
+      "preferred-dataset-splits": 16, "collective-optimization": "localBWAware", "inter-dimension-scheduling": "themis"})");
   const auto time_us = [&](const std::string& system) {
     const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/n.yml --system " + dir + "/" +
                                            system + " -b 64M -e 64M --json " + dir + "/rows.json");
@@ -461,9 +531,11 @@ TEST(AstraSystem, KeysThatWouldChangeTimeAndAreNotModeledAreRefused) {
   const std::string dir = testutil::scratch_dir("system-refused");
   testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"collective-optimization": "localBWAware"})", "\"collective-optimization\": localBWAware is not modeled on a network of 2 dimensions"},
-      {R"({"scheduling-policy": "EXPLICIT"})", "\"scheduling-policy\": EXPLICIT (the trace's own order of collectives) is not modeled"},
-      {R"({"all-to-all-implementation": ["direct4"]})", "\"all-to-all-implementation\": windowed direct \"direct4\""},
+      {R"({"scheduling-policy": "RANDOM"})", "\"scheduling-policy\": must be \"LIFO\", \"FIFO\" or \"EXPLICIT\""},
+      {R"({"all-reduce-implementation": ["direct", "direct"], "all-to-all-implementation": ["direct4"]})",
+       "\"all-to-all-implementation\": gives direct 4 peers at once where \"all-reduce-implementation\" gives all: "
+       "fabricsim models one window for every direct collective"},
+      {R"({"all-to-all-implementation": ["direct0"]})", "\"all-to-all-implementation\": unknown algorithm \"direct0\""},
       {R"({"intra-dimension-scheduling": "SCF"})", "\"intra-dimension-scheduling\": SCF is not modeled"},
       {R"({"inter-dimension-scheduling": "offlineGreedy"})", "\"inter-dimension-scheduling\": offlineGreedy is not modeled"},
       {R"({"L": 5})", "\"L\": only its default, 0, is modeled"},

@@ -273,6 +273,9 @@ ProgramPlan plan_for(const CollectiveConfig& config, CollectiveType type, Algori
   plan.chunks = config.chunks;
   plan.element = element_bytes(config.dtype);
   plan.dims = &config.dims;
+  plan.themis = config.dimension_order == LevelOrder::kThemis;
+  plan.level_data = config.level_data;
+  plan.direct_window = config.direct_window;
   return plan;
 }
 

@@ -40,6 +40,12 @@ std::optional<AlgorithmKind> algorithm_from_name(const std::string& name);
 /// level, which hierarchical refuses otherwise).
 inline bool runs_a_level(AlgorithmKind a) { return a != AlgorithmKind::kHierarchical; }
 
+/// What each level of a hierarchical all-reduce works on: the part the
+/// level below left this NPU (reduce-scatter going up, all-gather coming
+/// down: NCCL's form, ASTRA-sim's localBWAware), or the whole chunk,
+/// all-reduced at every level in turn (ASTRA-sim's baseline).
+enum class LevelData : std::uint8_t { kPart, kWhole };
+
 /// A set of ranks that run collectives together. Index i of `ranks` is the
 /// member's position in the group.
 struct Group {
@@ -250,6 +256,10 @@ struct ProgramSpec {
   InSwitchResolver* in_switch = nullptr;  // in-switch: the platform's reduction units
   bool themis = false;                    // hierarchical: Themis orders each chunk's dimensions
   std::vector<std::size_t> level_order;   // hierarchical: the dimensions in this chunk's order; empty: ascending
+  LevelData level_data = LevelData::kPart;  // hierarchical all-reduce: what each level works on
+  /// Direct: peers a member sends to (and hears from) per round; 0: all at
+  /// once (ASTRA-sim's windowed direct, `directN`).
+  std::uint32_t direct_window = 0;
 };
 
 /// Builds the program, or throws std::invalid_argument naming why the
@@ -269,6 +279,8 @@ struct ProgramPlan {
   const std::vector<std::vector<std::uint64_t>>* sizes = nullptr;  // all-to-all-v
   InSwitchResolver* in_switch = nullptr;
   bool themis = false;  // hierarchical: each chunk's dimensions in Themis's order
+  LevelData level_data = LevelData::kPart;
+  std::uint32_t direct_window = 0;  // direct: peers per round; 0: all at once
 };
 
 /// Member `me`'s programs for the plan, one per pipelined chunk (two per

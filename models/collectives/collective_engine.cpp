@@ -32,6 +32,14 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
           .choice("dimension_order", &CollectiveConfig::dimension_order, {"baseline", "themis"},
                   "hierarchical all-reduce: each chunk's dimensions in ascending order, or in Themis's "
                   "load-balancing order (Rashidi et al., ISCA 2022)")
+          .choice("level_data", &CollectiveConfig::level_data, {"part", "whole"},
+                  "hierarchical all-reduce: each level works on the part the level below left this NPU "
+                  "(reduce-scatter going up, all-gather coming down: NCCL, ASTRA-sim's localBWAware), or "
+                  "all-reduces the whole chunk (ASTRA-sim's baseline)")
+          .add("direct_window", Quantity::kCount, &CollectiveConfig::direct_window,
+               "direct algorithms: peers an NPU sends to, and hears from, per round (ASTRA-sim's directN); "
+               "0: all at once")
+          .range(0, limits::kMaxCount)
           .add("local_reduction_bandwidth", Quantity::kBandwidth, &CollectiveConfig::local_reduce,
                "rate at which an NPU combines received bytes with its own")
           .zero_unlimited()
@@ -101,6 +109,8 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   plan.sizes = spec.sizes.get();
   plan.in_switch = host_.in_switch();
   plan.themis = config_.dimension_order == LevelOrder::kThemis;
+  plan.level_data = config_.level_data;
+  plan.direct_window = config_.direct_window;
   auto programs = make_programs(plan, me);  // throws if the algorithm does not apply
   const std::uint32_t stages = programs.empty() ? 1 : programs.front()->stages();
   if (stages > 1 && config_.pipeline_chunk > 0) {

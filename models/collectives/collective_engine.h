@@ -49,6 +49,11 @@ struct CollectiveConfig {
   /// Hierarchical all-reduce: every chunk takes the dimensions in ascending
   /// order (baseline), or in the order Themis's greedy balances their load.
   LevelOrder dimension_order = LevelOrder::kBaseline;
+  /// Hierarchical all-reduce: each level on the part the level below left,
+  /// or on the whole chunk (ASTRA-sim's baseline).
+  LevelData level_data = LevelData::kPart;
+  /// Direct algorithms: peers per round; 0 = all at once.
+  std::uint32_t direct_window = 0;
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
   bool data = false;                  // carry and check real bytes

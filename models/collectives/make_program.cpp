@@ -81,7 +81,7 @@ std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int
   // Themis's orders depend on every chunk before: computed once, not per chunk.
   std::vector<std::vector<std::size_t>> level_orders;
   if (plan.themis && plan.algorithm == AlgorithmKind::kHierarchical && plan.dims) {
-    level_orders = algorithms::themis_level_orders(*plan.dims, chunks);
+    level_orders = algorithms::themis_level_orders(*plan.dims, chunks, plan.level_data);
   }
   for (std::uint32_t k = 0; k < chunks * per_chunk; ++k) {
     const std::uint32_t c = k / per_chunk;
@@ -101,6 +101,8 @@ std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int
     ps.chunks = chunks;
     ps.in_switch = plan.in_switch;
     ps.themis = plan.themis;
+    ps.level_data = plan.level_data;
+    ps.direct_window = plan.direct_window;
     if (!level_orders.empty()) ps.level_order = level_orders[c];
     programs.push_back(make_program(ps));
   }

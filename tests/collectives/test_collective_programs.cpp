@@ -366,6 +366,49 @@ TEST(CollectivePrograms, ThemisOrdersEachChunksLevelsByLoadAndKeepsTheData) {
   for (const auto& p : make_programs(plan, 0)) EXPECT_EQ(std::string(p->phase(0)), "dim 0 reduce-scatter (ring)");
 }
 
+TEST(CollectivePrograms, WholeLevelsAllReduceTheWholeChunkInEachDimension) {
+  // ASTRA-sim's baseline: each dimension all-reduces the whole chunk, so a
+  // member sends 2 (n_d - 1)/n_d of it per dimension (4 x 2 x 2: 3/2 + 1 +
+  // 1 = 3.5 chunks), against 2 x 15/16 when each level works on the part
+  // the one below left. Every member still ends with the sum.
+  const std::vector<Dimension> dims = {{4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kDirect},
+                                       {2, 8, AlgorithmKind::kDoubleBinaryTree}};
+  const int n = 16;
+  std::vector<int> ranks;
+  for (int r = 0; r < n; ++r) ranks.push_back(r);
+  ProgramPlan plan;
+  plan.type = CollectiveType::kAllReduce;
+  plan.algorithm = AlgorithmKind::kHierarchical;
+  plan.ranks = &ranks;
+  plan.bytes = 4ull * 16 * 8;
+  plan.chunks = 2;
+  plan.dims = &dims;
+  plan.level_data = LevelData::kWhole;
+  const auto programs = make_programs(plan, 0);
+  EXPECT_EQ(std::string(programs[0]->phase(0)), "dim 0 all-reduce (ring)");
+  EXPECT_EQ(programs[0]->stages(), 3u);  // one stage per level: no all-gathers coming down
+  auto buffers = inputs(n, plan.bytes);
+  const ExecutionStats stats = execute_programs(plan, buffers);
+  EXPECT_EQ(stats.bytes_sent, static_cast<std::uint64_t>(3.5 * n * plan.bytes));
+  for (int m = 0; m < n; ++m) {
+    for (std::uint64_t i = 0; i < plan.bytes / 4; ++i) {
+      ASSERT_EQ(word(buffers[static_cast<std::size_t>(m)], i), *expected(plan.type, n, 0, m, plan.bytes, i))
+          << "member " << m << " element " << i;
+    }
+  }
+  // Themis's load estimate: with whole levels the data does not shrink, so
+  // on two equal dimensions chunk 0 loads both alike and chunk 1 keeps the
+  // ascending order; with parts, dimension 1 got half and goes first.
+  const std::vector<Dimension> equal = {{2, 1, AlgorithmKind::kRing, false, 100}, {2, 2, AlgorithmKind::kRing, false, 100}};
+  plan.dims = &equal;
+  plan.themis = true;
+  std::vector<int> four = {0, 1, 2, 3};
+  plan.ranks = &four;
+  EXPECT_EQ(std::string(make_programs(plan, 0)[1]->phase(0)), "dim 0 all-reduce (ring)");
+  plan.level_data = LevelData::kPart;
+  EXPECT_EQ(std::string(make_programs(plan, 0)[1]->phase(0)), "dim 1 reduce-scatter (ring)");
+}
+
 TEST(CollectivePrograms, HierarchicalLevelsAreStagesInTheOrderChunksPassThem) {
   // Up through each level's reduce-scatter, down through the all-gathers in
   // reverse: one stage each, so the engine can overlap chunks level by level.

@@ -1,4 +1,5 @@
-// Direct: every rank talks to every other at once.
+// Direct: every rank talks to every other at once, or to a window of
+// them per round.
 #include "models/collectives/algorithms/program_base.h"
 
 namespace fabricsim::algorithms {
@@ -6,7 +7,8 @@ namespace fabricsim::algorithms {
 namespace {
 
 /// Every rank talks to every other at once: one round (two for all-reduce:
-/// reduce-scatter, then all-gather).
+/// reduce-scatter, then all-gather); with a window of w peers, (n-1)/w
+/// rounds (each twice for all-reduce).
 class DirectProgram : public ProgramBase {
  public:
   explicit DirectProgram(const ProgramSpec& s) : ProgramBase(s) {}
@@ -24,48 +26,54 @@ class DirectProgram : public ProgramBase {
  public:
   std::uint32_t num_rounds() const override {
     if (n_ <= 1) return 0;
-    return spec_.type == CollectiveType::kAllReduce ? 2 : 1;
+    return (spec_.type == CollectiveType::kAllReduce ? 2 : 1) * windows();
   }
 
   const char* phase(std::uint32_t r) const override {
-    if (spec_.type == CollectiveType::kAllReduce) return r == 0 ? "reduce-scatter" : "all-gather";
+    if (spec_.type == CollectiveType::kAllReduce) return r < windows() ? "reduce-scatter" : "all-gather";
     return to_string(spec_.type);
   }
 
   void round(std::uint32_t r, Round& out) const override {
     out.clear();
     const int i = me_, root = spec_.root;
+    const std::uint32_t w = window(), q = r % windows();
+    const bool gather_half = spec_.type == CollectiveType::kAllReduce && r >= windows();
     // Each rank starts with its right neighbour (rank i sends to i+1, i+2,
-    // ...), as NCCL and ASTRA-sim do: were every rank to start with rank 0,
-    // all the first messages would queue at one receiver.
-    for (int k = 1; k < n_; ++k) {
-      const int j = (i + k) % n_;
+    // ...) and hears from its left (i-1, i-2, ...), as NCCL and ASTRA-sim
+    // do: were every rank to start with rank 0, all the first messages
+    // would queue at one receiver. Round q of a window of w takes peers
+    // q*w+1 .. (q+1)*w away, so the peers a rank sends to in a round are the
+    // ones whose sends it hears in that round.
+    const int first = static_cast<int>(q * w) + 1, last = std::min(n_ - 1, static_cast<int>((q + 1) * w));
+    for (int k = first; k <= last; ++k) {
+      const int to = (i + k) % n_, from = (i - k + n_) % n_;
       switch (spec_.type) {
         case CollectiveType::kAllReduce:
-          if (r == 0) {
-            out.sends.push_back(piece(j, j, j + 1));
-            out.recvs.push_back(piece(j, i, i + 1, true));
+          if (!gather_half) {
+            out.sends.push_back(piece(to, to, to + 1));
+            out.recvs.push_back(piece(from, i, i + 1, true));
           } else {
-            out.sends.push_back(piece(j, i, i + 1));
-            out.recvs.push_back(piece(j, j, j + 1));
+            out.sends.push_back(piece(to, i, i + 1));
+            out.recvs.push_back(piece(from, from, from + 1));
           }
           break;
         case CollectiveType::kReduceScatter:
         case CollectiveType::kReduceScatterBlock:
-          out.sends.push_back(piece(j, j, j + 1));
-          out.recvs.push_back(piece(j, i, i + 1, true));
+          out.sends.push_back(piece(to, to, to + 1));
+          out.recvs.push_back(piece(from, i, i + 1, true));
           break;
         case CollectiveType::kAllGather:
-          out.sends.push_back(piece(j, i, i + 1));
-          out.recvs.push_back(piece(j, j, j + 1));
+          out.sends.push_back(piece(to, i, i + 1));
+          out.recvs.push_back(piece(from, from, from + 1));
           break;
         case CollectiveType::kAllToAll: {
-          Transfer s = piece(j, j, j + 1);
-          Transfer rv = piece(j, j, j + 1);
+          Transfer s = piece(to, to, to + 1);
+          Transfer rv = piece(from, from, from + 1);
           rv.offset += spec_.recv_base;
           if (spec_.sizes) {  // all-to-all-v: this chunk's part of each pair's bytes, from the block's start
-            vary(s, (*spec_.sizes)[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)], j);
-            vary(rv, (*spec_.sizes)[static_cast<std::size_t>(j)][static_cast<std::size_t>(i)], j);
+            vary(s, (*spec_.sizes)[static_cast<std::size_t>(i)][static_cast<std::size_t>(to)], to);
+            vary(rv, (*spec_.sizes)[static_cast<std::size_t>(from)][static_cast<std::size_t>(i)], from);
             rv.offset += spec_.recv_base;
           }
           out.sends.push_back(s);
@@ -73,27 +81,43 @@ class DirectProgram : public ProgramBase {
           break;
         }
         case CollectiveType::kBroadcast:
-          if (i == root) out.sends.push_back(whole(j));
-          if (j == root) out.recvs.push_back(whole(j));
+          if (i == root) out.sends.push_back(whole(to));
+          if (from == root) out.recvs.push_back(whole(from));
           break;
         case CollectiveType::kReduce:
-          if (j == root) out.sends.push_back(whole(j));
-          if (i == root) out.recvs.push_back(whole(j, true));
+          if (to == root) out.sends.push_back(whole(to));
+          if (i == root) out.recvs.push_back(whole(from, true));
           break;
         case CollectiveType::kGather:
-          if (j == root) out.sends.push_back(piece(j, i, i + 1));
-          if (i == root) out.recvs.push_back(piece(j, j, j + 1));
+          if (to == root) out.sends.push_back(piece(to, i, i + 1));
+          if (i == root) out.recvs.push_back(piece(from, from, from + 1));
           break;
         case CollectiveType::kScatter:
-          if (i == root) out.sends.push_back(piece(j, j, j + 1));
-          if (j == root) out.recvs.push_back(piece(j, i, i + 1));
+          if (i == root) out.sends.push_back(piece(to, to, to + 1));
+          if (from == root) out.recvs.push_back(piece(from, i, i + 1));
           break;
         case CollectiveType::kBarrier:
-          out.sends.push_back(nothing(j));
-          out.recvs.push_back(nothing(j));
+          out.sends.push_back(nothing(to));
+          out.recvs.push_back(nothing(from));
           break;
       }
     }
+  }
+
+ private:
+  /// Peers per round: the configured window for the types ASTRA-sim windows
+  /// (a rooted collective's non-roots would idle through the rounds), else all.
+  std::uint32_t window() const {
+    const auto all = static_cast<std::uint32_t>(n_ - 1);
+    const bool windowed = spec_.type == CollectiveType::kAllReduce || spec_.type == CollectiveType::kReduceScatter ||
+                          spec_.type == CollectiveType::kReduceScatterBlock ||
+                          spec_.type == CollectiveType::kAllGather || spec_.type == CollectiveType::kAllToAll;
+    if (!windowed || spec_.direct_window == 0 || spec_.direct_window > all) return std::max(1u, all);
+    return spec_.direct_window;
+  }
+  std::uint32_t windows() const {
+    const auto all = static_cast<std::uint32_t>(n_ - 1);
+    return std::max(1u, (all + window() - 1) / window());
   }
 };
 

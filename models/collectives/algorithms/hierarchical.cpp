@@ -13,7 +13,8 @@ namespace {
 
 /// All-reduce over a multi-dimensional platform: reduce-scatter within each
 /// dimension going up (each on the part the previous one left this NPU),
-/// all-gather back down, with each dimension's own algorithm.
+/// all-gather back down, with each dimension's own algorithm; or, with
+/// LevelData::kWhole, an all-reduce of the whole chunk in each dimension.
 class HierarchicalProgram : public Program {
  public:
   explicit HierarchicalProgram(const ProgramSpec& s) : spec_(s) {
@@ -54,9 +55,20 @@ class HierarchicalProgram : public Program {
       sub.in_switch = s.in_switch;
       sub.chunk = s.chunk;
       sub.chunks = s.chunks;
+      sub.direct_window = s.direct_window;
+      const std::string label = "dim " + std::to_string(d) + " ";
+      if (s.level_data == LevelData::kWhole) {
+        // ASTRA-sim's baseline: the level all-reduces the whole chunk.
+        sub.type = CollectiveType::kAllReduce;
+        sub.segments = current.split(0, dim.size, s.element);
+        if (dim.algorithm == AlgorithmKind::kDoubleBinaryTree) sub.variant = kTreeByChunk;
+        ph.up = make_program(sub);
+        ph.up_name = label + "all-reduce (" + std::string(to_string(sub.algorithm)) + ")";
+        phases_.push_back(std::move(ph));
+        continue;
+      }
       current = sub.segments;
       keep = coord;
-      const std::string label = "dim " + std::to_string(d) + " ";
       if (dim.algorithm == AlgorithmKind::kDoubleBinaryTree) {
         // A tree has no reduce-scatter: the top level all-reduces the part
         // the levels below left this NPU (NCCL's NVLS-tree and tree).
@@ -96,7 +108,9 @@ class HierarchicalProgram : public Program {
   // Themis chunks take the levels in different orders, so they run free
   // (the engine's active-chunk limit still holds).
   std::uint32_t stages() const override {
-    return spec_.themis ? 1 : static_cast<std::uint32_t>(2 * phases_.size());
+    if (spec_.themis) return 1;
+    const bool down = spec_.level_data == LevelData::kPart;  // whole levels have no all-gathers coming down
+    return static_cast<std::uint32_t>((down ? 2 : 1) * phases_.size());
   }
   std::uint32_t stage(std::uint32_t r) const override { return spec_.themis ? 0 : locate(r).stage; }
 
@@ -165,7 +179,8 @@ std::unique_ptr<Program> make_hierarchical(const ProgramSpec& spec) {
   return std::make_unique<HierarchicalProgram>(spec);
 }
 
-std::vector<std::vector<std::size_t>> themis_level_orders(const std::vector<Dimension>& dims, std::uint32_t chunks) {
+std::vector<std::vector<std::size_t>> themis_level_orders(const std::vector<Dimension>& dims, std::uint32_t chunks,
+                                                          LevelData level_data) {
   std::vector<std::size_t> order;
   for (std::size_t d = 0; d < dims.size(); ++d) order.push_back(d);
   bool tree = false;
@@ -180,7 +195,7 @@ std::vector<std::vector<std::size_t>> themis_level_orders(const std::vector<Dime
     for (const std::size_t d : order) {
       const double n = dims[d].size, bw = dims[d].bandwidth > 0 ? dims[d].bandwidth : 1;
       load[d] += 2 * data * (n - 1) / n / bw;
-      data /= n;
+      if (level_data == LevelData::kPart) data /= n;
     }
     orders.push_back(order);
   }

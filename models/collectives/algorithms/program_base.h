@@ -59,7 +59,10 @@ std::unique_ptr<Program> make_in_switch(const ProgramSpec& spec);
 /// dimension's load is the time its stages take, data x (n-1)/n over its
 /// bandwidth, reduce-scatter and all-gather. It depends on the chunk index
 /// alone, so every member computes the same orders. A double binary tree
-/// only runs as the last level: with one, the order stays ascending.
-std::vector<std::vector<std::size_t>> themis_level_orders(const std::vector<Dimension>& dims, std::uint32_t chunks);
+/// only runs as the last level: with one, the order stays ascending. When
+/// every level all-reduces the whole chunk (LevelData::kWhole), the data
+/// does not shrink from level to level.
+std::vector<std::vector<std::size_t>> themis_level_orders(const std::vector<Dimension>& dims, std::uint32_t chunks,
+                                                          LevelData level_data = LevelData::kPart);
 
 }  // namespace fabricsim::algorithms
