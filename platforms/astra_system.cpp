@@ -48,6 +48,27 @@ bool astra_algorithm(const std::string& name, AlgorithmKind& out, bool& flat, st
   return true;
 }
 
+/// Per message, at the sending end.
+void set_endpoint_delay(PlatformSpec& spec, Tick t) {
+  for (auto& f : spec.fabrics) {
+    f.nic.message_overhead = t;  // and every protocol's step, which ASTRA-sim does not tell apart
+    f.nic.step_overhead_simple = f.nic.step_overhead_ll = f.nic.step_overhead_ll128 = t;
+  }
+}
+
+/// ASTRA-sim admits k chunks into each dimension's queue, across
+/// collectives. Here: k into each level's reduce-scatter and all-gather of a
+/// hierarchical collective (ASTRA-sim's two share one queue), and k per
+/// dimension on an NPU in all (so a collective run flat over several
+/// dimensions has k x D in flight where ASTRA-sim has k). On one dimension
+/// the two are the same.
+void set_active_chunks_per_dimension(PlatformSpec& spec, std::uint32_t k) {
+  std::uint32_t dims = 0;
+  for (const Dimension& d : spec.collectives.dims) dims += d.size > 1 ? 1 : 0;
+  spec.collectives.chunks_per_stage = k;
+  spec.collectives.active_chunks = k * std::max(1u, dims);
+}
+
 /// A JSON file whose top level is an object, read through the input checks.
 nlohmann::json read_json_object(const std::string& path, const std::string& what) {
   nlohmann::json j = read_json_file(path, what);
@@ -88,9 +109,15 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
   };
 
   std::optional<std::string> direct_window_from;  // the key that set the direct window
-  // ASTRA-sim's default: every level of an all-reduce all-reduces the whole
-  // chunk; "collective-optimization": "localBWAware" shrinks it level by level.
+  // ASTRA-sim's defaults for what a file leaves out (its Sys constructor):
+  // every level of an all-reduce all-reduces the whole chunk ("baseline"),
+  // one chunk in flight per dimension. A collective is cut into exactly its
+  // preferred-dataset-splits. (Its 10 ns endpoint-delay default is not
+  // taken: ASTRA-sim charges it on its memory bus, which custom collectives
+  // bypass, and here it would fall on every message.)
   spec.collectives.level_data = LevelData::kWhole;
+  set_active_chunks_per_dimension(spec, 1);
+  spec.collectives.pipeline_chunk = 0;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
     if (key == "scheduling-policy") {
@@ -102,14 +129,11 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       else if (p == "EXPLICIT") spec.collectives.policy = SchedulingPolicy::kPriority;
       else fail(key, "must be \"LIFO\", \"FIFO\" or \"EXPLICIT\", not " + it.value().dump());
     } else if (key == "endpoint-delay") {
-      // Per message, at the sending end (ns).
-      const Tick t = ns_to_ticks(number(key, limits::kMaxLatencyNs));
-      for (auto& f : spec.fabrics) {
-        f.nic.message_overhead = t;  // and every protocol's step, which ASTRA-sim does not tell apart
-        f.nic.step_overhead_simple = f.nic.step_overhead_ll = f.nic.step_overhead_ll128 = t;
-      }
+      set_endpoint_delay(spec, ns_to_ticks(number(key, limits::kMaxLatencyNs)));
     } else if (key == "active-chunks-per-dimension") {
-      spec.collectives.active_chunks = static_cast<std::uint32_t>(whole(key, limits::kMaxChunks));
+      const double k = whole(key, limits::kMaxChunks);
+      if (k < 1) fail(key, "must be >= 1 (with 0, ASTRA-sim would never start a chunk)");
+      set_active_chunks_per_dimension(spec, static_cast<std::uint32_t>(k));
     } else if (key == "preferred-dataset-splits") {
       const double s = whole(key, limits::kMaxChunks);
       if (s < 1) fail(key, "must be >= 1");
@@ -179,20 +203,31 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
         per_dim.push_back(a);
       }
       auto& dims = spec.collectives.dims;
-      if (!flat && dims.size() > 1 && *type == CollectiveType::kAllReduce) {
+      const bool phased = *type == CollectiveType::kAllReduce || *type == CollectiveType::kReduceScatter ||
+                          *type == CollectiveType::kAllGather;
+      if (!flat && dims.size() > 1 && phased) {
+        // A phase per dimension, each with its own algorithm (ASTRA-sim's
+        // generate_collective); all-reduce's are the platform's levels.
         if (per_dim.size() != dims.size()) {
           fail(key, "lists " + std::to_string(per_dim.size()) + " algorithms for a platform of " +
                         std::to_string(dims.size()) + " dimensions");
         }
+        auto& levels = *type == CollectiveType::kAllReduce ? dims : spec.collectives.dims_by_type[static_cast<int>(*type)];
+        if (*type != CollectiveType::kAllReduce) levels = dims;
         for (std::size_t d = 0; d < dims.size(); ++d) {
-          dims[d].algorithm = per_dim[d];
-          dims[d].named = true;
+          levels[d].algorithm = per_dim[d];
+          levels[d].named = true;
+          if (*type != CollectiveType::kAllReduce && dims[d].size > 1 && per_dim[d] != AlgorithmKind::kRing &&
+              per_dim[d] != AlgorithmKind::kDirect) {
+            fail(key, std::string("dimension ") + std::to_string(d) + " runs " + to_string(per_dim[d]) + "; a " +
+                          to_string(*type) + " phase per dimension is modeled with ring and direct only");
+          }
         }
         spec.collectives.algorithm[static_cast<int>(*type)] = AlgorithmKind::kHierarchical;
       } else {
         if (dims.size() > 1 && !flat && per_dim.size() > 1) {
-          notes.push_back(path + ": \"" + key + "\": per-dimension phases are modeled for all-reduce only; " +
-                          to_string(*type) + " runs " + to_string(per_dim.front()) + " over all NPUs");
+          notes.push_back(path + ": \"" + key + "\": per-dimension phases are not modeled for " + to_string(*type) +
+                          "; it runs " + to_string(per_dim.front()) + " over all NPUs");
         }
         spec.collectives.algorithm[static_cast<int>(*type)] = per_dim.front();
       }

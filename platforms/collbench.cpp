@@ -168,7 +168,7 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
                                                       n == platform.npus());
       spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
       if (spec.algorithm == AlgorithmKind::kHierarchical) {
-        spec.dims = choose_levels(config, platform.spec().hints, bytes);
+        spec.dims = choose_levels(config, platform.spec().hints, o.type, bytes);
       }
     } catch (const std::invalid_argument& e) {
       throw InputError(e.what());

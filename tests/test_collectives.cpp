@@ -38,7 +38,9 @@ const std::vector<std::string> kAlgorithms = {"ring", "direct", "halving_doublin
 
 bool applies(const std::string& op, const std::string& algo) {
   if (algo == "direct") return true;
-  if (algo == "hierarchical") return op == "all_reduce";
+  if (algo == "hierarchical") {
+    return op == "all_reduce" || op == "reduce_scatter" || op == "reduce_scatter_block" || op == "all_gather";
+  }
   if (algo == "double_binary_tree") return op == "all_reduce" || op == "barrier";
   static const std::set<std::string> ring_like = {"all_reduce", "reduce_scatter", "reduce_scatter_block",
                                                   "all_gather", "broadcast", "reduce", "barrier"};
@@ -439,7 +441,10 @@ TEST(AstraSystem, SettingsMapOntoThePlatformAndUnknownKeysAreReported) {
   apply_astra_system(dir + "/s.json", spec, notes);
   EXPECT_EQ(spec.collectives.policy, SchedulingPolicy::kLifo);
   EXPECT_EQ(spec.collectives.chunks, 8u);
-  EXPECT_EQ(spec.collectives.active_chunks, 2u);
+  // Two chunks per dimension: two in each level's stage, four on the NPU.
+  EXPECT_EQ(spec.collectives.chunks_per_stage, 2u);
+  EXPECT_EQ(spec.collectives.active_chunks, 4u);
+  EXPECT_EQ(spec.collectives.pipeline_chunk, 0u);  // exactly preferred-dataset-splits chunks
   EXPECT_EQ(spec.fabrics[0].nic.message_overhead, ns_to_ticks(10));
   EXPECT_EQ(spec.collectives.algorithm[0], AlgorithmKind::kHierarchical);
   ASSERT_EQ(spec.collectives.dims.size(), 2u);
@@ -465,6 +470,9 @@ TEST(AstraSystem, SettingsMapOntoThePlatformAndUnknownKeysAreReported) {
       "all-to-all-implementation": ["oneDirect6"], "collective-optimization": "localBWAware"})");
   PlatformSpec other = load_platform(dir + "/n.yml");
   apply_astra_system(dir + "/explicit.json", other, notes);
+  // ASTRA-sim's default for a key left out: one chunk per dimension.
+  EXPECT_EQ(other.collectives.chunks_per_stage, 1u);
+  EXPECT_EQ(other.collectives.active_chunks, 2u);
   EXPECT_EQ(other.collectives.policy, SchedulingPolicy::kPriority);
   EXPECT_EQ(other.collectives.direct_window, 6u);
   EXPECT_EQ(other.collectives.level_data, LevelData::kPart);
@@ -525,6 +533,41 @@ TEST(Themis, BeatsTheBaselineOnAnAsymmetricThreeDimensionalNetwork) {
   EXPECT_NEAR(baseline, baseline_bound, 0.01 * baseline_bound);
   EXPECT_LT(themis, baseline / 2);
   EXPECT_GT(themis, balanced_bound);
+}
+
+TEST(AstraSystem, ReduceScatterAndAllGatherRunAPhasePerDimension) {
+  // ASTRA-sim's generate_collective: reduce-scatter dimension by dimension
+  // from the lowest, all-gather from the highest. [Ring 4, Switch 2] at 50
+  // and 25 GiB/s, 500 and 1000 ns per link, 16 MiB in one chunk: the ring's
+  // three steps carry S/4, the switch's one step (two links) S/8.
+  const std::string dir = testutil::scratch_dir("system-rs-ag");
+  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(dir + "/s.json", R"({"reduce-scatter-implementation": ["ring", "direct"],
+      "all-gather-implementation": ["ring", "direct"], "preferred-dataset-splits": 1})");
+  const double S = 16.0 * MiB, GiB = 1073741824.0;
+  const double ring = 3 * (S / 4 / (50 * GiB) + 500e-9), cross = S / 8 / (25 * GiB) + 2000e-9;
+  for (const auto& [op, want_s] : std::vector<std::pair<std::string, double>>{
+           {"reduce_scatter", ring + cross}, {"all_gather", cross + ring}}) {
+    const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/n.yml --system " + dir +
+                                           "/s.json --op " + op + " -b 16M -e 16M --json " + dir + "/rows.json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto row = nlohmann::json::parse(testutil::read_text(dir + "/rows.json"))["rows"][0];
+    EXPECT_NEAR(row["time_us"].get<double>(), want_s * 1e6, 1e-3 * want_s * 1e6) << op;
+    EXPECT_EQ(row["algorithm"], "hierarchical") << op;
+  }
+  // A level of them runs ring or direct.
+  testutil::write_text(dir + "/hd.json", R"({"reduce-scatter-implementation": ["ring", "halvingDoubling"]})");
+  PlatformSpec spec = load_platform(dir + "/n.yml");
+  std::vector<std::string> notes;
+  try {
+    apply_astra_system(dir + "/hd.json", spec, notes);
+    ADD_FAILURE() << "halvingDoubling accepted as a reduce-scatter level";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("dimension 1 runs halving_doubling; a reduce_scatter phase per dimension is "
+                                         "modeled with ring and direct only"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(AstraSystem, KeysThatWouldChangeTimeAndAreNotModeledAreRefused) {

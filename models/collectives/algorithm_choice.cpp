@@ -432,7 +432,8 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
 }
 
 const std::vector<Dimension>* choose_levels(const CollectiveConfig& config, const PlatformHints& hints,
-                                            std::uint64_t bytes) {
+                                            CollectiveType type, std::uint64_t bytes) {
+  if (type != CollectiveType::kAllReduce) return &config.levels_for(type);
   if (hints.cost_model && config.dims.size() > 1) {
     if (const auto b = best_levels(config, *hints.cost_model, hints, bytes)) return hints.cost_model->keep(b->first);
   }

@@ -75,12 +75,13 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
                                                                 std::uint64_t bytes, const std::vector<int>& ranks,
                                                                 bool group_is_world, const PlatformHints& hints);
 
-/// The levels a hierarchical all-reduce of `bytes` over the whole platform
-/// runs: those the platform or the user named keep their algorithm, the
-/// others take the cost model's fastest (the platform's own levels where
-/// there is no routed cost model). The pointer lasts as long as the platform.
+/// The levels a hierarchical collective of `bytes` over the whole platform
+/// runs. All-reduce: those the platform or the user named keep their
+/// algorithm, the others take the cost model's fastest (the platform's own
+/// levels where there is no routed cost model). Other types: the type's
+/// own levels. The pointer lasts as long as the platform.
 const std::vector<Dimension>* choose_levels(const CollectiveConfig& config, const PlatformHints& hints,
-                                            std::uint64_t bytes);
+                                            CollectiveType type, std::uint64_t bytes);
 
 /// The configured algorithm for `type`, or the default choice.
 AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,

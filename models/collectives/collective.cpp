@@ -76,7 +76,7 @@ int Group::index_of(int rank) const {
 std::uint64_t Segments::total() const {
   std::uint64_t t = 0;
   for (int k = 0; k < n; ++k) t += length(k);
-  return t;
+  return t * pieces;
 }
 
 Transfer Segments::range(int a, int b) const {
@@ -87,7 +87,13 @@ Transfer Segments::range(int a, int b) const {
     return t;
   }
   t.offset = offset(a);
-  if (blocked) {
+  if (blocked && pieces > 1) {
+    // Segments of several runs interleave: only one fits a transfer.
+    if (b - a != 1) throw std::logic_error("a transfer of several segments of strided runs");
+    t.length = base;
+    t.count = pieces;
+    t.stride = piece_stride;
+  } else if (blocked) {
     t.length = base;
     t.count = static_cast<std::uint32_t>(b - a);
     t.stride = stride;

@@ -178,6 +178,12 @@ struct Segments {
   std::uint32_t longer = 0;
   std::uint64_t element = 0;
   std::uint64_t tail = 0;
+  /// Block layout only: each segment is `pieces` runs of `base` bytes,
+  /// `piece_stride` apart (a level of a hierarchical reduce-scatter or
+  /// all-gather works on every block whose lower coordinates are this
+  /// NPU's). Such segments go one per transfer.
+  std::uint32_t pieces = 1;
+  std::uint64_t piece_stride = 0;
 
   std::uint64_t offset(int k) const {
     const auto uk = static_cast<std::uint64_t>(k);

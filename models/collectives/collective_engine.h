@@ -67,6 +67,13 @@ struct CollectiveConfig {
   Tick launch_ll128 = 0;
   Tick launch(CommProtocol p) const { return per_protocol(p, Tick{0}, launch_simple, launch_ll, launch_ll128); }
   std::vector<Dimension> dims;        // the platform's dimensions, for hierarchical
+  /// A collective type's own levels where they run other algorithms than
+  /// all-reduce's (an ASTRA-sim system file's per-type lists); empty: dims.
+  std::vector<Dimension> dims_by_type[10];
+  const std::vector<Dimension>& levels_for(CollectiveType t) const {
+    const auto& own = dims_by_type[static_cast<int>(t)];
+    return own.empty() ? dims : own;
+  }
   /// The parameters a platform file sets (algorithms are read apart).
   static const ParamTable<CollectiveConfig>& table();
 };

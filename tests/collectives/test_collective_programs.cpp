@@ -409,6 +409,63 @@ TEST(CollectivePrograms, WholeLevelsAllReduceTheWholeChunkInEachDimension) {
   EXPECT_EQ(std::string(make_programs(plan, 0)[1]->phase(0)), "dim 1 reduce-scatter (ring)");
 }
 
+TEST(CollectivePrograms, HierarchicalReduceScatterAndAllGatherRunAPhasePerDimension) {
+  // 4 x 2 x 2 (ring, direct, ring), 16 members, 7 words per block plus 3
+  // stray bytes, in 3 chunks. Reduce-scatter goes up from dimension 0, where
+  // a member works on every block whose lower coordinates are its own;
+  // all-gather comes down from dimension 2. Dimension d moves n_d - 1 of its
+  // segments, each the 16 / s_(d+1) blocks of one coordinate: 3 x 4 + 1 x 2
+  // + 1 x 1 = 15 blocks per member, what a flat ring moves too.
+  const std::vector<Dimension> dims = {{4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kDirect},
+                                       {2, 8, AlgorithmKind::kRing}};
+  const int n = 16;
+  std::vector<int> ranks;
+  for (int r = 0; r < n; ++r) ranks.push_back(r);
+  const std::uint64_t block = 7 * 4;
+  for (const CollectiveType type :
+       {CollectiveType::kReduceScatter, CollectiveType::kReduceScatterBlock, CollectiveType::kAllGather}) {
+    ProgramPlan plan;
+    plan.type = type;
+    plan.algorithm = AlgorithmKind::kHierarchical;
+    plan.ranks = &ranks;
+    plan.bytes = n * block + 3;
+    plan.chunks = 3;
+    plan.dims = &dims;
+    const auto programs = make_programs(plan, 5);
+    const bool gather = type == CollectiveType::kAllGather;
+    EXPECT_EQ(std::string(programs[0]->phase(0)),
+              gather ? "dim 2 all_gather (ring)" : std::string("dim 0 ") + to_string(type) + " (ring)");
+    EXPECT_EQ(programs[0]->stages(), 3u);
+    auto buffers = inputs(n, plan.bytes);
+    const ExecutionStats stats = execute_programs(plan, buffers);
+    EXPECT_EQ(stats.bytes_sent, static_cast<std::uint64_t>(n) * 15 * block) << to_string(type);
+    for (int m = 0; m < n; ++m) {
+      for (std::uint64_t i = 0; i < plan.bytes / 4; ++i) {
+        const auto want = expected(type, n, 0, m, plan.bytes, i);
+        if (!want) continue;
+        ASSERT_EQ(word(buffers[static_cast<std::size_t>(m)], i), *want)
+            << to_string(type) << " member " << m << " element " << i;
+      }
+    }
+  }
+  // A level must send one segment at a time, and the group must be the
+  // platform's NPUs in order.
+  std::vector<Dimension> halving = dims;
+  halving[1].algorithm = AlgorithmKind::kHalvingDoubling;
+  ProgramPlan plan;
+  plan.type = CollectiveType::kReduceScatter;
+  plan.algorithm = AlgorithmKind::kHierarchical;
+  plan.ranks = &ranks;
+  plan.bytes = n * block;
+  plan.dims = &halving;
+  EXPECT_THROW(make_programs(plan, 0), std::invalid_argument);
+  std::vector<int> shuffled = ranks;
+  std::swap(shuffled[0], shuffled[1]);
+  plan.dims = &dims;
+  plan.ranks = &shuffled;
+  EXPECT_THROW(make_programs(plan, 0), std::invalid_argument);
+}
+
 TEST(CollectivePrograms, HierarchicalLevelsAreStagesInTheOrderChunksPassThem) {
   // Up through each level's reduce-scatter, down through the all-gathers in
   // reverse: one stage each, so the engine can overlap chunks level by level.

@@ -665,7 +665,7 @@ void TraceWorkload::start_collective(Node* n) {
     spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, bytes,
                                     group->ranks);
     if (spec.algorithm == AlgorithmKind::kHierarchical) {
-      spec.dims = choose_levels(*options_.collectives, *options_.hints, bytes);
+      spec.dims = choose_levels(*options_.collectives, *options_.hints, *type, bytes);
     }
   } catch (const std::invalid_argument& e) {
     fail(*n, e.what());

@@ -1,4 +1,5 @@
-// Hierarchical all-reduce over a multi-dimensional platform.
+// Hierarchical all-reduce, reduce-scatter and all-gather over a
+// multi-dimensional platform.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -15,16 +16,100 @@ namespace {
 /// dimension going up (each on the part the previous one left this NPU),
 /// all-gather back down, with each dimension's own algorithm; or, with
 /// LevelData::kWhole, an all-reduce of the whole chunk in each dimension.
+/// Reduce-scatter and all-gather run one phase per dimension, as ASTRA-sim
+/// runs them: reduce-scatter from the lowest dimension up, all-gather from
+/// the highest down.
 class HierarchicalProgram : public Program {
  public:
   explicit HierarchicalProgram(const ProgramSpec& s) : spec_(s) {
-    if (s.type != CollectiveType::kAllReduce) not_applicable(s, "it is an all-reduce algorithm");
+    const bool scatter = s.type == CollectiveType::kReduceScatter || s.type == CollectiveType::kReduceScatterBlock;
+    if (s.type != CollectiveType::kAllReduce && !scatter && s.type != CollectiveType::kAllGather) {
+      not_applicable(s, "it runs all-reduce, reduce-scatter and all-gather");
+    }
     if (!s.dims || s.dims->empty()) not_applicable(s, "the platform has no dimensions");
     std::int64_t total = 1;  // wide: dimensions that do not fit the group must not wrap into it
     for (const auto& d : *s.dims) total = std::min<std::int64_t>(total * d.size, std::int64_t{1} << 40);
     if (total != static_cast<std::int64_t>(s.ranks->size())) {
       not_applicable(s, "it needs the group to be the whole " + std::to_string(total) + "-NPU platform");
     }
+    if (s.type == CollectiveType::kAllReduce) {
+      build_all_reduce(s);
+    } else {
+      build_per_dimension(s, scatter);
+    }
+    for (const Phase& ph : phases_) {
+      up_rounds_ += ph.up->num_rounds();
+      down_ |= ph.down != nullptr;
+    }
+  }
+
+ private:
+  /// Reduce-scatter or all-gather, a phase per dimension. Before dimension d
+  /// (of stride s_d, the product of the sizes below, ASTRA-sim's layout) an
+  /// NPU works on every block whose coordinates below d are its own: blocks
+  /// p + s_d x m + s_(d+1) x j, where p is its own block's part below d. The
+  /// member at coordinate m of d takes (reduce-scatter) or gives (all-gather)
+  /// the runs of its m: strided runs, one segment each, which ring and
+  /// direct send one at a time.
+  void build_per_dimension(const ProgramSpec& s, bool scatter) {
+    const auto& dims = *s.dims;
+    const int me_rank = (*s.ranks)[static_cast<std::size_t>(s.me)];
+    for (std::size_t i = 0; i < s.ranks->size(); ++i) {
+      if ((*s.ranks)[i] != static_cast<int>(i)) {
+        not_applicable(s, "its reduce-scatter and all-gather need the group to be the platform's NPUs in order");
+      }
+    }
+    std::vector<std::uint64_t> stride_below(dims.size() + 1, 1);  // s_d
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      stride_below[d + 1] = stride_below[d] * static_cast<std::uint64_t>(dims[d].size);
+      if (static_cast<std::uint64_t>(dims[d].stride) != stride_below[d] && dims[d].size > 1) {
+        not_applicable(s, "its reduce-scatter and all-gather need dimension d to group NPUs the product of the "
+                          "sizes below it apart (dimension " + std::to_string(d) + " has stride " +
+                          std::to_string(dims[d].stride) + ")");
+      }
+    }
+    const std::uint64_t n = stride_below[dims.size()];
+    std::vector<std::size_t> order;
+    for (std::size_t d = 0; d < dims.size(); ++d) order.push_back(d);
+    if (!scatter) std::reverse(order.begin(), order.end());
+    for (const std::size_t d : order) {
+      const Dimension& dim = dims[d];
+      if (dim.size == 1) continue;
+      if (dim.algorithm != AlgorithmKind::kRing && dim.algorithm != AlgorithmKind::kDirect) {
+        not_applicable(s, std::string("a level of its reduce-scatter or all-gather runs ring or direct, not ") +
+                              to_string(dim.algorithm) + " (dimension " + std::to_string(d) + ")");
+      }
+      std::uint64_t below = 0;  // p: my block's part below d
+      for (std::size_t k = 0; k < d; ++k) {
+        below += static_cast<std::uint64_t>(me_rank / dims[k].stride % dims[k].size) * stride_below[k];
+      }
+      Phase ph;
+      const int coord = me_rank / dim.stride % dim.size;
+      ph.ranks = std::make_shared<std::vector<int>>();
+      for (int x = 0; x < dim.size; ++x) ph.ranks->push_back(me_rank + (x - coord) * dim.stride);
+      ProgramSpec sub;
+      sub.type = s.type;
+      sub.algorithm = dim.algorithm;
+      sub.ranks = ph.ranks.get();
+      sub.me = coord;
+      sub.element = s.element;
+      sub.chunk = s.chunk;
+      sub.chunks = s.chunks;
+      sub.direct_window = s.direct_window;
+      Segments& seg = sub.segments;
+      seg = s.segments;  // the chunk's slice of every block: `base` bytes, blocks `stride` apart
+      seg.n = dim.size;
+      seg.first = s.segments.offset(0) + below * s.segments.stride;
+      seg.stride = stride_below[d] * s.segments.stride;
+      seg.pieces = static_cast<std::uint32_t>(n / stride_below[d + 1]);
+      seg.piece_stride = stride_below[d + 1] * s.segments.stride;
+      ph.up = make_program(sub);
+      ph.up_name = "dim " + std::to_string(d) + " " + to_string(s.type) + " (" + to_string(dim.algorithm) + ")";
+      phases_.push_back(std::move(ph));
+    }
+  }
+
+  void build_all_reduce(const ProgramSpec& s) {
     const int me_rank = (*s.ranks)[static_cast<std::size_t>(s.me)];
     // The whole chunk as one segment; each dimension cuts the part the
     // previous one left this NPU into as many segments as it has members.
@@ -87,9 +172,9 @@ class HierarchicalProgram : public Program {
       ph.down_name = label + "all-gather (" + to_string(sub.algorithm) + ")";
       phases_.push_back(std::move(ph));
     }
-    for (const Phase& ph : phases_) up_rounds_ += ph.up->num_rounds();
   }
 
+ public:
   std::uint32_t num_rounds() const override {
     std::uint32_t n = up_rounds_;
     for (const Phase& ph : phases_) n += ph.down ? ph.down->num_rounds() : 0;
@@ -108,11 +193,10 @@ class HierarchicalProgram : public Program {
   // Themis chunks take the levels in different orders, so they run free
   // (the engine's active-chunk limit still holds).
   std::uint32_t stages() const override {
-    if (spec_.themis) return 1;
-    const bool down = spec_.level_data == LevelData::kPart;  // whole levels have no all-gathers coming down
-    return static_cast<std::uint32_t>((down ? 2 : 1) * phases_.size());
+    if (themis_free()) return 1;
+    return static_cast<std::uint32_t>((down_ ? 2 : 1) * phases_.size());  // whole levels: no all-gathers coming down
   }
-  std::uint32_t stage(std::uint32_t r) const override { return spec_.themis ? 0 : locate(r).stage; }
+  std::uint32_t stage(std::uint32_t r) const override { return themis_free() ? 0 : locate(r).stage; }
 
   void round(std::uint32_t r, Round& out) const override {
     const Where w = locate(r);
@@ -168,9 +252,13 @@ class HierarchicalProgram : public Program {
     return w;
   }
 
+  /// Themis orders an all-reduce's levels chunk by chunk; such chunks run free.
+  bool themis_free() const { return spec_.themis && spec_.type == CollectiveType::kAllReduce; }
+
   ProgramSpec spec_;
   std::vector<Phase> phases_;
   std::uint32_t up_rounds_ = 0;
+  bool down_ = false;  // some phase comes back down (all-reduce by reduce-scatter and all-gather)
 };
 
 }  // namespace
