@@ -351,9 +351,9 @@ void Timeline::link_drop(int link, Tick when) {
   ++l->drops[static_cast<std::size_t>(when / bucket_)];
 }
 
-void Timeline::write_counter(const std::string& name, Tick t, const std::string& args) {
-  out_ << (first_ ? "" : ",\n") << "{\"ph\":\"C\",\"pid\":" << (name.find(" slots") != std::string::npos ? kUnitsPid : kLinksPid)
-       << ",\"name\":\"" << name << "\",\"ts\":" << us(t) << ",\"args\":{" << args << "}}";
+void Timeline::write_counter(int pid, const std::string& name, Tick t, const std::string& args) {
+  out_ << (first_ ? "" : ",\n") << "{\"ph\":\"C\",\"pid\":" << pid << ",\"name\":\"" << name << "\",\"ts\":" << us(t)
+       << ",\"args\":{" << args << "}}";
   first_ = false;
   ++events_;
 }
@@ -378,7 +378,8 @@ void Timeline::finish() {
         buffer = u.buffer_last[b];
       }
       if (s_peak != shown_slots || b_peak != shown_buffer) {
-        write_counter(name + " slots", t, "\"slots\":" + std::to_string(s_peak) + ",\"buffer_bytes\":" + std::to_string(b_peak));
+        write_counter(kUnitsPid, name + " slots", t,
+                      "\"slots\":" + std::to_string(s_peak) + ",\"buffer_bytes\":" + std::to_string(b_peak));
         shown_slots = s_peak;
         shown_buffer = b_peak;
       }
@@ -400,16 +401,13 @@ void Timeline::finish() {
       const Tick t = std::max<Tick>(b * bucket_, options_.from);
       if (t > options_.to) break;
       if (util != last_util) {
-        out_ << (first_ ? "" : ",\n") << "{\"ph\":\"C\",\"pid\":" << kLinksPid << ",\"name\":\"" << name
-             << " utilization\",\"ts\":" << us(t) << ",\"args\":{\"busy\":" << util << "}}";
-        first_ = false;
-        ++events_;
+        std::ostringstream busy;  // the stream's default format, as the other counters' numbers
+        busy << "\"busy\":" << util;
+        write_counter(kLinksPid, name + " utilization", t, busy.str());
         last_util = util;
       }
       if (buffer != last_buffer) {
-        out_ << ",\n{\"ph\":\"C\",\"pid\":" << kLinksPid << ",\"name\":\"" << name << " buffer\",\"ts\":" << us(t)
-             << ",\"args\":{\"bytes\":" << buffer << "}}";
-        ++events_;
+        write_counter(kLinksPid, name + " buffer", t, "\"bytes\":" + std::to_string(buffer));
         last_buffer = buffer;
       }
       if (!l.congestion) continue;
@@ -421,9 +419,7 @@ void Timeline::finish() {
            << ",\"drops\":" << (in ? l.drops[b] : 0)
            << ",\"paused\":" << (in ? l.paused[b] / static_cast<double>(bucket_) : 0.0);
       if (args.str() != last_congestion) {
-        out_ << ",\n{\"ph\":\"C\",\"pid\":" << kLinksPid << ",\"name\":\"" << name << " congestion\",\"ts\":"
-             << us(t) << ",\"args\":{" << args.str() << "}}";
-        ++events_;
+        write_counter(kLinksPid, name + " congestion", t, args.str());
         last_congestion = args.str();
       }
     }

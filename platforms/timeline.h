@@ -91,7 +91,7 @@ class Timeline final : public TimelineSink {
   void name_track(int npu, int tid, const std::string& name);
   int lane_for(int npu, Track track, Tick start, Tick end);
   void grow_buckets(std::size_t index);
-  void write_counter(const std::string& name, Tick t, const std::string& args);
+  void write_counter(int pid, const std::string& name, Tick t, const std::string& args);
   std::string args_json(const Args& a) const;
 
   Options options_;

@@ -45,6 +45,7 @@ mutations=(
   "all-gather climbs the dimensions|models/collectives/algorithms/hierarchical.cpp|    if (!scatter) std::reverse(order.begin(), order.end());||CollectivePrograms.HierarchicalReduceScatter"
   "a level's runs taken as adjacent blocks|models/collectives/algorithms/hierarchical.cpp|      seg.piece_stride = stride_below[d + 1] * s.segments.stride;|      seg.piece_stride = s.segments.stride;|CollectivePrograms.HierarchicalReduceScatter"
   "ASTRA-sim all-gather lists run flat|platforms/astra_system.cpp|                          *type == CollectiveType::kAllGather;|                          false;|AstraSystem.ReduceScatterAndAllGather"
+  "reduce-scatter and all-gather default flat on several dimensions|models/collectives/algorithm_choice.cpp|    return AlgorithmKind::kHierarchical;  // a phase per dimension, as for all-reduce|    return point_to_point_default(type, bytes, n, hints);|DefaultChoice.AReduceScatter"
   "whole levels run as parts|models/collectives/algorithms/hierarchical.cpp|      if (s.level_data == LevelData::kWhole) {|      if (false) {|AstraSystem.Baseline"
   "Themis counts whole levels as shrinking|models/collectives/algorithms/hierarchical.cpp|      if (level_data == LevelData::kPart) data /= n;|      data /= n;|CollectivePrograms.WholeLevels"
   "localBWAware read as baseline|platforms/astra_system.cpp|v == \"localBWAware\" ? LevelData::kPart : LevelData::kWhole|LevelData::kWhole|AstraSystem.Baseline"

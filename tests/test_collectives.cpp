@@ -377,6 +377,26 @@ TEST(ClosedForm, WindowedDirectTakesARoundPerWindowOfPeers) {
   }
 }
 
+TEST(DefaultChoice, AReduceScatterOrAllGatherOverSeveralDimensionsTakesAPhasePerDimension) {
+  // [Switch 8, Switch 4] at 400 and 25 GiB/s: flat, every ring step waits on
+  // the slow dimension; a phase per dimension moves 1/8 of the data across
+  // it. The default takes the phases, and they are faster by far.
+  const std::string dir = testutil::scratch_dir("default-phases");
+  testutil::write_text(dir + "/n.yml", "topology: [ Switch, Switch ]\nnpus_count: [ 8, 4 ]\nbandwidth: [ 400, 25 ]\n"
+                                       "latency: [ 500, 1000 ]\n");
+  for (const std::string op : {"all_gather", "reduce_scatter"}) {
+    const auto row = [&](const std::string& algo) {
+      const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/n.yml --op " + op + algo +
+                                             " -b 64M -e 64M --json " + dir + "/rows.json");
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      return nlohmann::json::parse(testutil::read_text(dir + "/rows.json"))["rows"][0];
+    };
+    const auto chosen = row(""), ring = row(" --algo ring");
+    EXPECT_EQ(chosen["algorithm"], "hierarchical") << op;
+    EXPECT_LT(chosen["time_us"].get<double>(), ring["time_us"].get<double>() / 4) << op;
+  }
+}
+
 // ---- scheduling between concurrent collectives ---------------------------------------
 
 /// Two independent all-reduces (the second with comm_priority 5) on 4 NPUs,

@@ -45,6 +45,26 @@ int PlatformHints::in_switch_domain(const std::vector<int>& ranks) const {
 // The point-to-point choice, by the shape of the platform (rules 4-6 of
 // docs/collectives.md).
 namespace {
+/// Whether a reduce-scatter or all-gather can run a phase per dimension:
+/// several levels, each of ring or direct (hierarchical.cpp).
+bool phased_levels(const CollectiveConfig& config, CollectiveType type) {
+  if (type != CollectiveType::kReduceScatter && type != CollectiveType::kReduceScatterBlock &&
+      type != CollectiveType::kAllGather) {
+    return false;
+  }
+  int used = 0;
+  std::int64_t below = 1;  // NPUs the dimensions below group: a level's stride in ASTRA-sim's layout
+  for (const Dimension& d : config.levels_for(type)) {
+    if (d.size > 1) {
+      ++used;
+      if (d.algorithm != AlgorithmKind::kRing && d.algorithm != AlgorithmKind::kDirect) return false;
+      if (d.stride != below) return false;
+    }
+    below *= d.size;
+  }
+  return used > 1;
+}
+
 AlgorithmKind point_to_point_default(CollectiveType type, std::uint64_t bytes, int n, const PlatformHints& hints);
 double best_protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs,
                               CollectiveType type, AlgorithmKind a, std::uint64_t bytes, int n,
@@ -73,6 +93,9 @@ AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType t
   }
   if (hints.shape == "multi_dimensional" && group_is_world && type == CollectiveType::kAllReduce) {
     return AlgorithmKind::kHierarchical;  // in-switch within the dimensions that have reduction units
+  }
+  if (hints.shape == "multi_dimensional" && group_is_world && phased_levels(config, type)) {
+    return AlgorithmKind::kHierarchical;  // a phase per dimension, as for all-reduce
   }
   const AlgorithmKind p2p = point_to_point_default(type, bytes, n, hints);
   // Switch reduction units, where the group has them: broadcast and reduce
@@ -301,17 +324,21 @@ std::optional<Estimate> best_routed(const CollectiveConfig& config, CostModel& m
   return best;
 }
 
-/// A hierarchical all-reduce over `levels`: each level's reduce-scatter and
-/// all-gather (the top level's all-reduce) on the group of NPU 0 at that
-/// level, with the level's algorithm and its share of the data; pipelined
-/// levels add their latencies and overlap their transfers. An in-switch
-/// level's reduce-scatter loads the members' links up and its all-gather
-/// down, so together they move what its all-reduce does.
+/// A hierarchical collective over `levels`: each level's phases on the
+/// group of NPU 0 at that level, with the level's algorithm and its share of
+/// the data; pipelined levels add their latencies and overlap their
+/// transfers. All-reduce: each level's reduce-scatter and all-gather (the top
+/// level's all-reduce), or, with whole levels, an all-reduce of all the
+/// data. An in-switch level's reduce-scatter loads the members' links up and
+/// its all-gather down, so together they move what its all-reduce does.
+/// Reduce-scatter and all-gather: one phase of the type per level.
 std::optional<double> hierarchical_estimate(const CollectiveConfig& config, CostModel& model,
-                                            const PlatformHints& hints, std::uint64_t bytes,
+                                            const PlatformHints& hints, CollectiveType type, std::uint64_t bytes,
                                             const std::vector<Dimension>& levels) {
   double latency = 0, transfer = 0, serial = 0;
   std::uint64_t share = bytes;
+  const bool all_reduce = type == CollectiveType::kAllReduce;
+  const bool whole = all_reduce && config.level_data == LevelData::kWhole;
   const std::size_t top = top_level(levels);
   for (std::size_t l = 0; l < levels.size(); ++l) {
     const int n = levels[l].size;
@@ -319,7 +346,7 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
     const std::vector<int> group = level_group(levels[l]);
     const AlgorithmKind a = levels[l].algorithm;
     Estimate level;
-    if (a == AlgorithmKind::kInSwitch) {
+    if (a == AlgorithmKind::kInSwitch && all_reduce && !whole) {
       const FabricCosts* costs = group_costs(hints, group);
       if (!costs || !hints.in_switch(group)) return std::nullopt;
       const bool pull = pulls(hints, group);
@@ -330,8 +357,9 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
                                      in_switch_estimate(*costs, pull, CollectiveType::kAllGather, share, n).latency;
     } else {
       const std::vector<CollectiveType> phases =
-          l == top ? std::vector<CollectiveType>{CollectiveType::kAllReduce}
-                   : std::vector<CollectiveType>{CollectiveType::kReduceScatter, CollectiveType::kAllGather};
+          !all_reduce     ? std::vector<CollectiveType>{type}
+          : l == top || whole ? std::vector<CollectiveType>{CollectiveType::kAllReduce}
+                          : std::vector<CollectiveType>{CollectiveType::kReduceScatter, CollectiveType::kAllGather};
       for (CollectiveType t : phases) {
         try {
           const Estimate e = model.estimate(config, plan_for(config, t, a, share, group), CommProtocol::kPlain);
@@ -345,7 +373,7 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
     latency += level.latency;
     transfer = std::max(transfer, level.transfer);
     serial += level.total();
-    if (l != top) share = std::max<std::uint64_t>(1, share / static_cast<std::uint64_t>(n));
+    if (l != top && !whole) share = std::max<std::uint64_t>(1, share / static_cast<std::uint64_t>(n));
   }
   return config.chunks_per_stage == 0 ? serial : latency + transfer;
 }
@@ -381,7 +409,7 @@ std::optional<std::pair<std::vector<Dimension>, double>> best_levels(const Colle
   for (;;) {
     std::vector<Dimension> levels = dims;
     for (std::size_t l = 0; l < dims.size(); ++l) levels[l].algorithm = choices[l][pick[l]];
-    if (const auto t = hierarchical_estimate(config, model, hints, bytes, levels)) {
+    if (const auto t = hierarchical_estimate(config, model, hints, CollectiveType::kAllReduce, bytes, levels)) {
       if (!best || *t < best->second) best = std::make_pair(levels, *t);
     }
     std::size_t l = 0;  // the next combination, like an odometer
@@ -427,6 +455,13 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
   }
   if (group_is_world && type == CollectiveType::kAllReduce) {
     if (const auto b = best_levels(config, model, hints, bytes)) out.emplace_back(AlgorithmKind::kHierarchical, b->second);
+  }
+  // Reduce-scatter and all-gather a phase per dimension, on their levels as
+  // the platform or a system file gives them.
+  if (group_is_world && phased_levels(config, type)) {
+    if (const auto t = hierarchical_estimate(config, model, hints, type, bytes, config.levels_for(type))) {
+      out.emplace_back(AlgorithmKind::kHierarchical, *t);
+    }
   }
   return out;
 }

@@ -421,7 +421,8 @@ void Link::receiver_changed() {
   }
   // With a shared buffer the threshold falls as the switch fills (dynamic
   // thresholds); bytes above it go to this port's headroom. A paused port
-  // looks again when its own bytes change, not when other ports free room.
+  // looks again when its own bytes change, not when other ports free room,
+  // as ns-3's RDMA switch checks resume on the dequeued packet's port.
   std::uint64_t xoff = l.pfc.xoff;
   if (l.pool) xoff = std::min(xoff, static_cast<std::uint64_t>(std::max(0.0, l.pool->threshold())));
   const std::uint64_t gap = l.pfc.xoff - l.pfc.xon;
