@@ -453,6 +453,15 @@ TEST(BadTransports, EachIsOneMessageNamingThePlaceTheValueAndWhatIsAccepted) {
   }
 }
 
+/// Bytes each link from leaf 0 up to a spine carried, in link order.
+std::vector<std::uint64_t> leaf0_uplink_bytes(const testutil::TransferRun& run) {
+  std::vector<std::uint64_t> bytes;
+  for (const auto& l : run.platform->fabrics()[0].links) {
+    if (l.from.rfind("leaf0", 0) == 0 && l.to.rfind("spine", 0) == 0) bytes.push_back(l.link->stats().payload_bytes);
+  }
+  return bytes;
+}
+
 /// Two leaves joined by 4 spines: how many spines one 8 MiB message from a
 /// rank under leaf 0 to one under leaf 1 crosses, with `qps` queue pairs.
 int spines_used(int qps) {
@@ -467,12 +476,8 @@ fabrics:
     link: { bandwidth: 50 GB/s, latency: 200 ns, buffer: 1 MiB }
     transport: { kind: roce, congestion_control: none, queue_pairs: )" +
                            std::to_string(qps) + " }\n";
-  const auto run = run_transfers(yaml, {Flow{0, 2, 8 * MiB}});
-  int used = 0;
-  for (const auto& l : run.platform->fabrics()[0].links) {
-    if (l.from.rfind("leaf0", 0) == 0 && l.to.rfind("spine", 0) == 0 && l.link->stats().payload_bytes > 0) ++used;
-  }
-  return used;
+  const auto bytes = leaf0_uplink_bytes(run_transfers(yaml, {Flow{0, 2, 8 * MiB}}));
+  return static_cast<int>(std::count_if(bytes.begin(), bytes.end(), [](std::uint64_t b) { return b > 0; }));
 }
 
 TEST(Ecmp, OneQueuePairKeepsAConnectionOnOnePath) { EXPECT_EQ(spines_used(1), 1); }
@@ -480,8 +485,8 @@ TEST(Ecmp, OneQueuePairKeepsAConnectionOnOnePath) { EXPECT_EQ(spines_used(1), 1)
 // --- Adaptive routing and packet spraying -------------------------------------
 
 /// `flows` of the eight NPUs under leaf 0 each send S = 8 MiB to one of the
-/// eight under leaf 1, across 8 spines (non-blocking, 50 GB/s links, 256 KiB
-/// frames), on InfiniBand with switches picking ports by `load_balancing`.
+/// eight under leaf 1, across 8 spines (non-blocking, 50 GB/s links), on
+/// transport `kind` with switches picking ports by `load_balancing`.
 struct LeafToLeaf {
   testutil::TransferRun run;
   std::vector<std::uint64_t> spine_bytes;  // what each leaf0 -> spine link carried
@@ -500,9 +505,7 @@ fabrics:
   std::vector<Flow> f;
   for (int k = 0; k < flows; ++k) f.push_back(Flow{k, 8 + k, 8 * MiB});
   LeafToLeaf out{run_transfers(yaml, f), {}};
-  for (const auto& l : out.run.platform->fabrics()[0].links) {
-    if (l.from.rfind("leaf0", 0) == 0 && l.to.rfind("spine", 0) == 0) out.spine_bytes.push_back(l.link->stats().payload_bytes);
-  }
+  out.spine_bytes = leaf0_uplink_bytes(out.run);
   return out;
 }
 
