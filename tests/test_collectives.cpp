@@ -472,6 +472,7 @@ TEST(AstraSystem, SettingsMapOntoThePlatformAndUnknownKeysAreReported) {
   EXPECT_EQ(spec.collectives.dims[1].algorithm, AlgorithmKind::kDirect);
   EXPECT_EQ(spec.collectives.algorithm[static_cast<int>(CollectiveType::kAllToAll)], AlgorithmKind::kDirect);
   EXPECT_DOUBLE_EQ(spec.npu.peak_flops, 900e12);
+  EXPECT_TRUE(spec.roofline);
   // local-mem-bw: the memory's bandwidth; a reduction moves 3x its bytes.
   EXPECT_DOUBLE_EQ(spec.npu.memory_bandwidth.GBps_value(), 1600);
   EXPECT_NEAR(spec.collectives.local_reduce.GBps_value(), 1600.0 / 3, 1e-9);
