@@ -203,8 +203,12 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
         per_dim.push_back(a);
       }
       auto& dims = spec.collectives.dims;
+      // All-to-all phases run direct, in place (hierarchical.cpp).
+      const bool direct_only =
+          std::all_of(per_dim.begin(), per_dim.end(), [](AlgorithmKind a) { return a == AlgorithmKind::kDirect; });
       const bool phased = *type == CollectiveType::kAllReduce || *type == CollectiveType::kReduceScatter ||
-                          *type == CollectiveType::kAllGather;
+                          *type == CollectiveType::kAllGather ||
+                          (*type == CollectiveType::kAllToAll && direct_only && spec.collectives.direct_window == 0);
       if (!flat && dims.size() > 1 && phased) {
         // A phase per dimension, each with its own algorithm (ASTRA-sim's
         // generate_collective); all-reduce's are the platform's levels.
@@ -227,6 +231,8 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       } else {
         if (dims.size() > 1 && !flat && per_dim.size() > 1) {
           notes.push_back(path + ": \"" + key + "\": per-dimension phases are not modeled for " + to_string(*type) +
+                          (*type == CollectiveType::kAllToAll ? " but with direct (all peers at once) in every dimension"
+                                                              : std::string()) +
                           "; it runs " + to_string(per_dim.front()) + " over all NPUs");
         }
         spec.collectives.algorithm[static_cast<int>(*type)] = per_dim.front();

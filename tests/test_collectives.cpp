@@ -591,6 +591,41 @@ TEST(AstraSystem, ReduceScatterAndAllGatherRunAPhasePerDimension) {
   }
 }
 
+TEST(AstraSystem, AllToAllRunsAPhasePerDimensionWithDirect) {
+  // [Switch 4, Switch 2] at 50 and 25 GiB/s, 500 and 1000 ns, 16 MiB per
+  // NPU in one chunk: dimension 0 sends 3 segments of 2 blocks (3/4 of S)
+  // through an NPU's link, dimension 1 one segment of 4 blocks (S/2), each
+  // crossing two links.
+  const std::string dir = testutil::scratch_dir("system-a2a");
+  testutil::write_text(dir + "/n.yml", "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(dir + "/s.json", R"({"all-to-all-implementation": ["direct", "direct"], "preferred-dataset-splits": 1})");
+  const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/n.yml --system " + dir +
+                                         "/s.json --op all_to_all -b 16M -e 16M --json " + dir + "/rows.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto row = nlohmann::json::parse(testutil::read_text(dir + "/rows.json"))["rows"][0];
+  const double S = 16.0 * MiB, GiB = 1073741824.0;
+  const double want = (3 * S / 4 / (50 * GiB) + S / 2 / (25 * GiB) + 2 * 500e-9 + 2 * 1000e-9) * 1e6;
+  EXPECT_NEAR(row["time_us"].get<double>(), want, 1e-3 * want);
+  EXPECT_EQ(row["algorithm"], "hierarchical");
+  // Every byte lands where it belongs, with sizes not a multiple of the
+  // NPUs, in two chunks; and on three dimensions in one.
+  const auto data = testutil::run_fabricsim("collbench --quiet --data --platform " + dir + "/n.yml --system " + dir +
+                                            "/s.json --op all_to_all -b 100 -e 3000 -f 5 --chunks 2");
+  EXPECT_EQ(data.exit_code, 0) << data.err;
+  testutil::write_text(dir + "/n3.yml", "topology: [ Switch, Switch, Ring ]\nnpus_count: [ 2, 3, 2 ]\n"
+                                        "bandwidth: [ 50, 25, 10 ]\nlatency: [ 500, 1000, 800 ]\n");
+  testutil::write_text(dir + "/s3.json", R"({"all-to-all-implementation": ["direct", "direct", "direct"], "preferred-dataset-splits": 1})");
+  const auto three = testutil::run_fabricsim("collbench --quiet --data --platform " + dir + "/n3.yml --system " + dir +
+                                             "/s3.json --op all_to_all -b 100 -e 30000 -f 5");
+  EXPECT_EQ(three.exit_code, 0) << three.err;
+  // Its middle dimension cannot take chunks that split blocks.
+  const auto split = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/n3.yml --system " + dir +
+                                             "/s3.json --op all_to_all -b 1M -e 1M --chunks 2");
+  EXPECT_EQ(split.exit_code, 2);
+  EXPECT_NE(split.err.find("its all-to-all phase in dimension 1 (neither the lowest nor the highest)"), std::string::npos)
+      << split.err;
+}
+
 TEST(AstraSystem, KeysThatWouldChangeTimeAndAreNotModeledAreRefused) {
   const std::string dir = testutil::scratch_dir("system-refused");
   testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");

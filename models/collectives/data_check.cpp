@@ -149,7 +149,11 @@ void init_collective_data(CollectiveRun& run) {
     }
     write_element(run.data.data() + byte, pattern_value(rank, i, n, s.dtype), s.dtype);
   }
-  if (s.type == CollectiveType::kAllToAll && block > 0) {
+  if (s.type == CollectiveType::kAllToAll && s.algorithm == AlgorithmKind::kHierarchical) {
+    // A phase per dimension works in place in the receive half (hierarchical.cpp),
+    // which starts as a local copy of the send half (no simulated time).
+    std::memcpy(run.data.data() + s.bytes, run.data.data(), s.bytes);
+  } else if (s.type == CollectiveType::kAllToAll && block > 0) {
     // An NPU's block for itself does not cross the fabric: a local copy
     // (taking no simulated time).
     const std::uint64_t own = s.sizes ? (*s.sizes)[me][me] : block;

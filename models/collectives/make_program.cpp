@@ -58,8 +58,8 @@ static_assert(sizeof kFactories / sizeof kFactories[0] == static_cast<std::size_
 std::unique_ptr<Program> make_program(const ProgramSpec& spec) {
   if (!spec.ranks || spec.ranks->empty()) throw std::invalid_argument("collective over an empty group");
   if (spec.type == CollectiveType::kAllToAll && spec.algorithm != AlgorithmKind::kDirect &&
-      spec.algorithm != AlgorithmKind::kRing) {
-    algorithms::not_applicable(spec, "all-to-all runs with direct or ring");
+      spec.algorithm != AlgorithmKind::kRing && spec.algorithm != AlgorithmKind::kHierarchical) {
+    algorithms::not_applicable(spec, "all-to-all runs with direct, ring or hierarchical");
   }
   if ((spec.type == CollectiveType::kGather || spec.type == CollectiveType::kScatter) &&
       spec.algorithm != AlgorithmKind::kDirect) {

@@ -466,6 +466,43 @@ TEST(CollectivePrograms, HierarchicalReduceScatterAndAllGatherRunAPhasePerDimens
   EXPECT_THROW(make_programs(plan, 0), std::invalid_argument);
 }
 
+TEST(CollectivePrograms, HierarchicalAllToAllRunsAPhasePerDimensionInPlace) {
+  // Direct in each dimension, in the receive half, which starts as a copy
+  // of the send half. Dimension d moves n_d - 1 of its n_d segments, so a
+  // member sends (n_d - 1)/n_d of its n blocks per dimension: on 4 x 3 x 2,
+  // 24 x (3/4 + 2/3 + 1/2) = 46 blocks. 2 x 4 in 3 chunks (the middle
+  // dimension of three needs whole blocks, so one chunk there).
+  for (const auto& [dims, chunks] : std::vector<std::pair<std::vector<Dimension>, std::uint32_t>>{
+           {{{4, 1, AlgorithmKind::kDirect}, {3, 4, AlgorithmKind::kDirect}, {2, 12, AlgorithmKind::kDirect}}, 1},
+           {{{2, 1, AlgorithmKind::kDirect}, {4, 2, AlgorithmKind::kDirect}}, 3}}) {
+    int n = 1;
+    double blocks = 0;
+    for (const Dimension& d : dims) n *= d.size;
+    for (const Dimension& d : dims) blocks += static_cast<double>(n) * (d.size - 1) / d.size;
+    std::vector<int> ranks;
+    for (int r = 0; r < n; ++r) ranks.push_back(r);
+    ProgramPlan plan;
+    plan.type = CollectiveType::kAllToAll;
+    plan.algorithm = AlgorithmKind::kHierarchical;
+    plan.ranks = &ranks;
+    const std::uint64_t block = 6 * 4;
+    plan.bytes = static_cast<std::uint64_t>(n) * block;
+    plan.chunks = chunks;
+    plan.dims = &dims;
+    auto buffers = inputs(n, working_bytes(plan.type, plan.bytes, n), plan.bytes);
+    for (auto& b : buffers) std::memcpy(b.data() + plan.bytes, b.data(), plan.bytes);  // as data_check.cpp starts it
+    const ExecutionStats stats = execute_programs(plan, buffers);
+    EXPECT_EQ(stats.bytes_sent, static_cast<std::uint64_t>(blocks * n * block + 0.5)) << n << " members";
+    for (int m = 0; m < n; ++m) {
+      for (std::uint64_t i = 0; i < 2 * plan.bytes / 4; ++i) {
+        const auto want = expected(plan.type, n, 0, m, plan.bytes, i);
+        if (!want) continue;
+        ASSERT_EQ(word(buffers[static_cast<std::size_t>(m)], i), *want) << n << " members: member " << m << " element " << i;
+      }
+    }
+  }
+}
+
 TEST(CollectivePrograms, HierarchicalLevelsAreStagesInTheOrderChunksPassThem) {
   // Up through each level's reduce-scatter, down through the all-gathers in
   // reverse: one stage each, so the engine can overlap chunks level by level.

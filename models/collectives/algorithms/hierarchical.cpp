@@ -23,9 +23,11 @@ class HierarchicalProgram : public Program {
  public:
   explicit HierarchicalProgram(const ProgramSpec& s) : spec_(s) {
     const bool scatter = s.type == CollectiveType::kReduceScatter || s.type == CollectiveType::kReduceScatterBlock;
-    if (s.type != CollectiveType::kAllReduce && !scatter && s.type != CollectiveType::kAllGather) {
-      not_applicable(s, "it runs all-reduce, reduce-scatter and all-gather");
+    if (s.type != CollectiveType::kAllReduce && !scatter && s.type != CollectiveType::kAllGather &&
+        s.type != CollectiveType::kAllToAll) {
+      not_applicable(s, "it runs all-reduce, reduce-scatter, all-gather and all-to-all");
     }
+    if (s.sizes) not_applicable(s, "all-to-all-v has no phase per dimension (its blocks differ in size)");
     if (!s.dims || s.dims->empty()) not_applicable(s, "the platform has no dimensions");
     std::int64_t total = 1;  // wide: dimensions that do not fit the group must not wrap into it
     for (const auto& d : *s.dims) total = std::min<std::int64_t>(total * d.size, std::int64_t{1} << 40);
@@ -35,7 +37,7 @@ class HierarchicalProgram : public Program {
     if (s.type == CollectiveType::kAllReduce) {
       build_all_reduce(s);
     } else {
-      build_per_dimension(s, scatter);
+      build_per_dimension(s, scatter || s.type == CollectiveType::kAllToAll);
     }
     for (const Phase& ph : phases_) {
       up_rounds_ += ph.up->num_rounds();
@@ -44,14 +46,21 @@ class HierarchicalProgram : public Program {
   }
 
  private:
-  /// Reduce-scatter or all-gather, a phase per dimension. Before dimension d
-  /// (of stride s_d, the product of the sizes below, ASTRA-sim's layout) an
-  /// NPU works on every block whose coordinates below d are its own: blocks
-  /// p + s_d x m + s_(d+1) x j, where p is its own block's part below d. The
-  /// member at coordinate m of d takes (reduce-scatter) or gives (all-gather)
-  /// the runs of its m: strided runs, one segment each, which ring and
-  /// direct send one at a time.
-  void build_per_dimension(const ProgramSpec& s, bool scatter) {
+  /// Reduce-scatter, all-gather or all-to-all, a phase per dimension. Before
+  /// dimension d (of stride s_d, the product of the sizes below, ASTRA-sim's
+  /// layout) a reduce-scatter or all-gather works on every block whose
+  /// coordinates below d are the NPU's: blocks p + s_d x m + s_(d+1) x j,
+  /// where p is its own block's part below d. The member at coordinate m of
+  /// d takes (reduce-scatter) or gives (all-gather) the runs of its m:
+  /// strided runs, one segment each, which ring and direct send one at a
+  /// time. An all-to-all works in the receive half, which starts as a copy
+  /// of the send half (data_check.cpp): in dimension d, slot x holds what
+  /// goes to the NPU whose coordinate d is x's, so member m gets the slots
+  /// whose coordinate d is m and puts what it gets from member k in the
+  /// slots whose coordinate d is k, where its own went out (direct, all at
+  /// once: a send's bytes are taken when it is posted). After the last
+  /// dimension slot x holds what NPU x sent this one.
+  void build_per_dimension(const ProgramSpec& s, bool ascending) {
     const auto& dims = *s.dims;
     const int me_rank = (*s.ranks)[static_cast<std::size_t>(s.me)];
     for (std::size_t i = 0; i < s.ranks->size(); ++i) {
@@ -69,13 +78,19 @@ class HierarchicalProgram : public Program {
       }
     }
     const std::uint64_t n = stride_below[dims.size()];
+    const bool all_to_all = s.type == CollectiveType::kAllToAll;
     std::vector<std::size_t> order;
     for (std::size_t d = 0; d < dims.size(); ++d) order.push_back(d);
-    if (!scatter) std::reverse(order.begin(), order.end());
+    if (!ascending) std::reverse(order.begin(), order.end());
     for (const std::size_t d : order) {
       const Dimension& dim = dims[d];
       if (dim.size == 1) continue;
-      if (dim.algorithm != AlgorithmKind::kRing && dim.algorithm != AlgorithmKind::kDirect) {
+      if (all_to_all && (dim.algorithm != AlgorithmKind::kDirect || (s.direct_window != 0 && s.direct_window < static_cast<std::uint32_t>(dim.size - 1)))) {
+        not_applicable(s, std::string("a level of its all-to-all runs direct, all peers at once (it works in place), "
+                                      "not ") + to_string(dim.algorithm) + (dim.algorithm == AlgorithmKind::kDirect ? " with a window" : "") +
+                              " (dimension " + std::to_string(d) + ")");
+      }
+      if (!all_to_all && dim.algorithm != AlgorithmKind::kRing && dim.algorithm != AlgorithmKind::kDirect) {
         not_applicable(s, std::string("a level of its reduce-scatter or all-gather runs ring or direct, not ") +
                               to_string(dim.algorithm) + " (dimension " + std::to_string(d) + ")");
       }
@@ -99,10 +114,35 @@ class HierarchicalProgram : public Program {
       Segments& seg = sub.segments;
       seg = s.segments;  // the chunk's slice of every block: `base` bytes, blocks `stride` apart
       seg.n = dim.size;
-      seg.first = s.segments.offset(0) + below * s.segments.stride;
-      seg.stride = stride_below[d] * s.segments.stride;
-      seg.pieces = static_cast<std::uint32_t>(n / stride_below[d + 1]);
-      seg.piece_stride = stride_below[d + 1] * s.segments.stride;
+      if (all_to_all) {
+        // Member m's slots: a + m s_d + b s_(d+1) for a below s_d and every b.
+        // One level of runs when a or b takes one value, or when the runs of
+        // consecutive a touch (whole blocks).
+        const std::uint64_t inner = stride_below[d], outer = n / stride_below[d + 1];
+        const bool touching = s.segments.base == s.segments.stride;
+        if (inner > 1 && outer > 1 && !touching) {
+          not_applicable(s, "its all-to-all phase in dimension " + std::to_string(d) +
+                                " (neither the lowest nor the highest) sends runs of blocks that are strided in turn; "
+                                "a transfer takes one stride, so each chunk must hold whole blocks: give one chunk "
+                                "(preferred-dataset-splits 1, --chunks 1)");
+        }
+        seg.first = s.recv_base + s.segments.offset(0);
+        seg.stride = inner * s.segments.stride;
+        if (inner > 1 && (outer == 1 || touching)) {
+          seg.base = (touching ? inner : 1) * s.segments.base;
+          seg.pieces = static_cast<std::uint32_t>(touching ? outer : inner);
+          seg.piece_stride = touching ? stride_below[d + 1] * s.segments.stride : s.segments.stride;
+        } else {
+          seg.pieces = static_cast<std::uint32_t>(outer);
+          seg.piece_stride = stride_below[d + 1] * s.segments.stride;
+        }
+        sub.recv_base = 0;  // in place
+      } else {
+        seg.first = s.segments.offset(0) + below * s.segments.stride;
+        seg.stride = stride_below[d] * s.segments.stride;
+        seg.pieces = static_cast<std::uint32_t>(n / stride_below[d + 1]);
+        seg.piece_stride = stride_below[d + 1] * s.segments.stride;
+      }
       ph.up = make_program(sub);
       ph.up_name = "dim " + std::to_string(d) + " " + to_string(s.type) + " (" + to_string(dim.algorithm) + ")";
       phases_.push_back(std::move(ph));
