@@ -112,11 +112,18 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
   // ASTRA-sim's defaults for what a file leaves out (its Sys constructor):
   // every level of an all-reduce all-reduces the whole chunk ("baseline"),
   // one chunk in flight per dimension. A collective is cut into exactly its
-  // preferred-dataset-splits. (Its 10 ns endpoint-delay default is not
+  // preferred-dataset-splits. Each only where the platform or --set left
+  // fabricsim's own default. (Its 10 ns endpoint-delay default is not
   // taken: ASTRA-sim charges it on its memory bus, which custom collectives
   // bypass, and here it would fall on every message.)
-  spec.collectives.level_data = LevelData::kWhole;
-  set_active_chunks_per_dimension(spec, 1);
+  const CollectiveConfig ours;
+  auto& c = spec.collectives;
+  if (c.level_data == ours.level_data) c.level_data = LevelData::kWhole;
+  if (c.chunks_per_stage == ours.chunks_per_stage && c.active_chunks == ours.active_chunks) {
+    set_active_chunks_per_dimension(spec, 1);
+  }
+  if (c.pipeline_chunk == ours.pipeline_chunk) c.pipeline_chunk = 0;
+  c.subgroups_ring = true;
   spec.collectives.pipeline_chunk = 0;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();

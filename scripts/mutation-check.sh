@@ -48,6 +48,7 @@ mutations=(
   "reduce-scatter and all-gather default flat on several dimensions|models/collectives/algorithm_choice.cpp|    return AlgorithmKind::kHierarchical;  // a phase per dimension, as for all-reduce|    return point_to_point_default(type, bytes, n, hints);|DefaultChoice.AReduceScatter"
   "all-to-all phases start from an empty receive half|models/collectives/data_check.cpp|    std::memcpy(run.data.data() + s.bytes, run.data.data(), s.bytes);|    (void)0;|AstraSystem.AllToAll"
   "an all-to-all phase's slices taken as touching|models/collectives/algorithms/hierarchical.cpp|        const bool touching = s.segments.base == s.segments.stride;|        const bool touching = true;|CollectivePrograms.HierarchicalAllToAll"
+  "ASTRA-sim sub-groups run the file's phases|models/collectives/algorithm_choice.cpp|    if (ranks.size() != npus) return AlgorithmKind::kRing;|    (void)npus;|AstraSystem.Settings"
   "whole levels run as parts|models/collectives/algorithms/hierarchical.cpp|      if (s.level_data == LevelData::kWhole) {|      if (false) {|AstraSystem.Baseline"
   "Themis counts whole levels as shrinking|models/collectives/algorithms/hierarchical.cpp|      if (level_data == LevelData::kPart) data /= n;|      data /= n;|CollectivePrograms.WholeLevels"
   "localBWAware read as baseline|platforms/astra_system.cpp|v == \"localBWAware\" ? LevelData::kPart : LevelData::kWhole|LevelData::kWhole|AstraSystem.Baseline"

@@ -495,6 +495,16 @@ TEST(AstraSystem, SettingsMapOntoThePlatformAndUnknownKeysAreReported) {
   EXPECT_EQ(other.collectives.chunks_per_stage, 1u);
   EXPECT_EQ(other.collectives.active_chunks, 2u);
   EXPECT_EQ(other.collectives.policy, SchedulingPolicy::kPriority);
+  // A group smaller than the platform runs a ring, whatever the file names
+  // (ASTRA-sim's CommunicatorGroup); the whole platform runs the file's
+  // phases; gather keeps direct, the only algorithm it has.
+  const std::vector<int> half = {0, 1, 2, 3}, eight = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(choose_algorithm(spec.collectives, PlatformHints{}, CollectiveType::kAllReduce, MiB, half, false),
+            AlgorithmKind::kRing);
+  EXPECT_EQ(choose_algorithm(spec.collectives, PlatformHints{}, CollectiveType::kAllReduce, MiB, eight, true),
+            AlgorithmKind::kHierarchical);
+  EXPECT_EQ(choose_algorithm(spec.collectives, PlatformHints{}, CollectiveType::kGather, MiB, half, false),
+            AlgorithmKind::kDirect);
   EXPECT_EQ(other.collectives.direct_window, 6u);
   EXPECT_EQ(other.collectives.level_data, LevelData::kPart);
 }

@@ -47,7 +47,7 @@ int PlatformHints::in_switch_domain(const std::vector<int>& ranks) const {
 namespace {
 /// Whether a reduce-scatter or all-gather can run a phase per dimension:
 /// several levels, each of ring or direct (hierarchical.cpp).
-bool phased_levels(const CollectiveConfig& config, CollectiveType type) {
+bool phased_levels(const CollectiveConfig& config, CollectiveType type, std::size_t members) {
   if (type != CollectiveType::kReduceScatter && type != CollectiveType::kReduceScatterBlock &&
       type != CollectiveType::kAllGather) {
     return false;
@@ -62,7 +62,7 @@ bool phased_levels(const CollectiveConfig& config, CollectiveType type) {
     }
     below *= d.size;
   }
-  return used > 1;
+  return used > 1 && static_cast<std::size_t>(below) == members;
 }
 
 AlgorithmKind point_to_point_default(CollectiveType type, std::uint64_t bytes, int n, const PlatformHints& hints);
@@ -94,7 +94,7 @@ AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType t
   if (hints.shape == "multi_dimensional" && group_is_world && type == CollectiveType::kAllReduce) {
     return AlgorithmKind::kHierarchical;  // in-switch within the dimensions that have reduction units
   }
-  if (hints.shape == "multi_dimensional" && group_is_world && phased_levels(config, type)) {
+  if (hints.shape == "multi_dimensional" && group_is_world && phased_levels(config, type, ranks.size())) {
     return AlgorithmKind::kHierarchical;  // a phase per dimension, as for all-reduce
   }
   const AlgorithmKind p2p = point_to_point_default(type, bytes, n, hints);
@@ -148,6 +148,11 @@ AlgorithmKind point_to_point_default(CollectiveType type, std::uint64_t bytes, i
 
 AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
                                std::uint64_t bytes, const std::vector<int>& ranks, bool group_is_world) {
+  if (config.subgroups_ring && type != CollectiveType::kGather && type != CollectiveType::kScatter) {
+    std::size_t npus = 1;
+    for (const Dimension& d : config.dims) npus *= static_cast<std::size_t>(d.size);
+    if (ranks.size() != npus) return AlgorithmKind::kRing;
+  }
   const auto& chosen = config.algorithm[static_cast<int>(type)];
   if (chosen) return *chosen;
   return default_algorithm(config, type, bytes, ranks, group_is_world, hints);
@@ -346,13 +351,13 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
     const std::vector<int> group = level_group(levels[l]);
     const AlgorithmKind a = levels[l].algorithm;
     Estimate level;
-    if (a == AlgorithmKind::kInSwitch && all_reduce && !whole) {
+    if (a == AlgorithmKind::kInSwitch && all_reduce) {
       const FabricCosts* costs = group_costs(hints, group);
       if (!costs || !hints.in_switch(group)) return std::nullopt;
       const bool pull = pulls(hints, group);
-      const Estimate whole = in_switch_estimate(*costs, pull, CollectiveType::kAllReduce, share, n);
-      level.transfer = whole.transfer;
-      level.latency = l == top ? whole.latency
+      const Estimate all = in_switch_estimate(*costs, pull, CollectiveType::kAllReduce, share, n);
+      level.transfer = all.transfer;
+      level.latency = l == top || whole ? all.latency
                                : in_switch_estimate(*costs, pull, CollectiveType::kReduceScatter, share, n).latency +
                                      in_switch_estimate(*costs, pull, CollectiveType::kAllGather, share, n).latency;
     } else {
@@ -390,7 +395,9 @@ std::optional<std::pair<std::vector<Dimension>, double>> best_levels(const Colle
   if (dims.size() < 2) return std::nullopt;
   // Levels the platform names must run; one that cannot is the user's to
   // hear of, not a candidate to pass over.
-  if (const std::string problem = hierarchical_levels_problem(dims); !problem.empty()) {
+  // (Levels that all-reduce the whole chunk take a tree anywhere.)
+  if (const std::string problem = hierarchical_levels_problem(dims);
+      !problem.empty() && config.level_data == LevelData::kPart) {
     throw std::invalid_argument("the hierarchical algorithm does not apply to all_reduce: " + problem);
   }
   const std::size_t top = top_level(dims);
@@ -458,7 +465,7 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
   }
   // Reduce-scatter and all-gather a phase per dimension, on their levels as
   // the platform or a system file gives them.
-  if (group_is_world && phased_levels(config, type)) {
+  if (group_is_world && phased_levels(config, type, ranks.size())) {
     if (const auto t = hierarchical_estimate(config, model, hints, type, bytes, config.levels_for(type))) {
       out.emplace_back(AlgorithmKind::kHierarchical, *t);
     }

@@ -70,6 +70,10 @@ struct CollectiveConfig {
   /// A collective type's own levels where they run other algorithms than
   /// all-reduce's (an ASTRA-sim system file's per-type lists); empty: dims.
   std::vector<Dimension> dims_by_type[10];
+  /// ASTRA-sim's rule for a group smaller than the platform: a ring over its
+  /// NPUs, whatever the system file names (CommunicatorGroup::
+  /// get_collective_plan). Set by system files only.
+  bool subgroups_ring = false;
   const std::vector<Dimension>& levels_for(CollectiveType t) const {
     const auto& own = dims_by_type[static_cast<int>(t)];
     return own.empty() ? dims : own;

@@ -119,12 +119,13 @@ class HierarchicalProgram : public Program {
         // One level of runs when a or b takes one value, or when the runs of
         // consecutive a touch (whole blocks).
         const std::uint64_t inner = stride_below[d], outer = n / stride_below[d + 1];
-        const bool touching = s.segments.base == s.segments.stride;
+        const bool touching = s.segments.base == s.segments.stride || s.segments.base == 0;
         if (inner > 1 && outer > 1 && !touching) {
           not_applicable(s, "its all-to-all phase in dimension " + std::to_string(d) +
                                 " (neither the lowest nor the highest) sends runs of blocks that are strided in turn; "
                                 "a transfer takes one stride, so each chunk must hold whole blocks: give one chunk "
-                                "(preferred-dataset-splits 1, --chunks 1)");
+                                "(preferred-dataset-splits 1; or --chunks 1 with collectives.pipeline_chunk 0, "
+                                "which otherwise adds chunks to large hierarchical collectives)");
         }
         seg.first = s.recv_base + s.segments.offset(0);
         seg.stride = inner * s.segments.stride;
