@@ -124,7 +124,6 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
   }
   if (c.pipeline_chunk == ours.pipeline_chunk) c.pipeline_chunk = 0;
   c.subgroups_ring = true;
-  spec.collectives.pipeline_chunk = 0;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
     if (key == "scheduling-policy") {
