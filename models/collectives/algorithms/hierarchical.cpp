@@ -16,9 +16,9 @@ namespace {
 /// dimension going up (each on the part the previous one left this NPU),
 /// all-gather back down, with each dimension's own algorithm; or, with
 /// LevelData::kWhole, an all-reduce of the whole chunk in each dimension.
-/// Reduce-scatter and all-gather run one phase per dimension, as ASTRA-sim
-/// runs them: reduce-scatter from the lowest dimension up, all-gather from
-/// the highest down.
+/// Reduce-scatter, all-gather and all-to-all run one phase per dimension, as
+/// ASTRA-sim runs them: reduce-scatter and all-to-all from the lowest
+/// dimension up, all-gather from the highest down.
 class HierarchicalProgram : public Program {
  public:
   explicit HierarchicalProgram(const ProgramSpec& s) : spec_(s) {
@@ -65,15 +65,15 @@ class HierarchicalProgram : public Program {
     const int me_rank = (*s.ranks)[static_cast<std::size_t>(s.me)];
     for (std::size_t i = 0; i < s.ranks->size(); ++i) {
       if ((*s.ranks)[i] != static_cast<int>(i)) {
-        not_applicable(s, "its reduce-scatter and all-gather need the group to be the platform's NPUs in order");
+        not_applicable(s, "its " + std::string(to_string(s.type)) + " needs the group to be the platform's NPUs in order");
       }
     }
     std::vector<std::uint64_t> stride_below(dims.size() + 1, 1);  // s_d
     for (std::size_t d = 0; d < dims.size(); ++d) {
       stride_below[d + 1] = stride_below[d] * static_cast<std::uint64_t>(dims[d].size);
       if (static_cast<std::uint64_t>(dims[d].stride) != stride_below[d] && dims[d].size > 1) {
-        not_applicable(s, "its reduce-scatter and all-gather need dimension d to group NPUs the product of the "
-                          "sizes below it apart (dimension " + std::to_string(d) + " has stride " +
+        not_applicable(s, "its " + std::string(to_string(s.type)) + " needs dimension d to group NPUs the product "
+                          "of the sizes below it apart (dimension " + std::to_string(d) + " has stride " +
                           std::to_string(dims[d].stride) + ")");
       }
     }
