@@ -128,6 +128,20 @@ std::optional<std::uint32_t> expected(CollectiveType type, int n, int root, int 
   }
 }
 
+/// Every element `plan` defines, on every member's buffer, holds what it
+/// must; stops at the first that does not, naming it after `what`.
+void expect_results(const ProgramPlan& plan, int n, const std::vector<std::vector<std::uint8_t>>& buffers,
+                    const std::string& what) {
+  const std::uint64_t words = working_bytes(plan.type, plan.bytes, n) / 4;
+  for (int m = 0; m < n; ++m) {
+    for (std::uint64_t i = 0; i < words; ++i) {
+      const auto want = expected(plan.type, n, plan.root, m, plan.bytes, i);
+      if (!want) continue;
+      ASSERT_EQ(word(buffers[static_cast<std::size_t>(m)], i), *want) << what << "member " << m << " element " << i;
+    }
+  }
+}
+
 int log2_ceil(int n) {
   int k = 0;
   while ((1 << k) < n) ++k;
@@ -356,14 +370,30 @@ TEST(CollectivePrograms, ThemisOrdersEachChunksLevelsByLoadAndKeepsTheData) {
   auto buffers = inputs(n, plan.bytes);
   const ExecutionStats stats = execute_programs(plan, buffers);
   EXPECT_EQ(stats.bytes_sent, stats.bytes_received);
-  for (int m = 0; m < n; ++m) {
-    for (std::uint64_t i = 0; i < plan.bytes / 4; ++i) {
-      ASSERT_EQ(word(buffers[static_cast<std::size_t>(m)], i), *expected(plan.type, n, 0, m, plan.bytes, i))
-          << "member " << m << " element " << i;
-    }
-  }
+  expect_results(plan, n, buffers, "");
   plan.themis = false;
   for (const auto& p : make_programs(plan, 0)) EXPECT_EQ(std::string(p->phase(0)), "dim 0 reduce-scatter (ring)");
+}
+
+/// A hierarchical `type` of `bytes` in `chunks` over all of `ranks` (the
+/// caller's: the plan points at it) on `dims`.
+ProgramPlan hierarchical_plan(CollectiveType type, const std::vector<int>& ranks, const std::vector<Dimension>& dims,
+                              std::uint64_t bytes, std::uint32_t chunks) {
+  ProgramPlan plan;
+  plan.type = type;
+  plan.algorithm = AlgorithmKind::kHierarchical;
+  plan.ranks = &ranks;
+  plan.bytes = bytes;
+  plan.chunks = chunks;
+  plan.dims = &dims;
+  return plan;
+}
+
+/// Ranks 0 .. n-1.
+std::vector<int> first_ranks(int n) {
+  std::vector<int> ranks;
+  for (int r = 0; r < n; ++r) ranks.push_back(r);
+  return ranks;
 }
 
 TEST(CollectivePrograms, WholeLevelsAllReduceTheWholeChunkInEachDimension) {
@@ -374,15 +404,8 @@ TEST(CollectivePrograms, WholeLevelsAllReduceTheWholeChunkInEachDimension) {
   const std::vector<Dimension> dims = {{4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kDirect},
                                        {2, 8, AlgorithmKind::kDoubleBinaryTree}};
   const int n = 16;
-  std::vector<int> ranks;
-  for (int r = 0; r < n; ++r) ranks.push_back(r);
-  ProgramPlan plan;
-  plan.type = CollectiveType::kAllReduce;
-  plan.algorithm = AlgorithmKind::kHierarchical;
-  plan.ranks = &ranks;
-  plan.bytes = 4ull * 16 * 8;
-  plan.chunks = 2;
-  plan.dims = &dims;
+  const std::vector<int> ranks = first_ranks(n);
+  ProgramPlan plan = hierarchical_plan(CollectiveType::kAllReduce, ranks, dims, 4ull * 16 * 8, 2);
   plan.level_data = LevelData::kWhole;
   const auto programs = make_programs(plan, 0);
   EXPECT_EQ(std::string(programs[0]->phase(0)), "dim 0 all-reduce (ring)");
@@ -390,19 +413,14 @@ TEST(CollectivePrograms, WholeLevelsAllReduceTheWholeChunkInEachDimension) {
   auto buffers = inputs(n, plan.bytes);
   const ExecutionStats stats = execute_programs(plan, buffers);
   EXPECT_EQ(stats.bytes_sent, static_cast<std::uint64_t>(3.5 * n * plan.bytes));
-  for (int m = 0; m < n; ++m) {
-    for (std::uint64_t i = 0; i < plan.bytes / 4; ++i) {
-      ASSERT_EQ(word(buffers[static_cast<std::size_t>(m)], i), *expected(plan.type, n, 0, m, plan.bytes, i))
-          << "member " << m << " element " << i;
-    }
-  }
+  expect_results(plan, n, buffers, "");
   // Themis's load estimate: with whole levels the data does not shrink, so
   // on two equal dimensions chunk 0 loads both alike and chunk 1 keeps the
   // ascending order; with parts, dimension 1 got half and goes first.
   const std::vector<Dimension> equal = {{2, 1, AlgorithmKind::kRing, false, 100}, {2, 2, AlgorithmKind::kRing, false, 100}};
   plan.dims = &equal;
   plan.themis = true;
-  std::vector<int> four = {0, 1, 2, 3};
+  const std::vector<int> four = first_ranks(4);
   plan.ranks = &four;
   EXPECT_EQ(std::string(make_programs(plan, 0)[1]->phase(0)), "dim 0 all-reduce (ring)");
   plan.level_data = LevelData::kPart;
@@ -419,18 +437,11 @@ TEST(CollectivePrograms, HierarchicalReduceScatterAndAllGatherRunAPhasePerDimens
   const std::vector<Dimension> dims = {{4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kDirect},
                                        {2, 8, AlgorithmKind::kRing}};
   const int n = 16;
-  std::vector<int> ranks;
-  for (int r = 0; r < n; ++r) ranks.push_back(r);
+  const std::vector<int> ranks = first_ranks(n);
   const std::uint64_t block = 7 * 4;
   for (const CollectiveType type :
        {CollectiveType::kReduceScatter, CollectiveType::kReduceScatterBlock, CollectiveType::kAllGather}) {
-    ProgramPlan plan;
-    plan.type = type;
-    plan.algorithm = AlgorithmKind::kHierarchical;
-    plan.ranks = &ranks;
-    plan.bytes = n * block + 3;
-    plan.chunks = 3;
-    plan.dims = &dims;
+    const ProgramPlan plan = hierarchical_plan(type, ranks, dims, n * block + 3, 3);
     const auto programs = make_programs(plan, 5);
     const bool gather = type == CollectiveType::kAllGather;
     EXPECT_EQ(std::string(programs[0]->phase(0)),
@@ -439,25 +450,13 @@ TEST(CollectivePrograms, HierarchicalReduceScatterAndAllGatherRunAPhasePerDimens
     auto buffers = inputs(n, plan.bytes);
     const ExecutionStats stats = execute_programs(plan, buffers);
     EXPECT_EQ(stats.bytes_sent, static_cast<std::uint64_t>(n) * 15 * block) << to_string(type);
-    for (int m = 0; m < n; ++m) {
-      for (std::uint64_t i = 0; i < plan.bytes / 4; ++i) {
-        const auto want = expected(type, n, 0, m, plan.bytes, i);
-        if (!want) continue;
-        ASSERT_EQ(word(buffers[static_cast<std::size_t>(m)], i), *want)
-            << to_string(type) << " member " << m << " element " << i;
-      }
-    }
+    expect_results(plan, n, buffers, std::string(to_string(type)) + " ");
   }
   // A level must send one segment at a time, and the group must be the
   // platform's NPUs in order.
   std::vector<Dimension> halving = dims;
   halving[1].algorithm = AlgorithmKind::kHalvingDoubling;
-  ProgramPlan plan;
-  plan.type = CollectiveType::kReduceScatter;
-  plan.algorithm = AlgorithmKind::kHierarchical;
-  plan.ranks = &ranks;
-  plan.bytes = n * block;
-  plan.dims = &halving;
+  ProgramPlan plan = hierarchical_plan(CollectiveType::kReduceScatter, ranks, halving, n * block, 1);
   EXPECT_THROW(make_programs(plan, 0), std::invalid_argument);
   std::vector<int> shuffled = ranks;
   std::swap(shuffled[0], shuffled[1]);
@@ -479,27 +478,15 @@ TEST(CollectivePrograms, HierarchicalAllToAllRunsAPhasePerDimensionInPlace) {
     double blocks = 0;
     for (const Dimension& d : dims) n *= d.size;
     for (const Dimension& d : dims) blocks += static_cast<double>(n) * (d.size - 1) / d.size;
-    std::vector<int> ranks;
-    for (int r = 0; r < n; ++r) ranks.push_back(r);
-    ProgramPlan plan;
-    plan.type = CollectiveType::kAllToAll;
-    plan.algorithm = AlgorithmKind::kHierarchical;
-    plan.ranks = &ranks;
+    const std::vector<int> ranks = first_ranks(n);
     const std::uint64_t block = 6 * 4;
-    plan.bytes = static_cast<std::uint64_t>(n) * block;
-    plan.chunks = chunks;
-    plan.dims = &dims;
+    const ProgramPlan plan =
+        hierarchical_plan(CollectiveType::kAllToAll, ranks, dims, static_cast<std::uint64_t>(n) * block, chunks);
     auto buffers = inputs(n, working_bytes(plan.type, plan.bytes, n), plan.bytes);
     for (auto& b : buffers) std::memcpy(b.data() + plan.bytes, b.data(), plan.bytes);  // as data_check.cpp starts it
     const ExecutionStats stats = execute_programs(plan, buffers);
     EXPECT_EQ(stats.bytes_sent, static_cast<std::uint64_t>(blocks * n * block + 0.5)) << n << " members";
-    for (int m = 0; m < n; ++m) {
-      for (std::uint64_t i = 0; i < 2 * plan.bytes / 4; ++i) {
-        const auto want = expected(plan.type, n, 0, m, plan.bytes, i);
-        if (!want) continue;
-        ASSERT_EQ(word(buffers[static_cast<std::size_t>(m)], i), *want) << n << " members: member " << m << " element " << i;
-      }
-    }
+    expect_results(plan, n, buffers, std::to_string(n) + " members: ");
   }
 }
 
