@@ -209,12 +209,13 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
         per_dim.push_back(a);
       }
       auto& dims = spec.collectives.dims;
-      // All-to-all phases run direct, in place (hierarchical.cpp).
-      const bool direct_only =
-          std::all_of(per_dim.begin(), per_dim.end(), [](AlgorithmKind a) { return a == AlgorithmKind::kDirect; });
+      // All-to-all phases run ring or direct with every peer at once, in
+      // place (hierarchical.cpp).
+      const bool in_place_levels = std::all_of(per_dim.begin(), per_dim.end(), [&](AlgorithmKind a) {
+        return a == AlgorithmKind::kRing || (a == AlgorithmKind::kDirect && spec.collectives.direct_window == 0);
+      });
       const bool phased = *type == CollectiveType::kAllReduce || *type == CollectiveType::kReduceScatter ||
-                          *type == CollectiveType::kAllGather ||
-                          (*type == CollectiveType::kAllToAll && direct_only && spec.collectives.direct_window == 0);
+                          *type == CollectiveType::kAllGather || (*type == CollectiveType::kAllToAll && in_place_levels);
       if (!flat && dims.size() > 1 && phased) {
         // A phase per dimension, each with its own algorithm (ASTRA-sim's
         // generate_collective); all-reduce's are the platform's levels.
@@ -237,7 +238,7 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       } else {
         if (dims.size() > 1 && !flat && per_dim.size() > 1) {
           notes.push_back(path + ": \"" + key + "\": per-dimension phases are not modeled for " + to_string(*type) +
-                          (*type == CollectiveType::kAllToAll ? " but with direct (all peers at once) in every dimension"
+                          (*type == CollectiveType::kAllToAll ? " but with ring or direct (all peers at once) in every dimension"
                                                               : std::string()) +
                           "; it runs " + to_string(per_dim.front()) + " over all NPUs");
         }

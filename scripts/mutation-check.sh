@@ -49,6 +49,8 @@ mutations=(
   "all-to-all phases start from an empty receive half|models/collectives/data_check.cpp|    std::memcpy(run.data.data() + s.bytes, run.data.data(), s.bytes);|    (void)0;|AstraSystem.AllToAll"
   "an all-to-all phase's slices taken as touching|models/collectives/algorithms/hierarchical.cpp|        const bool touching = s.segments.base == s.segments.stride|        const bool touching = true|CollectivePrograms.HierarchicalAllToAll"
   "ASTRA-sim sub-groups run the file's phases|models/collectives/algorithm_choice.cpp|    if (ranks.size() != npus) return AlgorithmKind::kRing;|    (void)npus;|AstraSystem.Settings"
+  "an in-place ring relay delivers before its own block left|models/collectives/algorithms/ring.cpp|    const int k = in_place && r == 0 ? n_ - 1 - t : t + 1, i = me_;|    const int k = t + 1, i = me_;|CollectivePrograms.HierarchicalAllToAll"
+  "all-to-all ring levels run flat|platforms/astra_system.cpp|        return a == AlgorithmKind::kRing|        return a == AlgorithmKind::kInSwitch|AstraSystem.AllToAll"
   "whole levels run as parts|models/collectives/algorithms/hierarchical.cpp|      if (s.level_data == LevelData::kWhole) {|      if (false) {|AstraSystem.Baseline"
   "Themis counts whole levels as shrinking|models/collectives/algorithms/hierarchical.cpp|      if (level_data == LevelData::kPart) data /= n;|      data /= n;|CollectivePrograms.WholeLevels"
   "localBWAware read as baseline|platforms/astra_system.cpp|v == \"localBWAware\" ? LevelData::kPart : LevelData::kWhole|LevelData::kWhole|AstraSystem.Baseline"

@@ -38,8 +38,9 @@ const std::vector<std::string> kAlgorithms = {"ring", "direct", "halving_doublin
 
 bool applies(const std::string& op, const std::string& algo) {
   if (algo == "direct") return true;
-  if (algo == "hierarchical") {
-    return op == "all_reduce" || op == "reduce_scatter" || op == "reduce_scatter_block" || op == "all_gather";
+  if (algo == "hierarchical") {  // all-to-all: each platform here runs ring or direct (all peers) per level
+    return op == "all_reduce" || op == "reduce_scatter" || op == "reduce_scatter_block" || op == "all_gather" ||
+           op == "all_to_all";
   }
   if (algo == "double_binary_tree") return op == "all_reduce" || op == "barrier";
   static const std::set<std::string> ring_like = {"all_reduce", "reduce_scatter", "reduce_scatter_block",
@@ -637,6 +638,42 @@ TEST(AstraSystem, AllToAllRunsAPhasePerDimensionWithDirect) {
   EXPECT_EQ(split.exit_code, 2);
   EXPECT_NE(split.err.find("its all-to-all phase in dimension 1 (neither the lowest nor the highest)"), std::string::npos)
       << split.err;
+}
+
+TEST(AstraSystem, AllToAllRunsARingRelayPerDimension) {
+  // ASTRA-sim's usual ["ring", "ring"]: each dimension relays n(n-1)/2
+  // blocks of S/n a hop at a time, one in flight. [Ring 4, Switch 2] at 50
+  // and 25 GiB/s, 500 and 1000 ns, 16 MiB per NPU in one chunk: 6 steps of
+  // S/4 over one ring link, then one of S/2 through the switch (two links).
+  const std::string dir = testutil::scratch_dir("system-a2a-ring");
+  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(dir + "/s.json", R"({"all-to-all-implementation": ["ring", "ring"], "preferred-dataset-splits": 1})");
+  const auto row =
+      collbench_row(dir, "--platform " + dir + "/n.yml --system " + dir + "/s.json --op all_to_all -b 16M -e 16M");
+  const double S = 16.0 * MiB, GiB = 1073741824.0;
+  const double want = (6 * (S / 4 / (50 * GiB) + 500e-9) + S / 2 / (25 * GiB) + 2 * 1000e-9) * 1e6;
+  EXPECT_NEAR(row["time_us"].get<double>(), want, 1e-3 * want);
+  EXPECT_EQ(row["algorithm"], "hierarchical");
+  // Every byte lands where it belongs: sizes not a multiple of the NPUs, in
+  // three chunks; and on three dimensions mixing ring and direct.
+  const auto data = testutil::run_fabricsim("collbench --quiet --data --platform " + dir + "/n.yml --system " + dir +
+                                            "/s.json --op all_to_all -b 100 -e 3000 -f 5 --chunks 3");
+  EXPECT_EQ(data.exit_code, 0) << data.err;
+  testutil::write_text(dir + "/n3.yml", "topology: [ Ring, Switch, Ring ]\nnpus_count: [ 3, 2, 4 ]\n"
+                                        "bandwidth: [ 50, 25, 10 ]\nlatency: [ 500, 1000, 800 ]\n");
+  testutil::write_text(dir + "/s3.json", R"({"all-to-all-implementation": ["ring", "direct", "ring"], "preferred-dataset-splits": 1})");
+  const auto three = testutil::run_fabricsim("collbench --quiet --data --platform " + dir + "/n3.yml --system " + dir +
+                                             "/s3.json --op all_to_all -b 96 -e 30000 -f 5");
+  EXPECT_EQ(three.exit_code, 0) << three.err;
+  // Windowed direct has no in-place form: it runs over all NPUs, and says so.
+  testutil::write_text(dir + "/w.json", R"({"all-to-all-implementation": ["direct1", "ring"]})");
+  const auto windowed = testutil::run_fabricsim("collbench --platform " + dir + "/n.yml --system " + dir +
+                                                "/w.json --op all_to_all -b 1M -e 1M --quiet");
+  EXPECT_EQ(windowed.exit_code, 0) << windowed.err;
+  EXPECT_NE(windowed.err.find("per-dimension phases are not modeled for all_to_all but with ring or direct (all peers "
+                              "at once) in every dimension; it runs direct over all NPUs"),
+            std::string::npos)
+      << windowed.err;
 }
 
 TEST(AstraSystem, KeysThatWouldChangeTimeAndAreNotModeledAreRefused) {

@@ -266,6 +266,10 @@ struct ProgramSpec {
   /// Direct: peers a member sends to (and hears from) per round; 0: all at
   /// once (ASTRA-sim's windowed direct, `directN`).
   std::uint32_t direct_window = 0;
+  /// Hierarchical all-to-all phases work in place in the receive half; a
+  /// ring phase relays through the send half, this many bytes below its
+  /// slots, as scratch. 0: not in place.
+  std::uint64_t scratch_below = 0;
 };
 
 /// Builds the program, or throws std::invalid_argument naming why the

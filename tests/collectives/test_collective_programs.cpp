@@ -466,18 +466,26 @@ TEST(CollectivePrograms, HierarchicalReduceScatterAndAllGatherRunAPhasePerDimens
 }
 
 TEST(CollectivePrograms, HierarchicalAllToAllRunsAPhasePerDimensionInPlace) {
-  // Direct in each dimension, in the receive half, which starts as a copy
-  // of the send half. Dimension d moves n_d - 1 of its n_d segments, so a
-  // member sends (n_d - 1)/n_d of its n blocks per dimension: on 4 x 3 x 2,
-  // 24 x (3/4 + 2/3 + 1/2) = 46 blocks. 2 x 4 in 3 chunks (the middle
-  // dimension of three needs whole blocks, so one chunk there).
+  // Ring or direct in each dimension, in the receive half, which starts as
+  // a copy of the send half. Direct in dimension d moves n_d - 1 of its n_d
+  // segments, so a member sends (n_d - 1)/n_d of its n blocks: on 4 x 3 x 2,
+  // 24 x (3/4 + 2/3 + 1/2) = 46 blocks. A ring relays n_d(n_d - 1)/2
+  // segments, (n_d - 1)/2 of the n blocks, its blocks on their way waiting
+  // in the send half. 2 x 4 in 3 chunks (the middle dimension of three needs
+  // whole blocks, so one chunk there).
+  const auto ring = AlgorithmKind::kRing, direct = AlgorithmKind::kDirect;
   for (const auto& [dims, chunks] : std::vector<std::pair<std::vector<Dimension>, std::uint32_t>>{
-           {{{4, 1, AlgorithmKind::kDirect}, {3, 4, AlgorithmKind::kDirect}, {2, 12, AlgorithmKind::kDirect}}, 1},
-           {{{2, 1, AlgorithmKind::kDirect}, {4, 2, AlgorithmKind::kDirect}}, 3}}) {
+           {{{4, 1, direct}, {3, 4, direct}, {2, 12, direct}}, 1},
+           {{{2, 1, direct}, {4, 2, direct}}, 3},
+           {{{4, 1, ring}, {3, 4, ring}, {2, 12, ring}}, 1},
+           {{{5, 1, ring}, {3, 5, direct}}, 2},
+           {{{3, 1, direct}, {4, 3, ring}}, 3}}) {
     int n = 1;
     double blocks = 0;
     for (const Dimension& d : dims) n *= d.size;
-    for (const Dimension& d : dims) blocks += static_cast<double>(n) * (d.size - 1) / d.size;
+    for (const Dimension& d : dims) {
+      blocks += static_cast<double>(n) * (d.size - 1) / (d.algorithm == ring ? 2 : d.size);
+    }
     const std::vector<int> ranks = first_ranks(n);
     const std::uint64_t block = 6 * 4;
     const ProgramPlan plan =

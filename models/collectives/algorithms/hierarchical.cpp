@@ -58,8 +58,9 @@ class HierarchicalProgram : public Program {
   /// goes to the NPU whose coordinate d is x's, so member m gets the slots
   /// whose coordinate d is m and puts what it gets from member k in the
   /// slots whose coordinate d is k, where its own went out (direct, all at
-  /// once: a send's bytes are taken when it is posted). After the last
-  /// dimension slot x holds what NPU x sent this one.
+  /// once: a send's bytes are taken when it is posted; a ring relays
+  /// through the send half, ring.cpp). After the last dimension slot x
+  /// holds what NPU x sent this one.
   void build_per_dimension(const ProgramSpec& s, bool ascending) {
     const auto& dims = *s.dims;
     const int me_rank = (*s.ranks)[static_cast<std::size_t>(s.me)];
@@ -85,9 +86,13 @@ class HierarchicalProgram : public Program {
     for (const std::size_t d : order) {
       const Dimension& dim = dims[d];
       if (dim.size == 1) continue;
-      if (all_to_all && (dim.algorithm != AlgorithmKind::kDirect || (s.direct_window != 0 && s.direct_window < static_cast<std::uint32_t>(dim.size - 1)))) {
-        not_applicable(s, std::string("a level of its all-to-all runs direct, all peers at once (it works in place), "
-                                      "not ") + to_string(dim.algorithm) + (dim.algorithm == AlgorithmKind::kDirect ? " with a window" : "") +
+      const bool windowed = dim.algorithm == AlgorithmKind::kDirect && s.direct_window != 0 &&
+                            s.direct_window < static_cast<std::uint32_t>(dim.size - 1);
+      if (all_to_all && ((dim.algorithm != AlgorithmKind::kDirect && dim.algorithm != AlgorithmKind::kRing) || windowed)) {
+        // Windowed direct would land a block from j in slot j before the
+        // block for j has left (rank i hears from i-1 first, sends to it last).
+        not_applicable(s, std::string("a level of its all-to-all runs ring or direct with all peers at once (it works "
+                                      "in place), not ") + to_string(dim.algorithm) + (windowed ? " with a window" : "") +
                               " (dimension " + std::to_string(d) + ")");
       }
       if (!all_to_all && dim.algorithm != AlgorithmKind::kRing && dim.algorithm != AlgorithmKind::kDirect) {
@@ -138,6 +143,7 @@ class HierarchicalProgram : public Program {
           seg.piece_stride = stride_below[d + 1] * s.segments.stride;
         }
         sub.recv_base = 0;  // in place
+        if (dim.algorithm == AlgorithmKind::kRing) sub.scratch_below = s.recv_base;  // relays wait in the send half
       } else {
         seg.first = s.segments.offset(0) + below * s.segments.stride;
         seg.stride = stride_below[d] * s.segments.stride;

@@ -77,16 +77,27 @@ class RingProgram : public ProgramBase {
   // from i-1 the block of rank i-1-r for rank i-1+k, delivered if that is i,
   // else kept in the send half where the block it replaces (for i+k-1) left
   // a step before. n(n-1)/2 rounds of one block.
+  //
+  // In place (a phase of a hierarchical all-to-all, scratch_below > 0) the
+  // slots are in the receive half: own blocks leave from there, blocks on
+  // their way wait in the send half below, and a delivered block from j
+  // lands in slot j. Step r = 0 takes k from n-1 down, so the own block for
+  // i-1 has left before i-1's block for i arrives (at k = 1); later
+  // deliveries come after every own block has left.
   void relay(Round& out, int t) const {
     if (spec_.sizes) not_applicable(spec_, "all-to-all-v has no ring form (its blocks differ in size)");
+    const bool in_place = spec_.scratch_below > 0;
     int r = 0;
     while (t >= n_ - 1 - r) t -= n_ - 1 - r++;
-    const int k = t + 1, i = me_;
-    out.sends.push_back(piece(i + 1, mod(i + k, n_), mod(i + k, n_) + 1));
+    const int k = in_place && r == 0 ? n_ - 1 - t : t + 1, i = me_;
+    Transfer send = piece(i + 1, mod(i + k, n_), mod(i + k, n_) + 1);
+    if (in_place && r > 0) send.offset -= spec_.scratch_below;
+    out.sends.push_back(send);
     const int d = mod(i - 1 + k, n_);
     const int from = mod(i - 1 - r, n_);
     Transfer in = d == i ? piece(i - 1, from, from + 1) : piece(i - 1, d, d + 1);
-    if (d == i) in.offset += spec_.recv_base;
+    if (d == i && !in_place) in.offset += spec_.recv_base;
+    if (d != i && in_place) in.offset -= spec_.scratch_below;
     out.recvs.push_back(in);
   }
   // Position p of a chain: the first sends in round 0; the others receive in
