@@ -159,6 +159,7 @@ Memory::Request* Memory::begin(tlm::tlm_generic_payload& gp, int initiator, bool
   const std::uint64_t n = gp.get_data_length();
   r->remaining = static_cast<double>(n);
   const auto per_channel = channel_bytes(gp.get_address(), n);
+  r->share.reserve(per_channel.size());
   for (unsigned c = 0; c < per_channel.size(); ++c) {
     if (per_channel[c]) r->share.emplace_back(c, static_cast<double>(per_channel[c]) / static_cast<double>(n));
   }
@@ -169,11 +170,33 @@ Memory::Request* Memory::begin(tlm::tlm_generic_payload& gp, int initiator, bool
 }
 
 void Memory::share_bandwidth() {
+  const double channel = channel_bandwidth_.bytes_per_ps();
+  if (active_.size() == 1) {
+    // Alone (the usual case): the fullest channel sets the rate, as one
+    // round of the filling below would, to the bit.
+    Request& r = *active_.front();
+    r.rate = std::numeric_limits<double>::infinity();
+    for (const auto& [c, f] : r.share) r.rate = std::min(r.rate, channel / f);
+    if (!std::isfinite(r.rate)) r.rate = 0;
+  } else {
+    fill_shares(channel);
+  }
+  schedule_completion();
+}
+
+void Memory::fill_shares(double channel) {
   // Progressive filling: raise every unfrozen request's rate together until
   // some channel is full; freeze the requests on full channels; repeat.
-  const double channel = channel_bandwidth_.bytes_per_ps();
-  std::vector<double> capacity(params_.channels, channel), load(params_.channels);
-  std::vector<bool> frozen(active_.size(), false);
+  // The scratch vectors live in the memory: this runs at every request's
+  // start and end.
+  std::vector<double>& capacity = fill_capacity_;
+  std::vector<double>& load = fill_load_;
+  std::vector<char>& frozen = fill_frozen_;
+  std::vector<char>& full = fill_full_;
+  capacity.assign(params_.channels, channel);
+  load.resize(params_.channels);
+  full.resize(params_.channels);
+  frozen.assign(active_.size(), 0);
   for (auto& r : active_) r->rate = 0;
   for (;;) {
     std::fill(load.begin(), load.end(), 0.0);
@@ -192,24 +215,30 @@ void Memory::share_bandwidth() {
     for (std::size_t i = 0; i < active_.size(); ++i) {
       if (!frozen[i]) active_[i]->rate += step;
     }
-    bool froze = false;
+    bool any_full = false;
     for (unsigned c = 0; c < params_.channels; ++c) {
       capacity[c] -= step * load[c];
-      if (load[c] > 0 && capacity[c] <= channel * 1e-9) {
-        for (std::size_t i = 0; i < active_.size(); ++i) {
-          if (frozen[i]) continue;
-          for (const auto& sh : active_[i]->share) {
-            if (sh.first == c) {
-              frozen[i] = true;
-              froze = true;
-              break;
-            }
-          }
+      full[c] = load[c] > 0 && capacity[c] <= channel * 1e-9;
+      any_full |= full[c] != 0;
+    }
+    if (!any_full) break;
+    // Freeze every request with bytes on a full channel.
+    bool froze = false;
+    for (std::size_t i = 0; i < active_.size(); ++i) {
+      if (frozen[i]) continue;
+      for (const auto& sh : active_[i]->share) {
+        if (full[sh.first]) {
+          frozen[i] = 1;
+          froze = true;
+          break;
         }
       }
     }
     if (!froze) break;
   }
+}
+
+void Memory::schedule_completion() {
   // Schedule the next completion; earlier-scheduled ones are now stale.
   ++generation_;
   double soonest = std::numeric_limits<double>::infinity();

@@ -94,12 +94,17 @@ class Memory : public sc_core::sc_module, public Calendar::Client {
   /// recomputes the shares and schedules the next completion.
   void advance();
   void share_bandwidth();
+  void fill_shares(double channel_bytes_per_ps);  // progressive filling of several requests
+  void schedule_completion();
   void respond(Request* r);
 
   Params params_;
   Bandwidth channel_bandwidth_;  // params_.channel_bandwidth(), once: it is read per request
   Stats stats_;
   std::vector<std::unique_ptr<Request>> active_;
+  // share_bandwidth's scratch, per channel (capacity, load, full) and per request (frozen).
+  std::vector<double> fill_capacity_, fill_load_;
+  std::vector<char> fill_frozen_, fill_full_;
   Tick last_ = 0;
   std::uint64_t generation_ = 0;  // completion events from before the last change are stale
   std::map<std::uint64_t, std::unique_ptr<std::uint8_t[]>> pages_;
