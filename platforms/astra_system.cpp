@@ -209,10 +209,10 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
         per_dim.push_back(a);
       }
       auto& dims = spec.collectives.dims;
-      // All-to-all phases run ring or direct with every peer at once, in
-      // place (hierarchical.cpp).
+      // All-to-all phases run ring, or direct with every peer at once or an
+      // even window, in place (hierarchical.cpp).
       const bool in_place_levels = std::all_of(per_dim.begin(), per_dim.end(), [&](AlgorithmKind a) {
-        return a == AlgorithmKind::kRing || (a == AlgorithmKind::kDirect && spec.collectives.direct_window == 0);
+        return a == AlgorithmKind::kRing || (a == AlgorithmKind::kDirect && spec.collectives.direct_window % 2 == 0);
       });
       const bool phased = *type == CollectiveType::kAllReduce || *type == CollectiveType::kReduceScatter ||
                           *type == CollectiveType::kAllGather || (*type == CollectiveType::kAllToAll && in_place_levels);
@@ -238,7 +238,7 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       } else {
         if (dims.size() > 1 && !flat && per_dim.size() > 1) {
           notes.push_back(path + ": \"" + key + "\": per-dimension phases are not modeled for " + to_string(*type) +
-                          (*type == CollectiveType::kAllToAll ? " but with ring or direct (all peers at once) in every dimension"
+                          (*type == CollectiveType::kAllToAll ? " but with ring, or direct with all peers at once or an even window, in every dimension"
                                                               : std::string()) +
                           "; it runs " + to_string(per_dim.front()) + " over all NPUs");
         }

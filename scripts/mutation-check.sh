@@ -50,6 +50,7 @@ mutations=(
   "an all-to-all phase's slices taken as touching|models/collectives/algorithms/hierarchical.cpp|        const bool touching = s.segments.base == s.segments.stride|        const bool touching = true|CollectivePrograms.HierarchicalAllToAll"
   "ASTRA-sim sub-groups run the file's phases|models/collectives/algorithm_choice.cpp|    if (ranks.size() != npus) return AlgorithmKind::kRing;|    (void)npus;|AstraSystem.Settings"
   "an in-place ring relay delivers before its own block left|models/collectives/algorithms/ring.cpp|    const int k = in_place && r == 0 ? n_ - 1 - t : t + 1, i = me_;|    const int k = t + 1, i = me_;|CollectivePrograms.HierarchicalAllToAll"
+  "an in-place direct window takes peers in ASTRA-sim's order|models/collectives/algorithms/direct.cpp|    const bool paired = in_place() && w < static_cast<std::uint32_t>(n_ - 1);|    const bool paired = false;|CollectivePrograms.HierarchicalAllToAll"
   "all-to-all ring levels run flat|platforms/astra_system.cpp|        return a == AlgorithmKind::kRing|        return a == AlgorithmKind::kInSwitch|AstraSystem.AllToAll"
   "whole levels run as parts|models/collectives/algorithms/hierarchical.cpp|      if (s.level_data == LevelData::kWhole) {|      if (false) {|AstraSystem.Baseline"
   "Themis counts whole levels as shrinking|models/collectives/algorithms/hierarchical.cpp|      if (level_data == LevelData::kPart) data /= n;|      data /= n;|CollectivePrograms.WholeLevels"

@@ -266,9 +266,10 @@ struct ProgramSpec {
   /// Direct: peers a member sends to (and hears from) per round; 0: all at
   /// once (ASTRA-sim's windowed direct, `directN`).
   std::uint32_t direct_window = 0;
-  /// Hierarchical all-to-all phases work in place in the receive half; a
-  /// ring phase relays through the send half, this many bytes below its
-  /// slots, as scratch. 0: not in place.
+  /// Hierarchical all-to-all phases work in place in the receive half,
+  /// with the send half this many bytes below their slots as scratch (a
+  /// ring relays through it; direct windows take peers in pairs). 0: not
+  /// in place.
   std::uint64_t scratch_below = 0;
 };
 

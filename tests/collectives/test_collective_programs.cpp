@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/collectives/program_executor.h"
@@ -472,14 +473,17 @@ TEST(CollectivePrograms, HierarchicalAllToAllRunsAPhasePerDimensionInPlace) {
   // 24 x (3/4 + 2/3 + 1/2) = 46 blocks. A ring relays n_d(n_d - 1)/2
   // segments, (n_d - 1)/2 of the n blocks, its blocks on their way waiting
   // in the send half. 2 x 4 in 3 chunks (the middle dimension of three needs
-  // whole blocks, so one chunk there).
+  // whole blocks, so one chunk there). A direct window takes peers in pairs
+  // (k and n-k away), so a block from j never lands before the one for j left.
   const auto ring = AlgorithmKind::kRing, direct = AlgorithmKind::kDirect;
-  for (const auto& [dims, chunks] : std::vector<std::pair<std::vector<Dimension>, std::uint32_t>>{
-           {{{4, 1, direct}, {3, 4, direct}, {2, 12, direct}}, 1},
-           {{{2, 1, direct}, {4, 2, direct}}, 3},
-           {{{4, 1, ring}, {3, 4, ring}, {2, 12, ring}}, 1},
-           {{{5, 1, ring}, {3, 5, direct}}, 2},
-           {{{3, 1, direct}, {4, 3, ring}}, 3}}) {
+  for (const auto& [dims, chunks, window] : std::vector<std::tuple<std::vector<Dimension>, std::uint32_t, std::uint32_t>>{
+           {{{4, 1, direct}, {3, 4, direct}, {2, 12, direct}}, 1, 0},
+           {{{2, 1, direct}, {4, 2, direct}}, 3, 0},
+           {{{4, 1, ring}, {3, 4, ring}, {2, 12, ring}}, 1, 0},
+           {{{5, 1, ring}, {3, 5, direct}}, 2, 0},
+           {{{3, 1, direct}, {4, 3, ring}}, 3, 0},
+           {{{7, 1, direct}, {2, 7, direct}}, 2, 2},
+           {{{8, 1, direct}, {3, 8, ring}}, 1, 4}}) {
     int n = 1;
     double blocks = 0;
     for (const Dimension& d : dims) n *= d.size;
@@ -488,8 +492,9 @@ TEST(CollectivePrograms, HierarchicalAllToAllRunsAPhasePerDimensionInPlace) {
     }
     const std::vector<int> ranks = first_ranks(n);
     const std::uint64_t block = 6 * 4;
-    const ProgramPlan plan =
+    ProgramPlan plan =
         hierarchical_plan(CollectiveType::kAllToAll, ranks, dims, static_cast<std::uint64_t>(n) * block, chunks);
+    plan.direct_window = window;
     auto buffers = inputs(n, working_bytes(plan.type, plan.bytes, n), plan.bytes);
     for (auto& b : buffers) std::memcpy(b.data() + plan.bytes, b.data(), plan.bytes);  // as data_check.cpp starts it
     const ExecutionStats stats = execute_programs(plan, buffers);

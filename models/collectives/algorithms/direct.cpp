@@ -45,8 +45,15 @@ class DirectProgram : public ProgramBase {
     // would queue at one receiver. Round q of a window of w takes peers
     // q*w+1 .. (q+1)*w away, so the peers a rank sends to in a round are the
     // ones whose sends it hears in that round.
-    const int first = static_cast<int>(q * w) + 1, last = std::min(n_ - 1, static_cast<int>((q + 1) * w));
-    for (int k = first; k <= last; ++k) {
+    //
+    // In place (a phase of a hierarchical all-to-all) a block from j lands
+    // in slot j, so the block for j must leave in the same round: a window
+    // there takes peers in pairs, k and n-k away (1, n-1, 2, n-2, ...), and
+    // has an even size, so no pair is split.
+    const bool paired = in_place() && w < static_cast<std::uint32_t>(n_ - 1);
+    const int first = static_cast<int>(q * w), last = std::min(n_ - 1, static_cast<int>((q + 1) * w));
+    for (int p = first; p < last; ++p) {
+      const int k = !paired ? p + 1 : p % 2 == 0 ? 1 + p / 2 : n_ - 1 - p / 2;
       const int to = (i + k) % n_, from = (i - k + n_) % n_;
       switch (spec_.type) {
         case CollectiveType::kAllReduce:
@@ -115,6 +122,8 @@ class DirectProgram : public ProgramBase {
     if (!windowed || spec_.direct_window == 0 || spec_.direct_window > all) return std::max(1u, all);
     return spec_.direct_window;
   }
+  /// A phase of a hierarchical all-to-all, working in the receive half.
+  bool in_place() const { return spec_.type == CollectiveType::kAllToAll && spec_.scratch_below > 0; }
   std::uint32_t windows() const {
     const auto all = static_cast<std::uint32_t>(n_ - 1);
     return std::max(1u, (all + window() - 1) / window());

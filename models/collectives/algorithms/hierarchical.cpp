@@ -86,13 +86,13 @@ class HierarchicalProgram : public Program {
     for (const std::size_t d : order) {
       const Dimension& dim = dims[d];
       if (dim.size == 1) continue;
-      const bool windowed = dim.algorithm == AlgorithmKind::kDirect && s.direct_window != 0 &&
-                            s.direct_window < static_cast<std::uint32_t>(dim.size - 1);
-      if (all_to_all && ((dim.algorithm != AlgorithmKind::kDirect && dim.algorithm != AlgorithmKind::kRing) || windowed)) {
-        // Windowed direct would land a block from j in slot j before the
-        // block for j has left (rank i hears from i-1 first, sends to it last).
-        not_applicable(s, std::string("a level of its all-to-all runs ring or direct with all peers at once (it works "
-                                      "in place), not ") + to_string(dim.algorithm) + (windowed ? " with a window" : "") +
+      const bool odd_window = dim.algorithm == AlgorithmKind::kDirect && s.direct_window % 2 == 1 &&
+                              s.direct_window < static_cast<std::uint32_t>(dim.size - 1);
+      if (all_to_all && ((dim.algorithm != AlgorithmKind::kDirect && dim.algorithm != AlgorithmKind::kRing) || odd_window)) {
+        // In place, a direct window takes peers in pairs (direct.cpp).
+        not_applicable(s, std::string("a level of its all-to-all runs ring, or direct with all peers at once or an "
+                                      "even window (it works in place), not ") + to_string(dim.algorithm) +
+                              (odd_window ? " with a window of " + std::to_string(s.direct_window) : std::string()) +
                               " (dimension " + std::to_string(d) + ")");
       }
       if (!all_to_all && dim.algorithm != AlgorithmKind::kRing && dim.algorithm != AlgorithmKind::kDirect) {
@@ -143,7 +143,7 @@ class HierarchicalProgram : public Program {
           seg.piece_stride = stride_below[d + 1] * s.segments.stride;
         }
         sub.recv_base = 0;  // in place
-        if (dim.algorithm == AlgorithmKind::kRing) sub.scratch_below = s.recv_base;  // relays wait in the send half
+        sub.scratch_below = s.recv_base;  // the send half: a ring's relayed blocks wait there
       } else {
         seg.first = s.segments.offset(0) + below * s.segments.stride;
         seg.stride = stride_below[d] * s.segments.stride;
