@@ -362,6 +362,20 @@ nlohmann::json collbench_row(const std::string& dir, const std::string& args) {
   return nlohmann::json::parse(testutil::read_text(dir + "/rows.json"))["rows"][0];
 }
 
+TEST(ShippedPlatforms, DgxA100RingRunsAtItsNvlinkBound) {
+  // platforms/dgx_a100.yaml: 12 NVLinks of 25 GB/s per GPU, 256-byte
+  // packets with 56 bytes of overhead (carried from the H100): a 1 GiB ring
+  // all-reduce's busbw is 300 x 256/312 = 246.2 GB/s, less its 14 steps'
+  // overheads and the launch (0.2%). A wrong lane count or link rate moves it
+  // by a sixth or more.
+  const std::string dir = testutil::scratch_dir("dgx-a100");
+  const auto row = collbench_row(dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) +
+                                          "/platforms/dgx_a100.yaml --algo ring -b 1G -e 1G");
+  const double bound = 300.0 * 256 / 312;
+  EXPECT_NEAR(row["busbw_GBps"].get<double>(), bound, 0.01 * bound);
+  EXPECT_EQ(row["protocol"], "simple");
+}
+
 TEST(ClosedForm, WindowedDirectTakesARoundPerWindowOfPeers) {
   // A link per pair: a round to w peers takes one block's time and one
   // latency whatever w, so a window of w makes (n-1)/w rounds, rounded up
