@@ -209,13 +209,8 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
         per_dim.push_back(a);
       }
       auto& dims = spec.collectives.dims;
-      // All-to-all phases run ring, or direct with every peer at once or an
-      // even window, in place (hierarchical.cpp).
-      const bool in_place_levels = std::all_of(per_dim.begin(), per_dim.end(), [&](AlgorithmKind a) {
-        return a == AlgorithmKind::kRing || (a == AlgorithmKind::kDirect && spec.collectives.direct_window % 2 == 0);
-      });
       const bool phased = *type == CollectiveType::kAllReduce || *type == CollectiveType::kReduceScatter ||
-                          *type == CollectiveType::kAllGather || (*type == CollectiveType::kAllToAll && in_place_levels);
+                          *type == CollectiveType::kAllGather || *type == CollectiveType::kAllToAll;
       if (!flat && dims.size() > 1 && phased) {
         // A phase per dimension, each with its own algorithm (ASTRA-sim's
         // generate_collective); all-reduce's are the platform's levels.
@@ -230,16 +225,23 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
           levels[d].named = true;
           if (*type != CollectiveType::kAllReduce && dims[d].size > 1 && per_dim[d] != AlgorithmKind::kRing &&
               per_dim[d] != AlgorithmKind::kDirect) {
-            fail(key, std::string("dimension ") + std::to_string(d) + " runs " + to_string(per_dim[d]) + "; a " +
-                          to_string(*type) + " phase per dimension is modeled with ring and direct only");
+            fail(key, std::string("dimension ") + std::to_string(d) + " runs " + to_string(per_dim[d]) + "; " +
+                          to_string(*type) + " phases per dimension are modeled with ring and direct only");
+          }
+          // All-to-all phases work in place: a direct window takes its peers
+          // in pairs, so it must be even (hierarchical.cpp).
+          const std::uint32_t window = spec.collectives.direct_window;
+          if (*type == CollectiveType::kAllToAll && dims[d].size > 1 && per_dim[d] == AlgorithmKind::kDirect &&
+              window % 2 == 1 && window < static_cast<std::uint32_t>(dims[d].size - 1)) {
+            fail(key, "dimension " + std::to_string(d) + " runs direct with a window of " + std::to_string(window) +
+                          " peers; an all_to_all phase per dimension works in place and takes its peers in pairs, "
+                          "so its window must be even (or reach all " + std::to_string(dims[d].size - 1) + " peers)");
           }
         }
         spec.collectives.algorithm[static_cast<int>(*type)] = AlgorithmKind::kHierarchical;
       } else {
         if (dims.size() > 1 && !flat && per_dim.size() > 1) {
           notes.push_back(path + ": \"" + key + "\": per-dimension phases are not modeled for " + to_string(*type) +
-                          (*type == CollectiveType::kAllToAll ? " but with ring, or direct with all peers at once or an even window, in every dimension"
-                                                              : std::string()) +
                           "; it runs " + to_string(per_dim.front()) + " over all NPUs");
         }
         spec.collectives.algorithm[static_cast<int>(*type)] = per_dim.front();
