@@ -140,19 +140,15 @@ void Memory::copy_data(tlm::tlm_generic_payload& gp) {
 
 Memory::Request* Memory::begin(tlm::tlm_generic_payload& gp, int initiator, bool blocking) {
   advance();
-  auto r = std::make_unique<Request>();
   if (gp.get_data_length() == 0) {  // nothing to move: only the latency
+    if (blocking) return nullptr;
+    std::unique_ptr<Request> r = new_request();
     r->gp = &gp;
     r->initiator = initiator;
-    r->blocking = blocking;
-    Request* raw = r.release();
-    if (blocking) {
-      delete raw;
-      return nullptr;
-    }
-    Calendar::instance().schedule(now_ticks() + params_.latency, this, kRespond, raw);
+    Calendar::instance().schedule(now_ticks() + params_.latency, this, kRespond, r.release());
     return nullptr;
   }
+  std::unique_ptr<Request> r = new_request();
   r->gp = &gp;
   r->initiator = initiator;
   r->blocking = blocking;
@@ -167,6 +163,16 @@ Memory::Request* Memory::begin(tlm::tlm_generic_payload& gp, int initiator, bool
   active_.push_back(std::move(r));
   share_bandwidth();
   return raw;
+}
+
+std::unique_ptr<Memory::Request> Memory::new_request() {
+  if (spare_.empty()) return std::make_unique<Request>();
+  std::unique_ptr<Request> r = std::move(spare_.back());
+  spare_.pop_back();
+  r->share.clear();  // keeps its room: the next request spans as many channels
+  r->remaining = r->rate = 0;
+  r->blocking = false;
+  return r;
 }
 
 void Memory::share_bandwidth() {
@@ -269,12 +275,12 @@ void Memory::advance() {
       ++i;
       continue;
     }
-    Request* r = active_[i].release();
+    std::unique_ptr<Request> r = std::move(active_[i]);
     active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
     if (r->blocking) {
-      delete r;  // answered when it was made
+      spare_.push_back(std::move(r));  // answered when it was made
     } else {
-      Calendar::instance().schedule(now + params_.latency, this, kRespond, r);
+      Calendar::instance().schedule(now + params_.latency, this, kRespond, r.release());
     }
   }
   share_bandwidth();
@@ -290,6 +296,7 @@ void Memory::respond(Request* r) {
   in[static_cast<unsigned>(r->initiator)]->nb_transport_bw(gp, phase, delay);
   // Whatever the initiator answers (TLM_COMPLETED, END_RESP, or END_RESP
   // later through fw), the transaction is over for the memory.
+  spare_.push_back(std::move(owned));
 }
 
 void Memory::on_calendar(std::uint32_t kind, void* arg) {

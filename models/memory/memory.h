@@ -90,6 +90,7 @@ class Memory : public sc_core::sc_module, public Calendar::Client {
   void copy_data(tlm::tlm_generic_payload& gp);
   std::uint8_t* page(std::uint64_t offset);
   Request* begin(tlm::tlm_generic_payload& gp, int initiator, bool blocking);
+  std::unique_ptr<Request> new_request();  // a spare one when there is one
   /// Brings every request's remaining bytes to now, ends those done,
   /// recomputes the shares and schedules the next completion.
   void advance();
@@ -102,6 +103,7 @@ class Memory : public sc_core::sc_module, public Calendar::Client {
   Bandwidth channel_bandwidth_;  // params_.channel_bandwidth(), once: it is read per request
   Stats stats_;
   std::vector<std::unique_ptr<Request>> active_;
+  std::vector<std::unique_ptr<Request>> spare_;  // finished requests, reused: one per access would be two allocations
   // share_bandwidth's scratch, per channel (capacity, load, full) and per request (frozen).
   std::vector<double> fill_capacity_, fill_load_;
   std::vector<char> fill_frozen_, fill_full_;
