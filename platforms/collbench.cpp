@@ -266,18 +266,21 @@ std::vector<std::string> level_names(const CollbenchRow& row) {
 
 /// What ran: a hierarchical collective names each level's algorithm
 /// ("hierarchical(in_switch,double_binary_tree)"), a point-to-point one its
-/// protocol ("ring/ll128").
+/// protocol ("ring/ll128"), a hierarchical one of point-to-point levels both
+/// ("hierarchical(ring,ring)/simple").
 std::string what_ran(const CollbenchRow& row) {
   std::string text = to_string(row.algorithm);
-  if (row.protocol != CommProtocol::kPlain) return text + "/" + to_string(row.protocol);
-  if (row.algorithm != AlgorithmKind::kHierarchical) return text;
-  const char* sep = "(";
-  for (const std::string& name : level_names(row)) {
-    text += sep;
-    text += name;
-    sep = ",";
+  if (row.algorithm == AlgorithmKind::kHierarchical) {
+    const char* sep = "(";
+    for (const std::string& name : level_names(row)) {
+      text += sep;
+      text += name;
+      sep = ",";
+    }
+    text += ")";
   }
-  return text + ")";
+  if (row.protocol != CommProtocol::kPlain) text += "/" + std::string(to_string(row.protocol));
+  return text;
 }
 }  // namespace
 

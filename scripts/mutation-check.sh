@@ -51,6 +51,7 @@ mutations=(
   "ASTRA-sim sub-groups run the file's phases|models/collectives/algorithm_choice.cpp|    if (ranks.size() != npus) return AlgorithmKind::kRing;|    (void)npus;|AstraSystem.Settings"
   "an in-place ring relay delivers before its own block left|models/collectives/algorithms/ring.cpp|    const int k = in_place && r == 0 ? n_ - 1 - t : t + 1, i = me_;|    const int k = t + 1, i = me_;|CollectivePrograms.HierarchicalAllToAll"
   "an in-place direct window takes peers in ASTRA-sim's order|models/collectives/algorithms/direct.cpp|    const bool paired = in_place() && w < static_cast<std::uint32_t>(n_ - 1);|    const bool paired = false;|CollectivePrograms.HierarchicalAllToAll"
+  "hierarchical point-to-point levels run plain|models/collectives/algorithm_choice.cpp|  const bool p2p_levels = algorithm == AlgorithmKind::kHierarchical && point_to_point_levels(config, hints, type);|  const bool p2p_levels = false;|ProtocolChoice"
   "all-to-all levels run flat|platforms/astra_system.cpp| *type == CollectiveType::kAllToAll;| false;|AstraSystem.AllToAll"
   "an odd all-to-all window accepted in place|platforms/astra_system.cpp|              window % 2 == 1 && window < static_cast<std::uint32_t>(dims[d].size - 1)) {|              false) {|AstraSystem.AllToAll"
   "whole levels run as parts|models/collectives/algorithms/hierarchical.cpp|      if (s.level_data == LevelData::kWhole) {|      if (false) {|AstraSystem.Baseline"

@@ -267,16 +267,28 @@ TEST(ProtocolChoice, AutoTakesLLThenLL128ThenSimpleAtTheCostModelsCrossovers) {
   EXPECT_EQ(pick(1ull << 30), CommProtocol::kSimple);
 }
 
-TEST(ProtocolChoice, InSwitchAndHierarchicalStepsArePlainAndAForcedProtocolIsKept) {
+TEST(ProtocolChoice, InSwitchStepsArePlainPointToPointLevelsAreNotAndAForcedProtocolIsKept) {
   CollectiveConfig config = testutil::nccl_launch_latencies();
-  const PlatformHints hints = nvlink_costs(8);
+  PlatformHints hints = nvlink_costs(8);
   const std::vector<int> ranks = {0, 1, 2, 3};
+  // In-switch steps, alone or as a level, have no NCCL protocol here.
+  config.dims = {{2, 1, AlgorithmKind::kInSwitch}, {2, 2, AlgorithmKind::kRing}};
   for (AlgorithmKind a : {AlgorithmKind::kInSwitch, AlgorithmKind::kHierarchical}) {
     EXPECT_EQ(choose_protocol(config, hints, CollectiveType::kAllReduce, a, 128, ranks), CommProtocol::kPlain);
   }
+  // Nor do levels the level choice could give to reduction units.
+  config.dims[0].algorithm = AlgorithmKind::kRing;
+  hints.in_switch_domains = {{0, 1}};
+  EXPECT_EQ(choose_protocol(config, hints, CollectiveType::kAllReduce, AlgorithmKind::kHierarchical, 128, ranks),
+            CommProtocol::kPlain);
+  // Ring levels pay what a ring run flat pays: LL at 128 bytes.
+  hints.in_switch_domains.clear();
+  EXPECT_EQ(choose_protocol(config, hints, CollectiveType::kAllReduce, AlgorithmKind::kHierarchical, 128, ranks),
+            CommProtocol::kLL);
   config.protocol = ProtocolChoice::kLL128;
-  EXPECT_EQ(choose_protocol(config, hints, CollectiveType::kAllReduce, AlgorithmKind::kRing, 1ull << 30, ranks),
-            CommProtocol::kLL128);
+  for (AlgorithmKind a : {AlgorithmKind::kRing, AlgorithmKind::kHierarchical}) {
+    EXPECT_EQ(choose_protocol(config, hints, CollectiveType::kAllReduce, a, 1ull << 30, ranks), CommProtocol::kLL128);
+  }
   // No costs known (an ASTRA-sim network): steps stay plain.
   config.protocol = ProtocolChoice::kAuto;
   EXPECT_EQ(choose_protocol(config, PlatformHints{}, CollectiveType::kAllReduce, AlgorithmKind::kRing, 128, ranks),

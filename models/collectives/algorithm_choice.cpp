@@ -300,7 +300,7 @@ ProgramPlan plan_for(const CollectiveConfig& config, CollectiveType type, Algori
   plan.bytes = bytes;
   plan.chunks = config.chunks;
   plan.element = element_bytes(config.dtype);
-  plan.dims = &config.dims;
+  plan.dims = &config.levels_for(type);
   plan.themis = config.dimension_order == LevelOrder::kThemis;
   plan.level_data = config.level_data;
   plan.direct_window = config.direct_window;
@@ -482,9 +482,24 @@ const std::vector<Dimension>* choose_levels(const CollectiveConfig& config, cons
   return &config.dims;
 }
 
+namespace {
+/// Whether a hierarchical collective runs point-to-point steps only: every
+/// level of more than one NPU runs ring, direct, halving-doubling or a tree,
+/// and none has reduction units the level choice could take. Such steps pay
+/// NCCL's launch and step costs as the same algorithms run flat do.
+bool point_to_point_levels(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type) {
+  for (const Dimension& d : config.levels_for(type)) {
+    if (d.size <= 1) continue;
+    if (!point_to_point(d.algorithm) || hints.in_switch(level_group(d))) return false;
+  }
+  return true;
+}
+}  // namespace
+
 CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
                              AlgorithmKind algorithm, std::uint64_t bytes, const std::vector<int>& ranks) {
-  if (!point_to_point(algorithm)) return CommProtocol::kPlain;
+  const bool p2p_levels = algorithm == AlgorithmKind::kHierarchical && point_to_point_levels(config, hints, type);
+  if (!point_to_point(algorithm) && !p2p_levels) return CommProtocol::kPlain;
   if (config.protocol != ProtocolChoice::kAuto) return candidate_protocols(config).front();
   const PlatformHints::FabricCosts* costs = group_costs(hints, ranks);
   if (!costs) return CommProtocol::kPlain;
@@ -492,8 +507,20 @@ CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints
     CommProtocol chosen = CommProtocol::kSimple;
     if (best_routed(config, *hints.cost_model, type, algorithm, bytes, ranks, &chosen)) return chosen;
   }
+  // Without the routed model the closed forms below are for one algorithm:
+  // levels are judged as their first level's algorithm over the group.
+  AlgorithmKind judged = algorithm;
+  if (p2p_levels) {
+    judged = AlgorithmKind::kRing;
+    for (const Dimension& d : config.levels_for(type)) {
+      if (d.size > 1) {
+        judged = d.algorithm;
+        break;
+      }
+    }
+  }
   CommProtocol best = CommProtocol::kSimple;
-  best_protocol_estimate(config, *costs, type, algorithm, bytes, static_cast<int>(ranks.size()), &best);
+  best_protocol_estimate(config, *costs, type, judged, bytes, static_cast<int>(ranks.size()), &best);
   return best;
 }
 
