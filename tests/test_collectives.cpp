@@ -633,6 +633,30 @@ TEST(AstraSystem, ReduceScatterAndAllGatherRunAPhasePerDimension) {
       << "halvingDoubling as a reduce-scatter level gave: " << error;
 }
 
+/// On the network dir/n.yml with the system file dir/<system>.json: an
+/// all-to-all of 16 MiB per NPU takes `want_us` (0.1%) and runs phases per
+/// dimension; in data mode with `data_sizes` every byte lands right.
+void expect_phased_all_to_all(const std::string& dir, const std::string& system, double want_us,
+                              const std::string& data_sizes) {
+  const std::string files = "--platform " + dir + "/n.yml --system " + dir + "/" + system + ".json --op all_to_all ";
+  const auto row = collbench_row(dir, files + "-b 16M -e 16M");
+  EXPECT_NEAR(row["time_us"].get<double>(), want_us, 1e-3 * want_us) << system;
+  EXPECT_EQ(row["algorithm"], "hierarchical") << system;
+  const auto data = testutil::run_fabricsim("collbench --quiet --data " + files + data_sizes);
+  EXPECT_EQ(data.exit_code, 0) << system << ": " << data.err;
+}
+
+/// Runs an all-to-all in data mode on a network and a system file written
+/// to `dir` as name.yml and name.json: every byte must land where it belongs.
+void expect_all_to_all_data(const std::string& dir, const std::string& name, const std::string& network,
+                            const std::string& system, const std::string& sizes) {
+  testutil::write_text(dir + "/" + name + ".yml", network);
+  testutil::write_text(dir + "/" + name + ".json", system);
+  const auto r = testutil::run_fabricsim("collbench --quiet --data --platform " + dir + "/" + name + ".yml --system " +
+                                         dir + "/" + name + ".json --op all_to_all " + sizes);
+  EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+}
+
 TEST(AstraSystem, AllToAllRunsAPhasePerDimensionWithDirect) {
   // [Switch 4, Switch 2] at 50 and 25 GiB/s, 500 and 1000 ns, 16 MiB per
   // NPU in one chunk: dimension 0 sends 3 segments of 2 blocks (3/4 of S)
@@ -641,38 +665,24 @@ TEST(AstraSystem, AllToAllRunsAPhasePerDimensionWithDirect) {
   const std::string dir = testutil::scratch_dir("system-a2a");
   testutil::write_text(dir + "/n.yml", "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
   testutil::write_text(dir + "/s.json", R"({"all-to-all-implementation": ["direct", "direct"], "preferred-dataset-splits": 1})");
-  const auto row =
-      collbench_row(dir, "--platform " + dir + "/n.yml --system " + dir + "/s.json --op all_to_all -b 16M -e 16M");
   const double S = 16.0 * MiB, GiB = 1073741824.0;
   const double want = (3 * S / 4 / (50 * GiB) + S / 2 / (25 * GiB) + 2 * 500e-9 + 2 * 1000e-9) * 1e6;
-  EXPECT_NEAR(row["time_us"].get<double>(), want, 1e-3 * want);
-  EXPECT_EQ(row["algorithm"], "hierarchical");
   // Every byte lands where it belongs, with sizes not a multiple of the
   // NPUs, in two chunks; and on three dimensions in one.
-  const auto data = testutil::run_fabricsim("collbench --quiet --data --platform " + dir + "/n.yml --system " + dir +
-                                            "/s.json --op all_to_all -b 100 -e 3000 -f 5 --chunks 2");
-  EXPECT_EQ(data.exit_code, 0) << data.err;
-  testutil::write_text(dir + "/n3.yml", "topology: [ Switch, Switch, Ring ]\nnpus_count: [ 2, 3, 2 ]\n"
-                                        "bandwidth: [ 50, 25, 10 ]\nlatency: [ 500, 1000, 800 ]\n");
-  testutil::write_text(dir + "/s3.json", R"({"all-to-all-implementation": ["direct", "direct", "direct"], "preferred-dataset-splits": 1})");
-  const auto three = testutil::run_fabricsim("collbench --quiet --data --platform " + dir + "/n3.yml --system " + dir +
-                                             "/s3.json --op all_to_all -b 100 -e 30000 -f 5");
-  EXPECT_EQ(three.exit_code, 0) << three.err;
+  expect_phased_all_to_all(dir, "s", want, "-b 100 -e 3000 -f 5 --chunks 2");
+  expect_all_to_all_data(dir, "s3",
+                         "topology: [ Switch, Switch, Ring ]\nnpus_count: [ 2, 3, 2 ]\n"
+                         "bandwidth: [ 50, 25, 10 ]\nlatency: [ 500, 1000, 800 ]\n",
+                         R"({"all-to-all-implementation": ["direct", "direct", "direct"], "preferred-dataset-splits": 1})",
+                         "-b 100 -e 30000 -f 5");
   // With a window of two peers: dimension 0 takes two rounds (peers 1 and
   // 3 away, then 2), each paying its hops' latency; dimension 1 sends to its
   // one peer. In place the window takes peers in pairs; ASTRA-sim's order
   // (1 and 2, then 3) takes as long here.
   testutil::write_text(dir + "/w.json", R"({"all-to-all-implementation": ["direct2", "direct2"], "preferred-dataset-splits": 1})");
-  const auto windowed =
-      collbench_row(dir, "--platform " + dir + "/n.yml --system " + dir + "/w.json --op all_to_all -b 16M -e 16M");
-  const double want_windowed = want + 2 * 500e-9 * 1e6;
-  EXPECT_NEAR(windowed["time_us"].get<double>(), want_windowed, 1e-3 * want_windowed);
-  EXPECT_EQ(windowed["algorithm"], "hierarchical");
-  const auto windowed_data = testutil::run_fabricsim("collbench --quiet --data --platform " + dir + "/n.yml --system " +
-                                                     dir + "/w.json --op all_to_all -b 100 -e 3000 -f 5 --chunks 2");
-  EXPECT_EQ(windowed_data.exit_code, 0) << windowed_data.err;
+  expect_phased_all_to_all(dir, "w", want + 2 * 500e-9 * 1e6, "-b 100 -e 3000 -f 5 --chunks 2");
   // Its middle dimension cannot take chunks that split blocks.
-  const auto split = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/n3.yml --system " + dir +
+  const auto split = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/s3.yml --system " + dir +
                                              "/s3.json --op all_to_all -b 1M -e 1M --chunks 2");
   EXPECT_EQ(split.exit_code, 2);
   EXPECT_NE(split.err.find("its all-to-all phase in dimension 1 (neither the lowest nor the highest)"), std::string::npos)
@@ -687,23 +697,16 @@ TEST(AstraSystem, AllToAllRunsARingRelayPerDimension) {
   const std::string dir = testutil::scratch_dir("system-a2a-ring");
   testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
   testutil::write_text(dir + "/s.json", R"({"all-to-all-implementation": ["ring", "ring"], "preferred-dataset-splits": 1})");
-  const auto row =
-      collbench_row(dir, "--platform " + dir + "/n.yml --system " + dir + "/s.json --op all_to_all -b 16M -e 16M");
   const double S = 16.0 * MiB, GiB = 1073741824.0;
   const double want = (6 * (S / 4 / (50 * GiB) + 500e-9) + S / 2 / (25 * GiB) + 2 * 1000e-9) * 1e6;
-  EXPECT_NEAR(row["time_us"].get<double>(), want, 1e-3 * want);
-  EXPECT_EQ(row["algorithm"], "hierarchical");
   // Every byte lands where it belongs: sizes not a multiple of the NPUs, in
   // three chunks; and on three dimensions mixing ring and direct.
-  const auto data = testutil::run_fabricsim("collbench --quiet --data --platform " + dir + "/n.yml --system " + dir +
-                                            "/s.json --op all_to_all -b 100 -e 3000 -f 5 --chunks 3");
-  EXPECT_EQ(data.exit_code, 0) << data.err;
-  testutil::write_text(dir + "/n3.yml", "topology: [ Ring, Switch, Ring ]\nnpus_count: [ 3, 2, 4 ]\n"
-                                        "bandwidth: [ 50, 25, 10 ]\nlatency: [ 500, 1000, 800 ]\n");
-  testutil::write_text(dir + "/s3.json", R"({"all-to-all-implementation": ["ring", "direct", "ring"], "preferred-dataset-splits": 1})");
-  const auto three = testutil::run_fabricsim("collbench --quiet --data --platform " + dir + "/n3.yml --system " + dir +
-                                             "/s3.json --op all_to_all -b 96 -e 30000 -f 5");
-  EXPECT_EQ(three.exit_code, 0) << three.err;
+  expect_phased_all_to_all(dir, "s", want, "-b 100 -e 3000 -f 5 --chunks 3");
+  expect_all_to_all_data(dir, "s3",
+                         "topology: [ Ring, Switch, Ring ]\nnpus_count: [ 3, 2, 4 ]\n"
+                         "bandwidth: [ 50, 25, 10 ]\nlatency: [ 500, 1000, 800 ]\n",
+                         R"({"all-to-all-implementation": ["ring", "direct", "ring"], "preferred-dataset-splits": 1})",
+                         "-b 96 -e 30000 -f 5");
   // What a phase per dimension cannot run is refused, naming the key: an
   // odd direct window (in place, peers go in pairs) and other algorithms.
   for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
