@@ -285,7 +285,9 @@ std::string what_ran(const CollbenchRow& row) {
 }  // namespace
 
 namespace {
-constexpr int kAlgoWidth = 44;  // "hierarchical(in_switch,double_binary_tree)"
+// "hierarchical(in_switch,double_binary_tree)"; a longer name (levels and a
+// protocol) keeps one space before it.
+constexpr int kAlgoWidth = 44;
 }  // namespace
 
 void print_collbench_header(std::ostream& os, const Platform& platform, const CollbenchOptions& o) {
@@ -304,7 +306,7 @@ void print_collbench_row(std::ostream& os, const CollbenchOptions& o, const Coll
   const auto flags = os.flags();
   os << std::fixed;
   os << std::setw(15) << r.size_bytes << std::setw(14) << r.count << std::setw(8) << to_string(o.dtype)
-     << std::setw(kAlgoWidth) << what_ran(r) << std::setw(14) << std::setprecision(2) << r.time_us << std::setw(10)
+     << ' ' << std::setw(kAlgoWidth - 1) << what_ran(r) << std::setw(14) << std::setprecision(2) << r.time_us << std::setw(10)
      << r.algbw_GBps << std::setw(10) << r.busbw_GBps << "\n";
   if (o.why && !r.estimates_us.empty()) {
     os << "#   why: the cost model's estimates (us):";
