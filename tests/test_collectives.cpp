@@ -388,6 +388,21 @@ TEST(ShippedPlatforms, DgxA100RingRunsAtItsNvlinkBound) {
   EXPECT_EQ(row["protocol"], "simple");
 }
 
+TEST(ShippedPlatforms, DgxH100RingPaysNcclsStepCostsOnceAt16MiB) {
+  // NCCL's additive model of a 16 MiB ring all-reduce on 8 H100s under
+  // LL128: launch 14 us + 14 steps x 1.9 us (the hop, tuning.cc) + 14 x
+  // 2 MiB x 128/120 at 450 x 256/312 GB/s = 125.4 us. The platform runs the
+  // collective as one chunk, so nothing hides those costs; in 4 chunks it
+  // took 109.4 us (-13%).
+  const std::string dir = testutil::scratch_dir("dgx-h100-16m");
+  const auto row = collbench_row(dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) +
+                                          "/platforms/dgx_h100.yaml --algo ring -b 16M -e 16M");
+  const double step = 2.0 * MiB * 128 / 120 / (450e9 * 256 / 312) * 1e6;
+  const double additive = 14 + 14 * 1.9 + 14 * step;
+  EXPECT_NEAR(row["time_us"].get<double>(), additive, 0.025 * additive);
+  EXPECT_EQ(row["protocol"], "ll128");
+}
+
 TEST(ClosedForm, WindowedDirectTakesARoundPerWindowOfPeers) {
   // A link per pair: a round to w peers takes one block's time and one
   // latency whatever w, so a window of w makes (n-1)/w rounds, rounded up
