@@ -106,6 +106,14 @@ INSTANTIATE_TEST_SUITE_P(
                      std::string("npus: 8\ncollectives: {direct_window: 3, level_data: whole}\nfabrics:\n"
                                  "  - {name: node, topology: switch, group_size: 4, ") + kLink + "}\n"
                                  "  - {name: net, topology: ring, group_size: 2, group_stride: 4, " + kLink + "}\n"},
+        // Three nodes of 4 on rails, every collective in 4 channels: the
+        // rings enter each node at a different NPU (the odd nodes in
+        // reverse), and the third node's ring closes across rails.
+        PlatformCase{"rails12_channels4", "rails.yaml",
+                     "npus: 12\ncollectives: {channels: 4}\nfabrics:\n"
+                     "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 200, latency_ns: 200}}\n"
+                     "  - {name: rails, topology: switch, group_size: 3, group_stride: 4, link: {bandwidth_GBps: 50, "
+                     "latency_ns: 1000}}\n"},
         PlatformCase{"astra_ring_switch", "net.yml",
                      "topology: [ Ring, Switch ]\nnpus_count: [ 3, 4 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n"}),
     [](const ::testing::TestParamInfo<PlatformCase>& i) { return i.param.name; });
@@ -401,6 +409,32 @@ TEST(ShippedPlatforms, DgxH100RingPaysNcclsStepCostsOnceAt16MiB) {
   const double additive = 14 + 14 * 1.9 + 14 * step;
   EXPECT_NEAR(row["time_us"].get<double>(), additive, 0.025 * additive);
   EXPECT_EQ(row["protocol"], "ll128");
+}
+
+TEST(ClosedForm, RingChannelsCrossBetweenNodesOnTheirOwnRailsAndShareARail) {
+  // Two nodes of 4 NPUs (400 GB/s each) joined by 4 rails (25 GB/s): rail r
+  // joins the nodes' NPUs r. One ring in group order crosses rails between
+  // the nodes (relayed over the node's switch) and moves every S/8 segment
+  // of its 14 steps at 25 GB/s. In 4 channels each ring enters each node at
+  // a different NPU, the second node in reverse, so both of its crossings
+  // stay on rails and each rail carries one channel's S/4: 14 steps of S/32.
+  // In 8 channels two share each rail, each at half its rate: the same time.
+  const std::string dir = testutil::scratch_dir("ring-channels");
+  const double S = 64.0 * MiB;
+  const auto ring_us = [&](int channels) {
+    const std::string file = dir + "/c" + std::to_string(channels) + ".yaml";
+    testutil::write_text(file, "npus: 8\ncollectives: {chunks: 1, channels: " + std::to_string(channels) +
+                                   "}\nfabrics:\n"
+                                   "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 400, "
+                                   "latency_ns: 100}}\n"
+                                   "  - {name: rails, topology: switch, group_size: 2, group_stride: 4, link: "
+                                   "{bandwidth_GBps: 25, latency_ns: 1000}}\n");
+    return collbench_row(dir, "--platform " + file + " --algo ring -b 64M -e 64M")["time_us"].get<double>();
+  };
+  const double one = 14 * (S / 8 / 25e3), rails = 14 * (S / 32 / 25e3);  // us
+  EXPECT_NEAR(ring_us(1), one, 0.01 * one);
+  EXPECT_NEAR(ring_us(4), rails, 0.01 * rails);
+  EXPECT_NEAR(ring_us(8), rails, 0.01 * rails);
 }
 
 TEST(ClosedForm, WindowedDirectTakesARoundPerWindowOfPeers) {

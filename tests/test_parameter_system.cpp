@@ -150,7 +150,7 @@ npu: { peak_flops: 989 TFLOP/s, memory_bandwidth: 3.35 TB/s, cpu_flops: 2 TFLOP/
 nic: { mtu: 8 KiB, header: 64, segment: 1 MiB, message_overhead: 1.5 us, injection_bandwidth: 400 Gb/s,
        forward_latency: 80 ns, stripe: true, step_overhead_simple: 2.6 us, step_overhead_ll: 0.2 us,
        step_overhead_ll128: 1.1 us }
-collectives: { chunks: 8, active_chunks: 16, chunks_per_stage: 3, pipeline_chunk: 8 MiB, scheduling: lifo, local_reduction_bandwidth: 200 GB/s,
+collectives: { chunks: 8, channels: 4, active_chunks: 16, chunks_per_stage: 3, pipeline_chunk: 8 MiB, scheduling: lifo, local_reduction_bandwidth: 200 GB/s,
                protocol: ll128, launch_simple: 8.4 us, launch_ll: 6.6 us, launch_ll128: 14 us, dimension_order: themis,
                level_data: whole, direct_window: 2 }
 fabrics:
@@ -169,7 +169,7 @@ npu: { peak_tflops: 989, memory_bandwidth_GBps: 3350, cpu_gflops: 2000, remote_m
 nic: { mtu_bytes: 8192, header_bytes: 64, segment_bytes: 1048576, message_overhead_ns: 1500,
        injection_bandwidth_GBps: 50, forward_latency_ns: 80, stripe: true, step_overhead_simple: 2600 ns,
        step_overhead_ll: 200 ns, step_overhead_ll128: 1100 ns }
-collectives: { chunks: 8, active_chunks: 16, chunks_per_stage: 3, pipeline_chunk: 8388608, scheduling: lifo, local_reduction_bandwidth: 1.6 Tb/s,
+collectives: { chunks: 8, channels: 4, active_chunks: 16, chunks_per_stage: 3, pipeline_chunk: 8388608, scheduling: lifo, local_reduction_bandwidth: 1.6 Tb/s,
                protocol: ll128, launch_simple: 8400 ns, launch_ll: 6600 ns, launch_ll128: 14000 ns, dimension_order: themis,
                level_data: whole, direct_window: 2 }
 fabrics:

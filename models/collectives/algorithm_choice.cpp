@@ -299,6 +299,7 @@ ProgramPlan plan_for(const CollectiveConfig& config, CollectiveType type, Algori
   plan.ranks = &ranks;
   plan.bytes = bytes;
   plan.chunks = config.chunks;
+  plan.channels = config.channels;
   plan.element = element_bytes(config.dtype);
   plan.dims = &config.levels_for(type);
   plan.themis = config.dimension_order == LevelOrder::kThemis;

@@ -271,6 +271,13 @@ struct ProgramSpec {
   /// ring relays through it; direct windows take peers in pairs). 0: not
   /// in place.
   std::uint64_t scratch_below = 0;
+  /// Ring over a group of whole nodes of `node_size` consecutive NPUs (the
+  /// platform's first dimension), one of several channels: channel
+  /// `channel`'s ring takes each node's NPUs from the one `channel` places
+  /// along, the odd nodes in reverse, so that it crosses between nodes on
+  /// one rail and the channels cross on different rails. 0: group order.
+  int node_size = 0;
+  std::uint32_t channel = 0;
 };
 
 /// Builds the program, or throws std::invalid_argument naming why the
@@ -285,6 +292,7 @@ struct ProgramPlan {
   int root = 0;                              // index in `ranks`
   std::uint64_t bytes = 0;                   // the collective's size (the buffer layout: working_bytes)
   std::uint32_t chunks = 1;                  // pipelined chunks
+  std::uint32_t channels = 1;                // NCCL's channels: rings side by side (effective_channels)
   unsigned element = 4;                      // element size in bytes
   const std::vector<Dimension>* dims = nullptr;
   const std::vector<std::vector<std::uint64_t>>* sizes = nullptr;  // all-to-all-v
@@ -294,9 +302,15 @@ struct ProgramPlan {
   std::uint32_t direct_window = 0;  // direct: peers per round; 0: all at once
 };
 
-/// Member `me`'s programs for the plan, one per pipelined chunk (two per
-/// chunk for the double binary tree, one per tree). A message's chunk tag is
-/// its program's index here. Throws std::invalid_argument when the
+/// The channels the plan runs in: `channels` for a ring all-reduce,
+/// reduce-scatter or all-gather over the whole platform of several nodes
+/// (the platform's first dimension), each channel's ring entering each node
+/// at a different NPU; 1 for anything else.
+std::uint32_t effective_channels(const ProgramPlan& plan);
+
+/// Member `me`'s programs for the plan, one per pipelined chunk and channel
+/// (two per for the double binary tree, one per tree). A message's chunk tag
+/// is its program's index here. Throws std::invalid_argument when the
 /// algorithm does not apply.
 std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int me);
 

@@ -16,6 +16,11 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
       ParamTable<CollectiveConfig>("collectives", "how NPUs run collectives: chunking, scheduling, local reduction")
           .add("chunks", Quantity::kCount, &CollectiveConfig::chunks, "pieces each collective is split into, pipelined")
           .range(1, limits::kMaxChunks)
+          .add("channels", Quantity::kCount, &CollectiveConfig::channels,
+               "NCCL's channels: rings a ring all-reduce, reduce-scatter or all-gather over several nodes runs side "
+               "by side, each on its share of every chunk and entering each node at a different NPU, so that they "
+               "cross between nodes on different rails; other collectives run in one")
+          .range(1, 64)
           .add("active_chunks", Quantity::kCount, &CollectiveConfig::active_chunks,
                "chunks in flight per NPU, all collectives together; 0: no limit")
           .range(0, limits::kMaxChunks)
@@ -104,6 +109,7 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   plan.root = spec.root;
   plan.bytes = spec.bytes;
   plan.chunks = spec.chunks;
+  plan.channels = config_.channels;
   plan.element = element_bytes(spec.dtype);
   plan.dims = spec.dims;
   plan.sizes = spec.sizes.get();
@@ -111,6 +117,12 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   plan.themis = config_.dimension_order == LevelOrder::kThemis;
   plan.level_data = config_.level_data;
   plan.direct_window = config_.direct_window;
+  if (static_cast<std::uint64_t>(std::max<std::uint32_t>(1, plan.chunks)) * effective_channels(plan) >
+      limits::kMaxChunks) {
+    throw std::invalid_argument("collectives.chunks (" + std::to_string(plan.chunks) + ") x collectives.channels (" +
+                                std::to_string(plan.channels) + ") is more than " +
+                                std::to_string(limits::kMaxChunks) + " rings per collective");
+  }
   auto programs = make_programs(plan, me);  // throws if the algorithm does not apply
   const std::uint32_t stages = programs.empty() ? 1 : programs.front()->stages();
   if (stages > 1 && config_.pipeline_chunk > 0) {

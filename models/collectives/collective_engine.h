@@ -38,6 +38,7 @@ struct CollectiveConfig {
   /// Per collective type; unset: the default choice (algorithm_choice.h).
   std::optional<AlgorithmKind> algorithm[10];
   std::uint32_t chunks = 4;         // splits of each collective, pipelined
+  std::uint32_t channels = 1;       // NCCL's channels: rings side by side (effective_channels)
   std::uint32_t active_chunks = 0;  // chunks in flight per NPU, all collectives together; 0 = no limit
   /// Staged programs (hierarchical): chunks of one collective in one stage at
   /// once on an NPU; 0 = no limit (every chunk runs every stage together).

@@ -71,10 +71,37 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
   // Chunks running at once on each member, all taking the same steps over
   // the same links (a double binary tree's two trees are apart: its second
   // tree runs on the links its first leaves idle).
-  const std::size_t chunks = std::max<std::uint32_t>(1, plan.chunks);
+  const std::uint32_t channels = effective_channels(plan);
+  const std::size_t chunks = static_cast<std::size_t>(std::max<std::uint32_t>(1, plan.chunks)) * channels;
   const double concurrent =
       static_cast<double>(config.active_chunks > 0 ? std::min<std::size_t>(chunks, config.active_chunks) : chunks);
-  double last_frame = 0;  // the longest a frame takes to leave
+  // Channels take different links (a ring's channels cross between nodes on
+  // different rails): a link is shared by the channels whose first round
+  // sends over it, not by all of them. Without channels every program takes
+  // the first one's links.
+  std::vector<double> channels_on(paths.links(), 1.0);
+  if (channels > 1) {
+    std::fill(channels_on.begin(), channels_on.end(), 0.0);
+    std::vector<char> used(paths.links());
+    for (int me = 0; me < n; ++me) {
+      std::fill(used.begin(), used.end(), 0);
+      const auto& mine = programs[static_cast<std::size_t>(me)];
+      for (std::uint32_t c = 0; c < channels && c < mine.size(); ++c) {
+        if (mine[c]->num_rounds() == 0) continue;
+        mine[c]->round(0, r);
+        for (const Transfer& t : r.sends) {
+          if (!to_an_npu(t.peer)) continue;
+          uses.clear();
+          paths.path(ranks[static_cast<std::size_t>(me)], t.peer, uses);
+          for (const auto& u : uses) {
+            if (u.first) channels_on[u.link] += 1;
+          }
+        }
+      }
+    }
+  }
+  const double per_channel = std::max(1.0, concurrent / channels);  // chunks of one channel at once
+  double others_frames = 0;  // the longest the other programs' last frames on a link take to leave
   while (!work.empty()) {
     const int me = work.back();
     work.pop_back();
@@ -113,15 +140,16 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
           // frames of the others.
           const double bytes = static_cast<double>(protocol_bytes(t.bytes(), p));
           const double frames = c.segment > 0 ? std::max(1.0, std::ceil(bytes / static_cast<double>(c.segment))) : 1.0;
-          const double shared = (concurrent * (frames - 1) + 1) / frames;
-          double leaving = 0, frame = 0;
+          double leaving = 0, others = 0;
           for (const auto& u : links) {
             if (!u.first) continue;
+            const double sharing = per_channel * std::max(1.0, channels_on[u.link]);
+            const double shared = (sharing * (frames - 1) + 1) / frames;
             leaving = std::max(leaving, shared * out_bytes[u.link] / paths.rate(u.link));
-            frame = std::max(frame, bytes / frames * u.share / paths.rate(u.link));
+            others = std::max(others, (sharing - 1) * bytes / frames * u.share / paths.rate(u.link));
           }
           at.transfer += leaving * 1e12;
-          last_frame = std::max(last_frame, frame * 1e12);
+          others_frames = std::max(others_frames, others * 1e12);
           arrived[{t.peer, rank, tag_of(t, k)}] = at;
           const auto to = index_of.find(t.peer);
           if (to != index_of.end()) work.push_back(to->second);
@@ -154,7 +182,7 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
   // the others follow the first's; the busiest link bounds them all.
   const double waves = std::ceil(static_cast<double>(chunks) / concurrent);
   const double transfer =
-      std::max(busiest * 1e12, end.transfer * waves + (concurrent - 1) * last_frame);
+      std::max(busiest * 1e12, end.transfer * waves + others_frames);
   return Estimate{launch + end.latency, transfer};
 }
 
@@ -164,6 +192,7 @@ Estimate CostModel::estimate(const CollectiveConfig& config, const ProgramPlan& 
   put(static_cast<std::uint64_t>(plan.type) | static_cast<std::uint64_t>(plan.algorithm) << 8 |
       static_cast<std::uint64_t>(p) << 16 | static_cast<std::uint64_t>(plan.element) << 24 |
       static_cast<std::uint64_t>(plan.chunks) << 32);
+  put(plan.channels);
   put(plan.bytes);
   put(static_cast<std::uint64_t>(plan.root));
   for (int r : *plan.ranks) put(static_cast<std::uint64_t>(r));

@@ -70,10 +70,46 @@ std::unique_ptr<Program> make_program(const ProgramSpec& spec) {
   return kFactories[kind](spec);
 }
 
+namespace {
+
+/// NPUs per node when the plan is a ring whose channels can enter the nodes
+/// at different NPUs: several channels, a type whose blocks the ring may
+/// relabel (every member's segment follows its place in the ring), and the
+/// whole platform in order, nodes of the first dimension's size. Else 0.
+int ring_node_size(const ProgramPlan& plan) {  // effective_channels's rule
+  if (plan.algorithm != AlgorithmKind::kRing || plan.channels <= 1 || !plan.dims || plan.dims->size() < 2) return 0;
+  switch (plan.type) {
+    case CollectiveType::kAllReduce:
+    case CollectiveType::kReduceScatter:
+    case CollectiveType::kReduceScatterBlock:
+    case CollectiveType::kAllGather: break;
+    default: return 0;
+  }
+  const Dimension& node = plan.dims->front();
+  std::size_t npus = 1;
+  for (const Dimension& d : *plan.dims) npus *= static_cast<std::size_t>(d.size);
+  const auto& ranks = *plan.ranks;
+  if (node.stride != 1 || node.size <= 1 || npus != ranks.size() || ranks.size() <= static_cast<std::size_t>(node.size)) {
+    return 0;
+  }
+  for (std::size_t q = 0; q < ranks.size(); ++q) {
+    if (ranks[q] != static_cast<int>(q)) return 0;
+  }
+  return node.size;
+}
+
+}  // namespace
+
+std::uint32_t effective_channels(const ProgramPlan& plan) { return ring_node_size(plan) > 0 ? plan.channels : 1; }
+
 std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int me) {
   if (!plan.ranks || plan.ranks->empty()) throw std::invalid_argument("collective over an empty group");
   const int n = static_cast<int>(plan.ranks->size());
-  const std::uint32_t chunks = std::max<std::uint32_t>(1, plan.chunks);
+  // Each chunk runs on every channel, its data split among them: programs
+  // chunk by chunk, channel by channel within a chunk.
+  const std::uint32_t channels = effective_channels(plan);
+  const std::uint32_t chunks = std::max<std::uint32_t>(1, plan.chunks) * channels;
+  const int node_size = ring_node_size(plan);
   // The double binary tree runs each tree as a chunk of its own.
   const std::uint32_t per_chunk = plan.algorithm == AlgorithmKind::kDoubleBinaryTree ? 2 : 1;
   std::vector<std::unique_ptr<Program>> programs;
@@ -103,6 +139,8 @@ std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int
     ps.themis = plan.themis;
     ps.level_data = plan.level_data;
     ps.direct_window = plan.direct_window;
+    ps.node_size = node_size;
+    ps.channel = c % channels;
     if (!level_orders.empty()) ps.level_order = level_orders[c];
     programs.push_back(make_program(ps));
   }

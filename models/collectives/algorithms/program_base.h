@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "models/collectives/collective.h"
@@ -22,13 +23,35 @@ constexpr int kTreeByChunk = 2;
 
 class ProgramBase : public Program {
  public:
-  explicit ProgramBase(const ProgramSpec& s) : spec_(s), n_(static_cast<int>(s.ranks->size())), me_(s.me) {}
+  explicit ProgramBase(const ProgramSpec& s)
+      : spec_(s), n_(static_cast<int>(s.ranks->size())), me_(s.node_size > 0 ? place_of(s.me) : s.me) {}
 
  protected:
-  int rank(int index) const { return (*spec_.ranks)[static_cast<std::size_t>(mod(index, n_))]; }
-  Transfer piece(int peer_index, int a, int b, bool reduce = false) const {
-    Transfer t = spec_.segments.range(a, b);
-    t.peer = rank(peer_index);
+  /// With ProgramSpec::node_size set, the program works in places along its
+  /// channel's ring: place q is group index member(q), and segment q is
+  /// member(q)'s block, so every member still ends with its own. Computed,
+  /// not stored (a 1,024-NPU ring in many channels adds up).
+  int member(int place) const {
+    const int q = mod(place, n_), g = spec_.node_size;
+    if (g == 0) return q;
+    const int node = q / g, k = q % g, c = static_cast<int>(spec_.channel);
+    return node * g + (node % 2 == 0 ? mod(c + k, g) : mod(c - 1 - k, g));
+  }
+  int place_of(int index) const {
+    const int g = spec_.node_size, node = index / g, l = index % g, c = static_cast<int>(spec_.channel);
+    return node * g + (node % 2 == 0 ? mod(l - c, g) : mod(c - 1 - l, g));
+  }
+  int rank(int place) const { return (*spec_.ranks)[static_cast<std::size_t>(member(place))]; }
+  Transfer piece(int peer_place, int a, int b, bool reduce = false) const {
+    Transfer t;
+    if (spec_.node_size == 0 || (a == 0 && b == n_)) {
+      t = spec_.segments.range(a, b);
+    } else {
+      if (b != a + 1) throw std::logic_error("a ring in channels moves one segment or all of them");
+      const int block = member(a);
+      t = spec_.segments.range(block, block + 1);
+    }
+    t.peer = rank(peer_place);
     t.reduce = reduce;
     return t;
   }
