@@ -341,7 +341,7 @@ std::optional<Estimate> best_routed(const CollectiveConfig& config, CostModel& m
 std::optional<double> hierarchical_estimate(const CollectiveConfig& config, CostModel& model,
                                             const PlatformHints& hints, CollectiveType type, std::uint64_t bytes,
                                             const std::vector<Dimension>& levels) {
-  double latency = 0, transfer = 0, serial = 0;
+  double latency = 0, transfer = 0, transfers = 0, serial = 0;
   std::uint64_t share = bytes;
   const bool all_reduce = type == CollectiveType::kAllReduce;
   const bool whole = all_reduce && config.level_data == LevelData::kWhole;
@@ -378,10 +378,17 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
     }
     latency += level.latency;
     transfer = std::max(transfer, level.transfer);
+    transfers += level.transfer;
     serial += level.total();
     if (l != top && !whole) share = std::max<std::uint64_t>(1, share / static_cast<std::uint64_t>(n));
   }
-  return config.chunks_per_stage == 0 ? serial : latency + transfer;
+  if (config.chunks_per_stage == 0) return serial;
+  // Pipelined in K chunks (as the engine cuts them: collective_engine.cpp),
+  // the slowest level's transfer, plus the other levels' share of one chunk
+  // filling and draining the pipeline; in one chunk, the levels in turn.
+  const std::uint64_t by_size = config.pipeline_chunk > 0 ? (bytes + config.pipeline_chunk - 1) / config.pipeline_chunk : 1;
+  const double chunks = static_cast<double>(std::max<std::uint64_t>(std::max<std::uint32_t>(1, config.chunks), by_size));
+  return latency + transfer + (transfers - transfer) / chunks;
 }
 
 /// The fastest levels for a hierarchical all-reduce by the estimate above:
