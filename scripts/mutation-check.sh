@@ -148,7 +148,7 @@ mutations=(
   "NIC read-ahead ignored|models/nic/nic.cpp|tp.prefetch_bytes < params_.read_ahead_bytes|tp.prefetch_bytes < params_.segment_bytes|Hbm.ANicReadsAhead"
   "a bad level algorithm accepted|platforms/loader.cpp|!runs_a_level(*algo)) {|false) {|BadLevels"
   "ring channels not entering the nodes at different NPUs|models/collectives/make_program.cpp|    ps.node_size = node_size;|    ps.node_size = 0;|ClosedForm.RingChannels"
-  "a ring channel's segments by place, not by member|models/collectives/algorithms/program_base.h|      const int block = member(a);|      const int block = a;|rails12_channels4"
+  "a ring channel's segments by place, not by member|models/collectives/make_program.cpp|  const int block = member(a);|  const int block = a;|rails12_channels4"
   "the hierarchical estimate without filling and draining|models/collectives/algorithm_choice.cpp|  return latency + transfer + (transfers - transfer) / chunks;|  return latency + transfer;|DefaultChoice.TheHierarchicalEstimate"
   "the H100 collective cut in chunks that hide NCCL's step costs|platforms/dgx_h100.yaml|  chunks: 1 |  chunks: 4 |ShippedPlatforms.DgxH100RingPaysNccl"
 )

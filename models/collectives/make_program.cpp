@@ -34,6 +34,12 @@ void not_applicable(const ProgramSpec& s, const std::string& why) {
                               to_string(s.type) + (why.empty() ? "" : ": " + why));
 }
 
+Transfer ProgramBase::member_block(int a, int b) const {
+  if (b != a + 1) throw std::logic_error("a ring in channels moves one segment or all of them");
+  const int block = member(a);
+  return spec_.segments.range(block, block + 1);
+}
+
 }  // namespace algorithms
 
 namespace {

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <memory>
-#include <stdexcept>
 #include <string>
 
 #include "models/collectives/collective.h"
@@ -43,18 +42,14 @@ class ProgramBase : public Program {
   }
   int rank(int place) const { return (*spec_.ranks)[static_cast<std::size_t>(member(place))]; }
   Transfer piece(int peer_place, int a, int b, bool reduce = false) const {
-    Transfer t;
-    if (spec_.node_size == 0 || (a == 0 && b == n_)) {
-      t = spec_.segments.range(a, b);
-    } else {
-      if (b != a + 1) throw std::logic_error("a ring in channels moves one segment or all of them");
-      const int block = member(a);
-      t = spec_.segments.range(block, block + 1);
-    }
+    Transfer t = spec_.node_size == 0 || (a == 0 && b == n_) ? spec_.segments.range(a, b) : member_block(a, b);
     t.peer = rank(peer_place);
     t.reduce = reduce;
     return t;
   }
+  /// Segment a, the block of the member at place a (a ring in channels);
+  /// out of line, to keep the common path of piece() small.
+  Transfer member_block(int a, int b) const;
   Transfer whole(int peer_index, bool reduce = false) const { return piece(peer_index, 0, n_, reduce); }
   Transfer nothing(int peer_index) const {
     Transfer t;
