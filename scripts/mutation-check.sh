@@ -150,6 +150,7 @@ mutations=(
   "ring channels not entering the nodes at different NPUs|models/collectives/make_program.cpp|    ps.node_size = node_size;|    ps.node_size = 0;|ClosedForm.RingChannels"
   "a ring channel's segments by place, not by member|models/collectives/make_program.cpp|  const int block = member(a);|  const int block = a;|rails12_channels4"
   "the hierarchical estimate without filling and draining|models/collectives/algorithm_choice.cpp|  return latency + transfer + (transfers - transfer) / chunks;|  return latency + transfer;|DefaultChoice.TheHierarchicalEstimate"
+  "a send-only round ends before its sends have left|models/collectives/collective_engine.cpp|    const bool await_sends = chunk.current.recvs.empty() &&|    const bool await_sends = false &&|ClosedForm.ABinomialTree"
   "the H100 collective cut in chunks that hide NCCL's step costs|platforms/dgx_h100.yaml|  chunks: 1 |  chunks: 4 |ShippedPlatforms.DgxH100RingPaysNccl"
 )
 

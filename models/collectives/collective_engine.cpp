@@ -69,6 +69,7 @@ enum : std::uint32_t {
   kRunWake = 0xffffffffu,      // the run's last send has left
   kLaunched = 0xfffffffeu,     // the run's launch latency has passed
   kStageTurn = 0x80000000u,    // | chunk: that chunk's turn to enter the stage it waits for
+  kSendsLeft = 0x40000000u,    // | chunk: the sends of its send-only round have left
 };                             // any other kind: that chunk's local reduction is done
 }  // namespace
 
@@ -247,6 +248,12 @@ void CollectiveEngine::on_calendar(std::uint32_t kind, void* arg) {
     if (!scheduling_) finish_done_runs();
     return;
   }
+  if (kind & kSendsLeft) {  // a send-only round is over
+    ++run.chunks_[kind & ~kSendsLeft].round;
+    begin_round(run, kind & ~kSendsLeft);
+    if (!scheduling_) finish_done_runs();
+    return;
+  }
   // A round whose received data has now been reduced.
   ++run.chunks_[kind].round;
   begin_round(run, kind);
@@ -278,6 +285,14 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
         chunk.phase_start = now_ticks();
       }
     }
+    // Point-to-point algorithms: a round that only sends waits for them.
+    const bool await_sends = chunk.current.recvs.empty() && !chunk.current.sends.empty() &&
+                             run.spec.algorithm != AlgorithmKind::kInSwitch &&
+                             run.spec.algorithm != AlgorithmKind::kHierarchical;
+    if (await_sends) {
+      chunk.unsent = static_cast<std::uint32_t>(chunk.current.sends.size());
+      chunk.sends_left = now_ticks();
+    }
     for (const Transfer& t : chunk.current.sends) {
       Message* m = host_.new_message(t.peer, t.bytes());
       m->tag.user = kCollectiveMessage;
@@ -301,6 +316,14 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       }
       ++run.sends_outstanding_;
       host_.post(m);
+    }
+    if (await_sends) {
+      if (chunk.unsent > 0) {
+        chunk.awaiting_sends = true;  // on_sent schedules the round's end
+      } else {
+        Calendar::instance().schedule(chunk.sends_left, this, kSendsLeft | c, &run);
+      }
+      return;
     }
     chunk.pending = static_cast<std::uint32_t>(chunk.current.recvs.size());
     for (std::size_t i = 0; i < chunk.current.recvs.size(); ++i) {
@@ -463,6 +486,19 @@ void CollectiveRun::message_left(Message& m, Tick left) { engine_->on_sent(*this
 void CollectiveEngine::on_sent(CollectiveRun& run, Message* m, Tick left) {
   --run.sends_outstanding_;
   run.last_send_left_ = std::max(run.last_send_left_, left);
+  // Counted against the chunk's send-only round: its own messages, or one
+  // of the round before still leaving (its receives came in first), which
+  // then ends the round a little early rather than never.
+  if (m->tag.chunk < run.chunks_.size()) {
+    CollectiveRun::Chunk& chunk = run.chunks_[m->tag.chunk];
+    if (chunk.unsent > 0) {
+      chunk.sends_left = std::max(chunk.sends_left, left);
+      if (--chunk.unsent == 0 && chunk.awaiting_sends) {
+        chunk.awaiting_sends = false;
+        Calendar::instance().schedule(chunk.sends_left, this, kSendsLeft | m->tag.chunk, &run);
+      }
+    }
+  }
   m->unref();
   finish_if_done(run);
 }

@@ -1,6 +1,7 @@
 // An NPU's collective engine: what NCCL is to a GPU. It turns each collective
 // into chunks, each chunk into the rounds of its algorithm's program, and
-// each round into messages to peers; it matches arriving messages to the
+// each round into messages to peers (a round that only sends ends when they
+// have left, a round with receives when they are in); it matches arriving messages to the
 // rounds that wait for them (messages may arrive before their round, or
 // before this NPU has even started the collective) and reports the
 // collective done when every chunk has finished and every send has left.
@@ -141,6 +142,12 @@ class CollectiveRun final : public MessageOwner {
     Round current;
     bool started = false;
     bool finished = false;
+    /// A round that only sends (a binomial tree's or a chain's sender) ends
+    /// when its sends have left, as a GPU's step ends when its data is out:
+    /// sends of the round still leaving, and when the last one leaves.
+    bool awaiting_sends = false;
+    std::uint32_t unsent = 0;
+    Tick sends_left = 0;
     std::uint32_t stage = kNoStage;  // staged programs: the stage it holds a place in (in the bools' padding)
     Tick reduced_at = 0;  // local reduction of this round's data done
     const char* phase = nullptr;  // timeline: the algorithm phase running, since phase_start
