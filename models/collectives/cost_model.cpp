@@ -82,9 +82,7 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
   std::vector<double> channels_on(paths.links(), 1.0);
   if (channels > 1) {
     std::fill(channels_on.begin(), channels_on.end(), 0.0);
-    std::vector<char> used(paths.links());
     for (int me = 0; me < n; ++me) {
-      std::fill(used.begin(), used.end(), 0);
       const auto& mine = programs[static_cast<std::size_t>(me)];
       for (std::uint32_t c = 0; c < channels && c < mine.size(); ++c) {
         if (mine[c]->num_rounds() == 0) continue;
