@@ -151,6 +151,8 @@ mutations=(
   "a ring channel's segments by place, not by member|models/collectives/make_program.cpp|  const int block = member(a);|  const int block = a;|rails12_channels4"
   "the hierarchical estimate without filling and draining|models/collectives/algorithm_choice.cpp|  return latency + transfer + (transfers - transfer) / chunks;|  return latency + transfer;|DefaultChoice.TheHierarchicalEstimate"
   "a send-only round ends before its sends have left|models/collectives/collective_engine.cpp|    const bool await_sends = chunk.current.recvs.empty() &&|    const bool await_sends = false &&|ClosedForm.ABinomialTree"
+  "a collective's chunks to one peer take turns frame by frame|models/nic/nic.cpp|    if (last && m->queue == last->queue && m->dst == last->dst) {|    if (false) {|ClosedForm.AChunkedRingBroadcast"
+  "the cost model's chunks sharing each link at once|models/collectives/cost_model.cpp|      std::max(busiest * 1e12, end.transfer * waves + busiest * 1e12 * (per_channel - 1) / per_channel);|      std::max(busiest * 1e12, end.transfer * waves * per_channel);|ClosedForm.AChunkedRingBroadcast"
   "the H100 collective cut in chunks that hide NCCL's step costs|platforms/dgx_h100.yaml|  chunks: 1 |  chunks: 4 |ShippedPlatforms.DgxH100RingPaysNccl"
 )
 

@@ -456,6 +456,33 @@ TEST(ClosedForm, ABinomialTreeSendsItsRoundsOneAfterAnother) {
   }
 }
 
+TEST(ClosedForm, AChunkedRingBroadcastPipelinesAlongTheChain) {
+  // A ring broadcast is a chain: on 8 NPUs of a switch (100 GB/s, 500 ns)
+  // in K = 8 chunks of S/K, each NPU forwards a chunk once it is in, and a
+  // collective's chunks to one peer leave its NIC in order (one queue, as a
+  // channel's slices do), so chunk j reaches NPU i at (i + j) chunk times
+  // plus i hops of two links' latency: the last, at hop 7 and chunk 7, at
+  // (K + n - 2) x S/(K B) + 7 us. Taking turns frame by frame, the chunks
+  // all left the root at the end, the chain did not pipeline and the
+  // broadcast took 3,310 us.
+  const std::string dir = testutil::scratch_dir("ring-broadcast");
+  const std::string file = dir + "/sw8.yaml";
+  testutil::write_text(file,
+                       "npus: 8\ncollectives: {chunks: 8}\n"
+                       "fabrics: [{topology: switch, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n");
+  const double chunk = 64.0 * MiB / 8 / 100e3, expected = (8 + 8 - 2) * chunk + 7 * 2 * 0.5;  // us
+  const double us =
+      collbench_row(dir, "--platform " + file + " --op broadcast --algo ring -b 64M -e 64M")["time_us"];
+  EXPECT_NEAR(us, expected, 0.005 * expected);
+  // The cost model follows the first chunk along the chain and the others
+  // behind it, so the default choice takes the ring (direct: 4,699 us,
+  // halving-doubling 2,014 us).
+  const auto chosen = collbench_row(dir, "--platform " + file + " --op broadcast --why -b 64M -e 64M");
+  EXPECT_EQ(chosen["algorithm"], "ring");
+  ASSERT_TRUE(chosen.contains("estimates_us")) << chosen.dump();
+  EXPECT_NEAR(chosen["estimates_us"]["ring"].get<double>(), expected, 0.01 * expected);
+}
+
 TEST(DefaultChoice, TheHierarchicalEstimateTakesTheLevelsInTurnInOneChunkAndPipelinedInMany) {
   // Two levels (4 NPUs at 200 GB/s in a node, rings of 4 at 25 GB/s across)
   // cut into 4 MiB chunks: at 4 MiB one chunk takes the levels one after

@@ -52,6 +52,7 @@ void Message::reset() {
   hardware = false;
   protocol = CommProtocol::kPlain;
   flow = 0;
+  queue = 0;
   notice = Notice::kNone;
   acked.clear();
   nic = NicProgress{};

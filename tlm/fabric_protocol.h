@@ -134,6 +134,10 @@ class Message : public tlm::tlm_generic_payload {
   /// wire (message_kind.h).
   CommProtocol protocol = CommProtocol::kPlain;
   std::uint32_t flow = 0;  // spreads flows over equal-cost paths; same flow, same path
+  /// The sender's work queue (0: none). A message posted right behind one
+  /// with the same queue and destination leaves its NIC port after it, as a
+  /// queue pair's work requests do; other messages take turns frame by frame.
+  std::uint32_t queue = 0;
   /// Transport control made by the NIC at `src` for the queue pair `flow` of
   /// the NIC at `dst`: consumed by that NIC, never delivered to its NPU.
   ///   kCongestion: RoCE's CNP (DCQCN);
@@ -148,6 +152,7 @@ class Message : public tlm::tlm_generic_payload {
     std::uint32_t frames_received = 0;
     std::uint32_t frames_out = 0;  // sent frames whose leaving the output link has reported
     bool striped = false;  // spread over several NIC ports
+    Message* behind = nullptr;  // the next message of its queue, offered once this one's frames are taken
     Tick posted_at = 0;
     Tick left_at = 0;      // when the last of those left
     Tick delivered_at = 0;

@@ -98,8 +98,10 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
       }
     }
   }
+  // A collective's chunks to one peer leave in order (one NIC queue per
+  // collective, Message::queue): the first program runs alone on paper and
+  // the others follow it through the pipeline.
   const double per_channel = std::max(1.0, concurrent / channels);  // chunks of one channel at once
-  double others_frames = 0;  // the longest the other programs' last frames on a link take to leave
   while (!work.empty()) {
     const int me = work.back();
     work.pop_back();
@@ -138,16 +140,15 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
           // frames of the others.
           const double bytes = static_cast<double>(protocol_bytes(t.bytes(), p));
           const double frames = c.segment > 0 ? std::max(1.0, std::ceil(bytes / static_cast<double>(c.segment))) : 1.0;
-          double leaving = 0, others = 0;
+          double leaving = 0;
           for (const auto& u : links) {
             if (!u.first) continue;
-            const double sharing = per_channel * std::max(1.0, channels_on[u.link]);
+            // Other channels' messages on the link take turns with it, frame by frame.
+            const double sharing = std::max(1.0, channels_on[u.link]);
             const double shared = (sharing * (frames - 1) + 1) / frames;
             leaving = std::max(leaving, shared * out_bytes[u.link] / paths.rate(u.link));
-            others = std::max(others, (sharing - 1) * bytes / frames * u.share / paths.rate(u.link));
           }
           at.transfer += leaving * 1e12;
-          others_frames = std::max(others_frames, others * 1e12);
           arrived[{t.peer, rank, tag_of(t, k)}] = at;
           const auto to = index_of.find(t.peer);
           if (to != index_of.end()) work.push_back(to->second);
@@ -176,11 +177,12 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
     if (k >= program.num_rounds()) end = later(end, t0);
   }
   const double launch = static_cast<double>(config.launch(p));
-  // Programs beyond those at once run in further waves; the last frames of
-  // the others follow the first's; the busiest link bounds them all.
+  // Programs beyond those at once run in further waves; within a wave the
+  // first program's time fills the pipeline and the others' share of the
+  // busiest link follows it; that link bounds them all.
   const double waves = std::ceil(static_cast<double>(chunks) / concurrent);
   const double transfer =
-      std::max(busiest * 1e12, end.transfer * waves + others_frames);
+      std::max(busiest * 1e12, end.transfer * waves + busiest * 1e12 * (per_channel - 1) / per_channel);
   return Estimate{launch + end.latency, transfer};
 }
 

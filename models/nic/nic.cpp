@@ -167,7 +167,16 @@ void Nic::post(Message* m) {
     }
   }
   const unsigned port = num_ports() == 1 ? 0 : forwarder_.routes().port(m->dst, m->flow);
-  tx_ports_[port].sending[m->hardware ? 1 : 0].push_back(m);  // pump() takes it at once when the port is idle
+  TxPort& tp = tx_ports_[port];
+  if (!m->hardware && m->notice == Message::Notice::kNone) {  // the NPU's own (not CNPs, ACKs)
+    Message* last = tp.last_posted;
+    tp.last_posted = m->queue != 0 ? m : nullptr;
+    if (last && m->queue == last->queue && m->dst == last->dst) {
+      last->nic.behind = m;  // offered when last's frames are all taken (next_frame)
+      return;                // the port is busy with last's queue
+    }
+  }
+  tp.sending[m->hardware ? 1 : 0].push_back(m);  // pump() takes it at once when the port is idle
   pump(port);
 }
 
@@ -220,6 +229,9 @@ Frame* Nic::next_frame(unsigned port) {
     queue.push_back(m);  // round robin between messages
   } else if (m->nic.striped) {
     m->unref();  // this queue entry's (the sender's keeps it until the frame has left)
+  } else {
+    if (tp.last_posted == m) tp.last_posted = nullptr;  // nothing more can go behind it
+    if (Message* next = m->nic.behind) queue.push_back(next);  // its queue's next message takes its turn
   }
   return f;
 }

@@ -4,7 +4,10 @@
 // overhead, cuts each message into frames of up to `segment_bytes` (MTU
 // packets back to back, a header per packet) and offers them to its output
 // link, one frame at a time per port and round robin between the messages it
-// is sending, never faster than its injection bandwidth. Receiving, it counts
+// is sending, never faster than its injection bandwidth. A message posted
+// right behind one of the same queue (Message::queue: a collective's) to the
+// same destination waits for that one's frames, as a queue pair's work
+// requests go in order. Receiving, it counts
 // a message's frames and hands the message to its NPU (`out`) when the tail of
 // the last one has arrived. A NIC with several ports (rings, tori, meshes)
 // also forwards frames addressed to other NPUs, by the switch's policy (a
@@ -173,6 +176,9 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     /// (a virtual channel of their own; the port alternates between the two).
     InlineRing<Message*, 4> sending[2];
     unsigned turn = 0;
+    /// The NPU's message posted last, while it still has frames to offer: a
+    /// message of the same queue to the same destination goes behind it.
+    Message* last_posted = nullptr;
     bool idle() const { return sending[0].empty() && sending[1].empty(); }
     bool frame_out = false;        // a frame offered and not yet started
     bool wake_pending = false;
