@@ -135,15 +135,14 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
           const FabricCosts& c = paths.costs(rank, t.peer);
           Time at = t0;
           at.latency += static_cast<double>(c.overhead(p)) + hops * 0.5 * static_cast<double>(c.hop);
-          // The other programs' messages of this step share the link, frame
-          // by frame: this one's last frame leaves after all but the last
-          // frames of the others.
+          // Other channels' messages of this step share the link frame by
+          // frame: this one's last frame leaves after all but the last frames
+          // of theirs (the same channel's other chunks wait behind it).
           const double bytes = static_cast<double>(protocol_bytes(t.bytes(), p));
           const double frames = c.segment > 0 ? std::max(1.0, std::ceil(bytes / static_cast<double>(c.segment))) : 1.0;
           double leaving = 0;
           for (const auto& u : links) {
             if (!u.first) continue;
-            // Other channels' messages on the link take turns with it, frame by frame.
             const double sharing = std::max(1.0, channels_on[u.link]);
             const double shared = (sharing * (frames - 1) + 1) / frames;
             leaving = std::max(leaving, shared * out_bytes[u.link] / paths.rate(u.link));
