@@ -153,6 +153,7 @@ mutations=(
   "a send-only round ends before its sends have left|models/collectives/collective_engine.cpp|    const bool await_sends = chunk.current.recvs.empty() &&|    const bool await_sends = false &&|ClosedForm.ABinomialTree"
   "a collective's chunks to one peer take turns frame by frame|models/nic/nic.cpp|    if (last && m->queue == last->queue && m->dst == last->dst) {|    if (false) {|ClosedForm.AChunkedRingBroadcast"
   "the cost model's chunks sharing each link at once|models/collectives/cost_model.cpp|      std::max(busiest * 1e12, end.transfer * waves + busiest * 1e12 * (per_channel - 1) / per_channel);|      std::max(busiest * 1e12, end.transfer * waves * per_channel);|ClosedForm.AChunkedRingBroadcast"
+  "every collective in one NIC queue|models/collectives/collective_engine.cpp|        m->queue = queue != 0 ? queue : 1u;|        m->queue = 1u;|Scheduling.TwoCollectivesToOnePeer"
   "the H100 collective cut in chunks that hide NCCL's step costs|platforms/dgx_h100.yaml|  chunks: 1 |  chunks: 4 |ShippedPlatforms.DgxH100RingPaysNccl"
 )
 

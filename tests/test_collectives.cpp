@@ -596,6 +596,43 @@ TEST(Scheduling, PriorityFinishesTheHigherCommPriorityFirst) {
   EXPECT_LT(second, 0.7 * first);  // one chunk of the first had started: 5 of 8
 }
 
+TEST(Scheduling, TwoCollectivesToOnePeerTakeTurnsNotOneBehindTheOther) {
+  // Two independent broadcasts of 4 MiB from NPU 0 to NPU 1 (the world
+  // group's first two collectives, sequence numbers 0 and 1), both in
+  // flight: NPU 0 posts both messages to one peer at once. A collective's
+  // own chunks queue behind each other at the NIC, different collectives
+  // take turns frame by frame, so both end near twice one alone (79.6 and
+  // 84.9 us). When the two shared a queue (its number's lowest bit forced to
+  // 1), the first went alone at full speed and ended at half the second's
+  // time (42.9 and 84.9 us).
+  const std::string dir = testutil::scratch_dir("two-queues");
+  for (int r = 0; r < 2; ++r) {
+    traces::EtWriter w(dir + "/two." + std::to_string(r) + ".et");
+    for (int i = 0; i < 2; ++i) {
+      ChakraProtoMsg::Node n;
+      n.set_id(static_cast<std::uint64_t>(i));
+      n.set_name(i == 0 ? "first" : "second");
+      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      traces::add_int(n, "comm_type", static_cast<std::int64_t>(CollectiveType::kBroadcast));
+      traces::add_int(n, "comm_size", 4 * MiB);
+      w.write(n);
+    }
+    w.close();
+  }
+  const std::string platform = testutil::platform_file(
+      "npus: 2\nnpu: {max_collectives_in_flight: 2}\ncollectives: {chunks: 1, algorithms: {broadcast: ring}}\n"
+      "fabrics: [{topology: switch, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n");
+  Simulation sim(load_platform(platform));
+  WorkloadSettings ws;
+  ws.prefix = dir + "/two";
+  sim.load_workload(ws);
+  ASSERT_EQ(sim.run(), Simulation::Outcome::kFinished);
+  std::map<std::string, double> end;
+  for (const auto& c : sim.platform().npu(1).collectives()) end[c.name] = ticks_to_ns(c.end);
+  ASSERT_EQ(end.size(), 2u);
+  EXPECT_GT(end["first"], 0.9 * end["second"]);
+}
+
 // ---- ASTRA-sim system files ------------------------------------------------------------
 
 /// The InputError the system file `text` (written to DIR/s.json) gives on

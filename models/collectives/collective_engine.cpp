@@ -301,7 +301,11 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       // chunks to a peer leave in order, as a channel's slices do. In-switch
       // messages (contributions, pulls, multicasts) are memory operations of
       // the pieces in flight (pipeline_depth) and keep taking turns.
-      if (t.kind == MessageKind::kUnicast) m->queue = static_cast<std::uint32_t>(run.key ^ (run.key >> 32)) | 1u;
+      if (t.kind == MessageKind::kUnicast) {
+        // The group's id and the sequence number; 0 means no queue.
+        const auto queue = static_cast<std::uint32_t>(run.key ^ (run.key >> 32)) + 1u;
+        m->queue = queue != 0 ? queue : 1u;
+      }
       m->tag.chunk = c;
       m->tag.step = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
       m->sender.owner = &run;  // told when it has left: the run outlives its sends
