@@ -549,34 +549,45 @@ TEST(DefaultChoice, AReduceScatterOrAllGatherOverSeveralDimensionsTakesAPhasePer
 
 // ---- scheduling between concurrent collectives ---------------------------------------
 
-/// Two independent all-reduces (the second with comm_priority 5) on 4 NPUs,
-/// one chunk in flight at a time; returns the end times of node 0 and node 1.
-std::pair<double, double> two_collectives(const std::string& policy) {
-  const std::string dir = testutil::scratch_dir("sched");
-  for (int r = 0; r < 4; ++r) {
+/// Runs two independent 4 MiB collectives of `type` (trace nodes "first"
+/// and "second", the second with comm_priority 5) on the `npus` NPUs of the
+/// platform `platform_text`; returns each one's end time on NPU `observed`.
+std::map<std::string, double> two_collectives_ending(int npus, CollectiveType type, const std::string& platform_text,
+                                                     int observed) {
+  const std::string dir = testutil::scratch_dir("two-collectives");
+  for (int r = 0; r < npus; ++r) {
     traces::EtWriter w(dir + "/two." + std::to_string(r) + ".et");
     for (int i = 0; i < 2; ++i) {
       ChakraProtoMsg::Node n;
       n.set_id(static_cast<std::uint64_t>(i));
       n.set_name(i == 0 ? "first" : "second");
       n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      traces::add_int(n, "comm_type", 0);
+      traces::add_int(n, "comm_type", static_cast<std::int64_t>(type));
       traces::add_int(n, "comm_size", 4 * MiB);
       traces::add_int(n, "comm_priority", i == 0 ? 0 : 5);
       w.write(n);
     }
     w.close();
   }
-  const std::string platform = testutil::platform_file(
-      "npus: 4\nnpu: {max_collectives_in_flight: 2}\ncollectives: {chunks: 4, active_chunks: 1, scheduling: " + policy +
-      "}\nfabrics: [{topology: ring, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n");
-  Simulation sim(load_platform(platform));
+  Simulation sim(load_platform(testutil::platform_file(platform_text)));
   WorkloadSettings ws;
   ws.prefix = dir + "/two";
   sim.load_workload(ws);
   EXPECT_EQ(sim.run(), Simulation::Outcome::kFinished);
   std::map<std::string, double> end;
-  for (const auto& c : sim.platform().npu(0).collectives()) end[c.name] = ticks_to_ns(c.end);
+  for (const auto& c : sim.platform().npu(observed).collectives()) end[c.name] = ticks_to_ns(c.end);
+  EXPECT_EQ(end.size(), 2u);
+  return end;
+}
+
+/// Two independent all-reduces on a ring of 4 NPUs, one chunk in flight at a
+/// time, ordered by `policy`; returns the end times of the first and second.
+std::pair<double, double> two_collectives(const std::string& policy) {
+  auto end = two_collectives_ending(
+      4, CollectiveType::kAllReduce,
+      "npus: 4\nnpu: {max_collectives_in_flight: 2}\ncollectives: {chunks: 4, active_chunks: 1, scheduling: " + policy +
+          "}\nfabrics: [{topology: ring, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+      0);
   return {end["first"], end["second"]};
 }
 
@@ -605,31 +616,11 @@ TEST(Scheduling, TwoCollectivesToOnePeerTakeTurnsNotOneBehindTheOther) {
   // 84.9 us). When the two shared a queue (its number's lowest bit forced to
   // 1), the first went alone at full speed and ended at half the second's
   // time (42.9 and 84.9 us).
-  const std::string dir = testutil::scratch_dir("two-queues");
-  for (int r = 0; r < 2; ++r) {
-    traces::EtWriter w(dir + "/two." + std::to_string(r) + ".et");
-    for (int i = 0; i < 2; ++i) {
-      ChakraProtoMsg::Node n;
-      n.set_id(static_cast<std::uint64_t>(i));
-      n.set_name(i == 0 ? "first" : "second");
-      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      traces::add_int(n, "comm_type", static_cast<std::int64_t>(CollectiveType::kBroadcast));
-      traces::add_int(n, "comm_size", 4 * MiB);
-      w.write(n);
-    }
-    w.close();
-  }
-  const std::string platform = testutil::platform_file(
+  auto end = two_collectives_ending(
+      2, CollectiveType::kBroadcast,
       "npus: 2\nnpu: {max_collectives_in_flight: 2}\ncollectives: {chunks: 1, algorithms: {broadcast: ring}}\n"
-      "fabrics: [{topology: switch, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n");
-  Simulation sim(load_platform(platform));
-  WorkloadSettings ws;
-  ws.prefix = dir + "/two";
-  sim.load_workload(ws);
-  ASSERT_EQ(sim.run(), Simulation::Outcome::kFinished);
-  std::map<std::string, double> end;
-  for (const auto& c : sim.platform().npu(1).collectives()) end[c.name] = ticks_to_ns(c.end);
-  ASSERT_EQ(end.size(), 2u);
+      "fabrics: [{topology: switch, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+      1);
   EXPECT_GT(end["first"], 0.9 * end["second"]);
 }
 
