@@ -462,6 +462,13 @@ std::vector<const ReductionUnit*> Platform::units() const {
   return out;
 }
 
+void Platform::rewind_memory_streams() {
+  for (auto& npu : npus_) npu->hbm.rewind();
+  for (auto& f : fabrics_) {
+    for (auto& nic : f.nics) nic->dma.rewind();
+  }
+}
+
 std::vector<const Platform::BuiltLink*> Platform::links() const {
   std::vector<const BuiltLink*> out;
   for (const auto& f : fabrics_) {

@@ -76,6 +76,12 @@ class Platform {
   enum class TimelineLinks { kNone, kTouchingRecordedNpus, kAll };
   void attach_timeline(TimelineSink* timeline, TimelineLinks links);
   std::vector<const ReductionUnit*> units() const;
+  /// Every NPU's and NIC's streamed memory accesses start again at their
+  /// window's base. A benchmark that reuses one buffer for every size (as
+  /// nccl-tests does) calls it between sizes, so that a row does not depend
+  /// on the rows before it: where a frame falls on HBM's interleaved
+  /// channels changes its timing.
+  void rewind_memory_streams();
   std::vector<const BuiltLink*> links() const;
   /// "nic", "switch", "memory", "reduction_unit": a node kind's name in reports.
   static const char* kind_name(FabricNode::Kind kind);

@@ -1,9 +1,20 @@
 #include "platforms/collbench.h"
 
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <iomanip>
+#include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "models/collectives/algorithm_choice.h"
@@ -141,6 +152,287 @@ std::string check_collbench_work(const Platform& platform, const CollbenchOption
   }
 }
 
+namespace {
+
+/// One row: the collective of `bytes` over `world`, on a platform whose
+/// memory streams start at their base (so a row does not depend on the
+/// rows measured before it in the same simulation).
+CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
+                         std::uint64_t bytes) {
+  const int n = static_cast<int>(world.ranks.size());
+  const auto& config = platform.spec().collectives;
+  const unsigned elem = element_bytes(o.dtype);
+  CollectiveSpec spec;
+  spec.type = o.type;
+  spec.bytes = bytes;
+  spec.group = &world;
+  spec.root = o.root;
+  spec.dims = &config.dims;
+  try {  // the default choice weighs the platform's levels, which may not run
+    spec.algorithm = o.algorithm ? *o.algorithm
+                                 : choose_algorithm(config, platform.spec().hints, o.type, bytes, world.ranks,
+                                                    n == platform.npus());
+    spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
+    if (spec.algorithm == AlgorithmKind::kHierarchical) {
+      spec.dims = choose_levels(config, platform.spec().hints, o.type, bytes);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+  spec.chunks = o.chunks ? o.chunks : config.chunks;
+  spec.dtype = o.dtype;
+  spec.op = o.op;
+  spec.data = o.data;
+  spec.name = std::string(to_string(o.type)) + "_" + std::to_string(bytes);
+  if (o.all_to_all_v) {
+    // Pair (i, j) sends between 1/n and all of an even block, in elements.
+    const std::uint64_t block = bytes / static_cast<std::uint64_t>(n);
+    auto sizes = std::make_shared<std::vector<std::vector<std::uint64_t>>>(n, std::vector<std::uint64_t>(n));
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        const std::uint64_t share = static_cast<std::uint64_t>((i + 2 * j) % n + 1);
+        (*sizes)[i][j] = block * share / static_cast<std::uint64_t>(n) / elem * elem;
+      }
+    }
+    spec.sizes = sizes;
+  }
+  platform.rewind_memory_streams();
+  try {
+    bench.start(spec);
+    sc_core::sc_start();
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+  if (auto e = Calendar::instance().take_error()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::invalid_argument& x) {
+      throw InputError(x.what());
+    }
+  }
+  if (!bench.done()) {
+    // Nothing left to happen, and the collective is not done: say what waits.
+    std::string what = "the " + spec.name + " collective can make no progress:";
+    for (int r : world.ranks) {
+      for (const auto& line : platform.npu(r).describe_unfinished()) what += "\n  NPU " + std::to_string(r) + ": " + line;
+    }
+    for (const auto& f : platform.fabrics()) {
+      for (const auto& l : f.links) {
+        if (l.link->frames_waiting()) what += "\n  " + l.link->describe_waiting();
+      }
+      for (const auto& u : f.units) {
+        for (const auto& line : u->describe_unfinished()) what += "\n  " + line;
+      }
+    }
+    throw StuckError(what);
+  }
+  CollbenchRow row;
+  row.size_bytes = bytes;
+  row.count = bytes / elem;
+  row.algorithm = spec.algorithm;
+  row.protocol = spec.protocol;
+  if (spec.algorithm == AlgorithmKind::kHierarchical) {
+    for (const Dimension& d : *spec.dims) {
+      if (d.size > 1) row.levels.push_back(d.algorithm);
+    }
+  }
+  if (!o.algorithm) {
+    for (const auto& [a, t] : default_estimates(config, o.type, bytes, world.ranks, n == platform.npus(),
+                                                platform.spec().hints)) {
+      row.estimates_us.emplace_back(a, t / 1e6);
+    }
+  }
+  row.time_us = ticks_to_us(bench.elapsed());
+  std::uint64_t moved = bytes;
+  if (o.all_to_all_v) {
+    moved = 0;
+    for (const auto& r : *spec.sizes) {
+      for (auto v : r) moved += v;
+    }
+    moved /= static_cast<std::uint64_t>(n);  // per rank, like nccl-tests' size
+  }
+  row.algbw_GBps = row.time_us > 0 ? static_cast<double>(moved) / (row.time_us * 1e3) : 0;
+  row.busbw_GBps = row.algbw_GBps * busbw_factor(o.type, n);
+  return row;
+}
+
+void collect_data_errors(Platform& platform, const Group& world, std::vector<std::string>& errors) {
+  for (int r : world.ranks) {
+    for (const auto& err : platform.npu(r).data_errors()) errors.push_back(err);
+  }
+}
+
+// ---- rows in processes of their own --------------------------------------------------
+// A child forked after elaboration measures one row and writes what it found
+// (the row and its data errors, or the error that stopped it) as JSON to an
+// unnamed temporary file, which the parent reads when the child has exited.
+
+nlohmann::json row_to_json(const CollbenchRow& r) {
+  nlohmann::json j;
+  j["size_bytes"] = r.size_bytes;
+  j["count"] = r.count;
+  j["time_us"] = r.time_us;
+  j["algbw_GBps"] = r.algbw_GBps;
+  j["busbw_GBps"] = r.busbw_GBps;
+  j["algorithm"] = static_cast<int>(r.algorithm);
+  j["protocol"] = static_cast<int>(r.protocol);
+  auto levels = nlohmann::json::array();
+  for (AlgorithmKind a : r.levels) levels.push_back(static_cast<int>(a));
+  j["levels"] = std::move(levels);
+  auto estimates = nlohmann::json::array();
+  for (const auto& [a, t] : r.estimates_us) estimates.push_back({static_cast<int>(a), t});
+  j["estimates_us"] = std::move(estimates);
+  return j;
+}
+
+CollbenchRow row_from_json(const nlohmann::json& j) {
+  CollbenchRow r;
+  r.size_bytes = j.at("size_bytes").get<std::uint64_t>();
+  r.count = j.at("count").get<std::uint64_t>();
+  r.time_us = j.at("time_us").get<double>();
+  r.algbw_GBps = j.at("algbw_GBps").get<double>();
+  r.busbw_GBps = j.at("busbw_GBps").get<double>();
+  r.algorithm = static_cast<AlgorithmKind>(j.at("algorithm").get<int>());
+  r.protocol = static_cast<CommProtocol>(j.at("protocol").get<int>());
+  for (const auto& a : j.at("levels")) r.levels.push_back(static_cast<AlgorithmKind>(a.get<int>()));
+  for (const auto& e : j.at("estimates_us")) {
+    r.estimates_us.emplace_back(static_cast<AlgorithmKind>(e.at(0).get<int>()), e.at(1).get<double>());
+  }
+  return r;
+}
+
+/// In the child: measures the row, writes the outcome to `out`, and exits
+/// without running this process's destructors (they belong to the parent).
+[[noreturn]] void measure_in_child(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
+                                   std::uint64_t bytes, std::FILE* out) {
+  Calendar::instance().set_progress_hook(nullptr);  // the parent's terminal line is not the child's
+  nlohmann::json result;
+  try {
+    result["row"] = row_to_json(measure_row(platform, o, world, bench, bytes));
+    std::vector<std::string> errors;
+    collect_data_errors(platform, world, errors);
+    result["data_errors"] = errors;
+  } catch (const InputError& e) {
+    result["error"] = {{"kind", "input"}, {"message", e.what()}};
+  } catch (const ModelError& e) {
+    result["error"] = {{"kind", "model"}, {"message", e.what()}};
+  } catch (const DataMismatchError& e) {
+    result["error"] = {{"kind", "data"}, {"message", e.what()}};
+  } catch (const StuckError& e) {
+    result["error"] = {{"kind", "stuck"}, {"message", e.what()}};
+  } catch (const std::exception& e) {
+    result["error"] = {{"kind", "internal"}, {"message", e.what()}};
+  }
+  const std::string text = result.dump();
+  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size() && std::fflush(out) == 0;
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  ::_exit(written ? 0 : 1);
+}
+
+[[noreturn]] void rethrow_child_error(const nlohmann::json& error) {
+  const std::string kind = error.at("kind").get<std::string>();
+  const std::string message = error.at("message").get<std::string>();
+  if (kind == "input") throw InputError(message);
+  if (kind == "model") throw ModelError(message);
+  if (kind == "data") throw DataMismatchError(message);
+  if (kind == "stuck") throw StuckError(message);
+  throw std::runtime_error(message);
+}
+
+struct Child {
+  pid_t pid = -1;
+  std::size_t index = 0;  // into the sizes
+  std::FILE* out = nullptr;
+};
+
+/// Kills and reaps the children still running when the sweep ends early
+/// (an error in a row, or an exception in the parent).
+struct ChildReaper {
+  std::vector<Child> running;
+  ~ChildReaper() {
+    for (const Child& c : running) {
+      ::kill(c.pid, SIGKILL);
+      int status = 0;
+      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      std::fclose(c.out);
+    }
+  }
+};
+
+std::vector<CollbenchRow> run_rows_in_children(Platform& platform, const CollbenchOptions& o, const Group& world,
+                                               Bench& bench, const std::vector<std::uint64_t>& sizes, unsigned jobs,
+                                               std::vector<std::string>& errors,
+                                               const std::function<void(const CollbenchRow&)>& on_row) {
+  // The largest size starts first (it takes longest; the others fill the
+  // remaining processes in order), so rows still appear smallest first.
+  std::vector<std::size_t> order;
+  order.push_back(sizes.size() - 1);
+  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) order.push_back(i);
+
+  std::vector<std::optional<nlohmann::json>> results(sizes.size());
+  std::vector<CollbenchRow> rows;
+  ChildReaper children;
+  std::size_t launched = 0;
+  std::cout.flush();  // what a child inherits in a buffer it would print again
+  std::cerr.flush();
+  std::fflush(nullptr);
+  while (rows.size() < sizes.size()) {
+    while (children.running.size() < jobs && launched < order.size()) {
+      Child c;
+      c.index = order[launched];
+      c.out = std::tmpfile();
+      if (!c.out) throw std::runtime_error(std::string("collbench: a temporary file: ") + std::strerror(errno));
+      c.pid = ::fork();
+      if (c.pid < 0) {
+        std::fclose(c.out);
+        throw std::runtime_error(std::string("collbench: fork: ") + std::strerror(errno));
+      }
+      if (c.pid == 0) measure_in_child(platform, o, world, bench, sizes[c.index], c.out);
+      children.running.push_back(c);
+      ++launched;
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("collbench: waitpid: ") + std::strerror(errno));
+    }
+    const auto it = std::find_if(children.running.begin(), children.running.end(),
+                                 [pid](const Child& c) { return c.pid == pid; });
+    if (it == children.running.end()) continue;  // not one of ours
+    const Child c = *it;
+    children.running.erase(it);
+    std::string text;
+    std::rewind(c.out);
+    char buffer[65536];
+    for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, c.out)) > 0;) text.append(buffer, got);
+    std::fclose(c.out);
+    const std::string row_name = "the " + std::to_string(sizes[c.index]) + "-byte row's process";
+    if (WIFSIGNALED(status)) {
+      throw std::runtime_error(row_name + " ended with signal " + std::to_string(WTERMSIG(status)) + " (" +
+                               strsignal(WTERMSIG(status)) + ")");
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) {
+      throw std::runtime_error(row_name + " could not report its row");
+    }
+    results[c.index] = nlohmann::json::parse(text);
+    // Rows in order of size, each as soon as the rows before it are in.
+    while (rows.size() < sizes.size() && results[rows.size()]) {
+      const nlohmann::json& result = *results[rows.size()];
+      if (result.contains("error")) rethrow_child_error(result.at("error"));
+      for (const auto& e : result.at("data_errors")) errors.push_back(e.get<std::string>());
+      rows.push_back(row_from_json(result.at("row")));
+      if (on_row) on_row(rows.back());
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
 std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& o, std::vector<std::string>& errors,
                                         const std::function<void(const CollbenchRow&)>& on_row) {
   const int n = collbench_npus(platform, o);
@@ -150,107 +442,18 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
   world.name = "world";
   for (int r = 0; r < n; ++r) world.ranks.push_back(r);
   if (o.root < 0 || o.root >= n) throw InputError("--root " + std::to_string(o.root) + " is not an NPU");
-  const auto& config = platform.spec().collectives;
-  const unsigned elem = element_bytes(o.dtype);
 
-  std::vector<CollbenchRow> rows;
   Bench bench(platform, world);
-  for (const std::uint64_t bytes : sizes) {
-    CollectiveSpec spec;
-    spec.type = o.type;
-    spec.bytes = bytes;
-    spec.group = &world;
-    spec.root = o.root;
-    spec.dims = &config.dims;
-    try {  // the default choice weighs the platform's levels, which may not run
-      spec.algorithm = o.algorithm ? *o.algorithm
-                                   : choose_algorithm(config, platform.spec().hints, o.type, bytes, world.ranks,
-                                                      n == platform.npus());
-      spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
-      if (spec.algorithm == AlgorithmKind::kHierarchical) {
-        spec.dims = choose_levels(config, platform.spec().hints, o.type, bytes);
-      }
-    } catch (const std::invalid_argument& e) {
-      throw InputError(e.what());
+  std::vector<CollbenchRow> rows;
+  const unsigned jobs = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, o.jobs), sizes.size()));
+  if (jobs > 1) {
+    rows = run_rows_in_children(platform, o, world, bench, sizes, jobs, errors, on_row);
+  } else {
+    for (const std::uint64_t bytes : sizes) {
+      rows.push_back(measure_row(platform, o, world, bench, bytes));
+      if (on_row) on_row(rows.back());
     }
-    spec.chunks = o.chunks ? o.chunks : config.chunks;
-    spec.dtype = o.dtype;
-    spec.op = o.op;
-    spec.data = o.data;
-    spec.name = std::string(to_string(o.type)) + "_" + std::to_string(bytes);
-    if (o.all_to_all_v) {
-      // Pair (i, j) sends between 1/n and all of an even block, in elements.
-      const std::uint64_t block = bytes / static_cast<std::uint64_t>(n);
-      auto sizes = std::make_shared<std::vector<std::vector<std::uint64_t>>>(n, std::vector<std::uint64_t>(n));
-      for (int i = 0; i < n; ++i) {
-        for (int j = 0; j < n; ++j) {
-          const std::uint64_t share = static_cast<std::uint64_t>((i + 2 * j) % n + 1);
-          (*sizes)[i][j] = block * share / static_cast<std::uint64_t>(n) / elem * elem;
-        }
-      }
-      spec.sizes = sizes;
-    }
-    try {
-      bench.start(spec);
-      sc_core::sc_start();
-    } catch (const std::invalid_argument& e) {
-      throw InputError(e.what());
-    }
-    if (auto e = Calendar::instance().take_error()) {
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::invalid_argument& x) {
-        throw InputError(x.what());
-      }
-    }
-    if (!bench.done()) {
-      // Nothing left to happen, and the collective is not done: say what waits.
-      std::string what = "the " + spec.name + " collective can make no progress:";
-      for (int r : world.ranks) {
-        for (const auto& line : platform.npu(r).describe_unfinished()) what += "\n  NPU " + std::to_string(r) + ": " + line;
-      }
-      for (const auto& f : platform.fabrics()) {
-        for (const auto& l : f.links) {
-          if (l.link->frames_waiting()) what += "\n  " + l.link->describe_waiting();
-        }
-        for (const auto& u : f.units) {
-          for (const auto& line : u->describe_unfinished()) what += "\n  " + line;
-        }
-      }
-      throw StuckError(what);
-    }
-    CollbenchRow row;
-    row.size_bytes = bytes;
-    row.count = bytes / elem;
-    row.algorithm = spec.algorithm;
-    row.protocol = spec.protocol;
-    if (spec.algorithm == AlgorithmKind::kHierarchical) {
-      for (const Dimension& d : *spec.dims) {
-        if (d.size > 1) row.levels.push_back(d.algorithm);
-      }
-    }
-    if (!o.algorithm) {
-      for (const auto& [a, t] : default_estimates(config, o.type, bytes, world.ranks, n == platform.npus(),
-                                                  platform.spec().hints)) {
-        row.estimates_us.emplace_back(a, t / 1e6);
-      }
-    }
-    row.time_us = ticks_to_us(bench.elapsed());
-    std::uint64_t moved = bytes;
-    if (o.all_to_all_v) {
-      moved = 0;
-      for (const auto& r : *spec.sizes) {
-        for (auto v : r) moved += v;
-      }
-      moved /= static_cast<std::uint64_t>(n);  // per rank, like nccl-tests' size
-    }
-    row.algbw_GBps = row.time_us > 0 ? static_cast<double>(moved) / (row.time_us * 1e3) : 0;
-    row.busbw_GBps = row.algbw_GBps * busbw_factor(o.type, n);
-    rows.push_back(row);
-    if (on_row) on_row(row);
-  }
-  for (int r = 0; r < n; ++r) {
-    for (const auto& err : platform.npu(r).data_errors()) errors.push_back(err);
+    collect_data_errors(platform, world, errors);
   }
   for (int r = 0; r < platform.npus(); ++r) platform.npu(r).finalize();
   return rows;

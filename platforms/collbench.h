@@ -32,6 +32,10 @@ struct CollbenchOptions {
   ReduceOp op = ReduceOp::kSum;
   bool force = false;                        // run past the work bounds (models/npu/work_bounds.h)
   bool why = false;                          // print the cost model's estimates behind the default choice
+  /// Rows measured at once, each in a process forked after elaboration;
+  /// 1: one after the other in this process. Every row starts on the same
+  /// buffers either way, so the rows are the same.
+  unsigned jobs = 1;
 };
 
 /// The sizes a sweep runs, in order (whole elements; whole blocks where the

@@ -286,6 +286,12 @@ SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, c
     // Arguments, and the identity: file arguments count by their contents.
     nlohmann::json identity = {{"command", plan.command}, {"fabricsim", fabricsim}, {"args", nlohmann::json::array()}};
     p.args.push_back(plan.command);
+    if (plan.command == "collbench") {
+      // The sweep runs its points side by side: a point's rows one by one.
+      // Not part of the identity: the rows are the same either way.
+      p.args.push_back("--jobs");
+      p.args.push_back("1");
+    }
     const auto add = [&](const std::string& flag, const std::string& value, const std::string& identity_value) {
       p.args.push_back(flag);
       p.args.push_back(value);

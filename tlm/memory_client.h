@@ -44,6 +44,8 @@ class MemoryClient : public tlm::tlm_mm_interface {
     window_span_ = span;
     cursor_ = 0;
   }
+  /// The next stream() starts at the window's base again.
+  void rewind() { cursor_ = 0; }
   std::size_t outstanding() const { return outstanding_; }
 
  private:

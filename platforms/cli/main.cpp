@@ -14,6 +14,7 @@
 #include <memory>
 #include <tuple>
 
+#include <sched.h>
 #include <unistd.h>
 #include <iostream>
 #include <optional>
@@ -324,8 +325,18 @@ struct CollbenchArgs {
   int npus = 0;
   bool quiet = false;
   bool why = false;
+  int jobs = 0;  // 0: one per CPU
   RtlArgs rtl;
 };
+
+/// The CPUs this process may run on (a Slurm or taskset allocation, not
+/// the whole machine).
+unsigned cpus_available() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN)));
+}
 
 int collbench(const CollbenchArgs& a) {
   PlatformSpec spec = load_platform(a.platform, overrides_of(a.sets));
@@ -366,6 +377,13 @@ int collbench(const CollbenchArgs& a) {
   o.data = a.data;
   o.force = a.force;
   o.why = a.why;
+  if (!a.rtl.vcd.empty() && a.jobs > 1) {
+    throw InputError("--jobs " + std::to_string(a.jobs) + " with --vcd: every row would write the same waveform files; "
+                     "leave --jobs out or give --jobs 1");
+  }
+  o.jobs = a.jobs > 0 ? static_cast<unsigned>(a.jobs)
+           : a.rtl.vcd.empty() ? cpus_available()
+                               : 1u;
   if (!parse_data_type(a.dtype, o.dtype)) throw InputError("--dtype " + a.dtype + ": use fp32, fp16, bf16 or int32");
   if (!parse_reduce_op(a.redop, o.op)) throw InputError("--redop " + a.redop + ": use sum, min or max");
   static Platform* kept_until_exit = nullptr;  // never destroyed: see run()
@@ -493,6 +511,10 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
   add_rtl_options(cmd, a.rtl);
   cmd->add_option("--npus", a.npus, "Run over the first N NPUs only, the others idle (as CUDA_VISIBLE_DEVICES does)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("-j,--jobs", a.jobs,
+                  "Rows measured at once, each in a process of its own (default: one per CPU); every row is a fresh "
+                  "simulation either way, so the rows are the same")
+      ->check(CLI::Range(1, 1024));
   cmd->add_flag("-q,--quiet", a.quiet, "Print nothing but errors");
   cmd->add_flag("--why", a.why,
                 "Under each row chosen by default, the cost model's estimate of every algorithm it weighed "
