@@ -154,6 +154,8 @@ mutations=(
   "a collective's chunks to one peer take turns frame by frame|models/nic/nic.cpp|    if (last && m->queue == last->queue && m->dst == last->dst) {|    if (false) {|ClosedForm.AChunkedRingBroadcast"
   "the cost model's chunks sharing each link at once|models/collectives/cost_model.cpp|      std::max(busiest * 1e12, end.transfer * waves + busiest * 1e12 * (per_channel - 1) / per_channel);|      std::max(busiest * 1e12, end.transfer * waves * per_channel);|ClosedForm.AChunkedRingBroadcast"
   "every collective in one NIC queue|models/collectives/collective_engine.cpp|        m->queue = queue != 0 ? queue : 1u;|        m->queue = 1u;|Scheduling.TwoCollectivesToOnePeer"
+  "pulled in-switch chunks without the pipeline depth's bound|models/collectives/algorithms/in_switch.cpp|      return std::max<std::uint32_t>(1, plan_.pipeline_depth / chunk_depth());|      return 0;|DgxH100NvlsKeepsItsPipelineDepth"
+  "a pulled in-switch level of a hierarchical collective without its bound|models/collectives/algorithms/hierarchical.cpp|    if (s < n) return phases_[s].up->stage_limit(0);|    if (s < n) return 0;|NvlsTreeKeepsTheNvlsLevels"
   "a collbench row on the streams the last row left|platforms/collbench.cpp|  platform.rewind_memory_streams();|  (void)0;|Collbench.ARowDoesNotDepend"
   "a row's estimates lost on the way back from its process|platforms/collbench.cpp|    r.estimates_us.emplace_back(static_cast<AlgorithmKind>(e.at(0).get<int>()), e.at(1).get<double>());|    (void)e;|Collbench.RowsMeasuredInParallel"
   "a row process's bad input reported as our fault|platforms/collbench.cpp|  if (kind == \"input\") throw InputError(message);|  (void)kind;|Collbench.AnErrorInARowsProcess"

@@ -411,6 +411,52 @@ TEST(ShippedPlatforms, DgxH100RingPaysNcclsStepCostsOnceAt16MiB) {
   EXPECT_EQ(row["protocol"], "ll128");
 }
 
+TEST(ShippedPlatforms, DgxH100NvlsKeepsItsPipelineDepthWhateverTheChunks) {
+  // A pulled (NVLS) all-reduce keeps pipeline_depth (4) pieces of 512 KiB in
+  // flight per collective, however many chunks it is cut into: 64 chunks
+  // run 4 at a time, one piece each, and take the time of one chunk with 4
+  // pieces (971.8 us for 256 MiB). When every chunk kept a piece in
+  // flight, the 64 pieces filled the units' 256 slots with reads waiting
+  // on each other, reads and multicasts took turns, and 64 chunks took
+  // 1,425.3 us (16 chunks: 1,060.8).
+  const std::string dir = testutil::scratch_dir("dgx-h100-nvls-chunks");
+  const auto time_us = [&](int chunks) {
+    return collbench_row(dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) +
+                                  "/platforms/dgx_h100.yaml --algo in_switch --chunks " + std::to_string(chunks) +
+                                  " -b 256M -e 256M")["time_us"]
+        .get<double>();
+  };
+  const double one = time_us(1);
+  EXPECT_NEAR(time_us(16), one, 0.01 * one);
+  EXPECT_NEAR(time_us(64), one, 0.01 * one);
+}
+
+TEST(ShippedPlatforms, NvlsTreeKeepsTheNvlsLevelsPipelineDepthOnTwoNodes) {
+  // NCCL's NVLS-tree on 2 DGX H100 nodes, 64 MiB: 16 chunks of 4 MiB whose
+  // NVLS reduce-scatters pull 512 KiB each. The level lets 4 of them in at
+  // once (its pipeline_depth), not the 8 chunks_per_stage lets into a
+  // stage: no read waits for a unit's slot (317.5 us). With 8, the first
+  // unit's 256 slots filled, 116 reads waited and the collective took
+  // 351.8 us.
+  const std::string dir = testutil::scratch_dir("nvls-tree-depth");
+  const std::string prefix = dir + "/ar";
+  const auto gen = testutil::run_fabricsim("gen collective --npus 16 --type all_reduce --bytes 67108864 --out " + prefix);
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + std::string(FABRICSIM_SOURCE_DIR) +
+                                         "/platforms/dgx_h100_2node.yaml --workload " + prefix +
+                                         " --levels in_switch,double_binary_tree --report " + dir + "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  int nvlink_units = 0;
+  for (const auto& u : report["reduction_units"]) {
+    if (u["fabric"].get<std::string>().rfind("nvlink", 0) != 0) continue;  // nvlink0, nvlink1: one per node
+    ++nvlink_units;
+    EXPECT_EQ(u["frames_waited"].get<int>(), 0) << u["name"];
+    EXPECT_LT(u["peak_slots"].get<int>(), u["slots"].get<int>()) << u["name"];
+  }
+  EXPECT_EQ(nvlink_units, 8);  // 4 NVSwitches per node
+}
+
 TEST(ClosedForm, RingChannelsCrossBetweenNodesOnTheirOwnRailsAndShareARail) {
   // Two nodes of 4 NPUs (400 GB/s each) joined by 4 rails (25 GB/s): rail r
   // joins the nodes' NPUs r. One ring in group order crosses rails between

@@ -217,6 +217,13 @@ class Program {
   /// (CollectiveConfig::chunks_per_stage).
   virtual std::uint32_t stages() const { return 1; }
   virtual std::uint32_t stage(std::uint32_t /*r*/) const { return 0; }
+  /// How many chunks may be in stage `s` at once, where the program itself
+  /// bounds it (0: no bound of its own; chunks_per_stage still applies).
+  /// A pulled in-switch program bounds the pieces its collective has in
+  /// flight to the fabric's pipeline_depth: each chunk beyond holds more of
+  /// the units' slots waiting on reads, and the reads and the multicasts
+  /// then take turns instead of overlapping.
+  virtual std::uint32_t stage_limit(std::uint32_t /*s*/) const { return 0; }
 };
 
 /// A dimension of a multi-dimensional platform: groups of `size` NPUs

@@ -137,9 +137,17 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
       programs = make_programs(plan, me);
     }
   }
-  if (stages > 1) {
+  bool limited = false;  // a program that bounds its own chunks in flight runs staged, even in one stage
+  for (std::uint32_t s = 0; s < stages && !programs.empty(); ++s) limited |= programs.front()->stage_limit(s) > 0;
+  if (stages > 1 || limited) {
     run->stages_.resize(stages);
     run->staged_ = true;
+    for (std::uint32_t s = 0; s < stages; ++s) {
+      const std::uint32_t own = programs.front()->stage_limit(s);
+      std::uint32_t& capacity = run->stages_[s].capacity;
+      capacity = stages > 1 ? config_.chunks_per_stage : 0;  // one stage: the chunks are not staged otherwise
+      if (own > 0) capacity = capacity == 0 ? own : std::min(capacity, own);
+    }
   }
   run->chunks_.resize(programs.size());
   for (std::size_t k = 0; k < programs.size(); ++k) run->chunks_[k].program = std::move(programs[k]);
@@ -357,7 +365,7 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
 bool CollectiveEngine::enter_stage(CollectiveRun& run, std::uint32_t c, std::uint32_t s) {
   leave_stage(run, c);
   CollectiveRun::Stage& stage = run.stages_.at(s);
-  const bool room = config_.chunks_per_stage == 0 || stage.inside < config_.chunks_per_stage;
+  const bool room = stage.capacity == 0 || stage.inside < stage.capacity;
   if (stage.next != c || !room) {
     stage.waiting.push_back(c);
     return false;
@@ -380,7 +388,7 @@ void CollectiveEngine::leave_stage(CollectiveRun& run, std::uint32_t c) {
 
 void CollectiveEngine::wake_stage(CollectiveRun& run, std::uint32_t s) {
   CollectiveRun::Stage& stage = run.stages_[s];
-  if (config_.chunks_per_stage != 0 && stage.inside >= config_.chunks_per_stage) return;
+  if (stage.capacity != 0 && stage.inside >= stage.capacity) return;
   auto it = std::find(stage.waiting.begin(), stage.waiting.end(), stage.next);
   if (it == stage.waiting.end()) return;
   stage.waiting.erase(it);

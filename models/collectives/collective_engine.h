@@ -167,6 +167,7 @@ class CollectiveRun final : public MessageOwner {
   struct Stage {
     std::uint32_t inside = 0;
     std::uint32_t next = 0;
+    std::uint32_t capacity = 0;  // chunks at once: chunks_per_stage or the program's stage_limit(), the lower; 0: no limit
     std::vector<std::uint32_t> waiting;  // chunk indices
   };
   std::vector<Stage> stages_;

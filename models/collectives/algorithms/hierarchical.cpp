@@ -244,6 +244,14 @@ class HierarchicalProgram : public Program {
     return static_cast<std::uint32_t>((down_ ? 2 : 1) * phases_.size());  // whole levels: no all-gathers coming down
   }
   std::uint32_t stage(std::uint32_t r) const override { return themis_free() ? 0 : locate(r).stage; }
+  /// A level's own bound (a pulled in-switch level's pipeline depth).
+  std::uint32_t stage_limit(std::uint32_t s) const override {
+    if (themis_free()) return 0;
+    const std::size_t n = phases_.size();
+    if (s < n) return phases_[s].up->stage_limit(0);
+    const std::size_t i = 2 * n - 1 - s;  // going down, the phases in reverse (locate())
+    return i < n && phases_[i].down ? phases_[i].down->stage_limit(0) : 0;
+  }
 
   void round(std::uint32_t r, Round& out) const override {
     const Where w = locate(r);

@@ -66,6 +66,15 @@ class InSwitchProgram : public ProgramBase {
     }
   }
 
+  std::uint32_t stage_limit(std::uint32_t /*s*/) const override {
+    if (n_ <= 1 || !plan_.pull) return 0;
+    if (spec_.type == CollectiveType::kAllReduce) {
+      // Each chunk keeps `depth` pieces in flight (pull_and_multicast).
+      return std::max<std::uint32_t>(1, plan_.pipeline_depth / chunk_depth());
+    }
+    return plan_.pipeline_depth;  // a reduce-scatter pulls its segment as one piece
+  }
+
   const char* phase(std::uint32_t r) const override {
     switch (spec_.type) {
       case CollectiveType::kAllReduce:
@@ -146,6 +155,13 @@ class InSwitchProgram : public ProgramBase {
  private:
   int unit(int stripe) const { return plan_.units[static_cast<std::size_t>(stripe)]; }
 
+  /// Pull all-reduce: the pieces a chunk keeps in flight. The depth is the
+  /// collective's: its chunks share it, and stage_limit() lets no more
+  /// chunks run at once than keep it.
+  std::uint32_t chunk_depth() const {
+    return std::max<std::uint32_t>(1, (plan_.pipeline_depth + spec_.chunks - 1) / spec_.chunks);
+  }
+
   /// Pull all-reduce: member j's segment in pieces of about piece_bytes_.
   std::uint32_t pieces(int j) const {
     const std::uint64_t len = spec_.segments.length(j), e = spec_.element;
@@ -166,9 +182,8 @@ class InSwitchProgram : public ProgramBase {
   /// NCCL's NVLS kernel.
   void pull_and_multicast(Round& out, std::uint32_t r) const {
     const auto S = static_cast<std::uint32_t>(stripes_);
-    // The depth is the collective's: its chunks share it.
     const std::uint32_t p = pieces(me_);
-    const std::uint32_t depth = std::max<std::uint32_t>(1, (plan_.pipeline_depth + spec_.chunks - 1) / spec_.chunks);
+    const std::uint32_t depth = chunk_depth();
     const auto pull_tag = [&](int j, std::uint32_t k, int s) {
       return (static_cast<std::uint32_t>(j) * max_pieces_ + k) * S + static_cast<std::uint32_t>(s);
     };
