@@ -1,5 +1,6 @@
 #include "platforms/collbench.h"
 
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -302,33 +303,43 @@ CollbenchRow row_from_json(const nlohmann::json& j) {
 }
 
 /// In the child: measures the row, writes the outcome to `out`, and exits
-/// without running this process's destructors (they belong to the parent).
+/// without running this process's destructors or flushing its copies of the
+/// parent's stdio buffers (they belong to the parent).
 [[noreturn]] void measure_in_child(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
-                                   std::uint64_t bytes, std::FILE* out) {
-  Calendar::instance().set_progress_hook(nullptr);  // the parent's terminal line is not the child's
-  nlohmann::json result;
+                                   std::uint64_t bytes, std::FILE* out, pid_t parent) {
+  int status = 3;
   try {
-    result["row"] = row_to_json(measure_row(platform, o, world, bench, bytes));
-    std::vector<std::string> errors;
-    collect_data_errors(platform, world, errors);
-    result["data_errors"] = errors;
-  } catch (const InputError& e) {
-    result["error"] = {{"kind", "input"}, {"message", e.what()}};
-  } catch (const ModelError& e) {
-    result["error"] = {{"kind", "model"}, {"message", e.what()}};
-  } catch (const DataMismatchError& e) {
-    result["error"] = {{"kind", "data"}, {"message", e.what()}};
-  } catch (const StuckError& e) {
-    result["error"] = {{"kind", "stuck"}, {"message", e.what()}};
-  } catch (const std::exception& e) {
-    result["error"] = {{"kind", "internal"}, {"message", e.what()}};
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed from outside takes its rows with it
+    if (::getppid() != parent) ::_exit(status);  // it died before the line above
+    Calendar::instance().set_progress_hook(nullptr);  // the parent's terminal line is not the child's
+    nlohmann::json result;
+    const auto failed = [&](const char* kind, const char* message) {
+      result["error"] = {{"kind", kind}, {"message", message}};
+    };
+    try {
+      result["row"] = row_to_json(measure_row(platform, o, world, bench, bytes));
+      std::vector<std::string> errors;
+      collect_data_errors(platform, world, errors);
+      result["data_errors"] = errors;
+    } catch (const InputError& e) {
+      failed("input", e.what());
+    } catch (const std::invalid_argument& e) {
+      failed("input", e.what());
+    } catch (const ModelError& e) {
+      failed("model", e.what());
+    } catch (const DataMismatchError& e) {
+      failed("data", e.what());
+    } catch (const StuckError& e) {
+      failed("stuck", e.what());
+    } catch (const std::exception& e) {
+      failed("internal", e.what());
+    }
+    const std::string text = result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (std::fwrite(text.data(), 1, text.size(), out) == text.size() && std::fflush(out) == 0) status = 0;
+  } catch (...) {
+    // Nothing may unwind into the parent's code: the parent reports the status.
   }
-  const std::string text = result.dump();
-  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size() && std::fflush(out) == 0;
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  ::_exit(written ? 0 : 1);
+  ::_exit(status);
 }
 
 [[noreturn]] void rethrow_child_error(const nlohmann::json& error) {
@@ -375,22 +386,25 @@ std::vector<CollbenchRow> run_rows_in_children(Platform& platform, const Collben
   std::vector<std::optional<nlohmann::json>> results(sizes.size());
   std::vector<CollbenchRow> rows;
   ChildReaper children;
+  children.running.reserve(jobs);  // no allocation between a fork and the record of its child
+  std::signal(SIGCHLD, SIG_DFL);   // an inherited SIG_IGN would reap the children before waitpid
+  const pid_t parent = ::getpid();
   std::size_t launched = 0;
-  std::cout.flush();  // what a child inherits in a buffer it would print again
-  std::cerr.flush();
-  std::fflush(nullptr);
   while (rows.size() < sizes.size()) {
     while (children.running.size() < jobs && launched < order.size()) {
       Child c;
       c.index = order[launched];
       c.out = std::tmpfile();
       if (!c.out) throw std::runtime_error(std::string("collbench: a temporary file: ") + std::strerror(errno));
+      std::cout.flush();  // a child would otherwise inherit rows not yet written
+      std::cerr.flush();
+      std::fflush(nullptr);
       c.pid = ::fork();
       if (c.pid < 0) {
         std::fclose(c.out);
         throw std::runtime_error(std::string("collbench: fork: ") + std::strerror(errno));
       }
-      if (c.pid == 0) measure_in_child(platform, o, world, bench, sizes[c.index], c.out);
+      if (c.pid == 0) measure_in_child(platform, o, world, bench, sizes[c.index], c.out, parent);
       children.running.push_back(c);
       ++launched;
     }
@@ -410,21 +424,28 @@ std::vector<CollbenchRow> run_rows_in_children(Platform& platform, const Collben
     char buffer[65536];
     for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, c.out)) > 0;) text.append(buffer, got);
     std::fclose(c.out);
+    // A process that ended without its row is that row's error, reported in
+    // its turn, as it would have been one row at a time.
     const std::string row_name = "the " + std::to_string(sizes[c.index]) + "-byte row's process";
+    nlohmann::json result;
     if (WIFSIGNALED(status)) {
-      throw std::runtime_error(row_name + " ended with signal " + std::to_string(WTERMSIG(status)) + " (" +
-                               strsignal(WTERMSIG(status)) + ")");
+      result["error"] = {{"kind", "internal"},
+                         {"message", row_name + " ended with signal " + std::to_string(WTERMSIG(status)) + " (" +
+                                         strsignal(WTERMSIG(status)) + ")"}};
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) {
+      result["error"] = {{"kind", "internal"},
+                         {"message", row_name + " exited with status " + std::to_string(WEXITSTATUS(status)) +
+                                         " without its row"}};
+    } else {
+      result = nlohmann::json::parse(text);
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) {
-      throw std::runtime_error(row_name + " could not report its row");
-    }
-    results[c.index] = nlohmann::json::parse(text);
+    results[c.index] = std::move(result);
     // Rows in order of size, each as soon as the rows before it are in.
     while (rows.size() < sizes.size() && results[rows.size()]) {
-      const nlohmann::json& result = *results[rows.size()];
-      if (result.contains("error")) rethrow_child_error(result.at("error"));
-      for (const auto& e : result.at("data_errors")) errors.push_back(e.get<std::string>());
-      rows.push_back(row_from_json(result.at("row")));
+      const nlohmann::json& done = *results[rows.size()];
+      if (done.contains("error")) rethrow_child_error(done.at("error"));
+      for (const auto& e : done.at("data_errors")) errors.push_back(e.get<std::string>());
+      rows.push_back(row_from_json(done.at("row")));
       if (on_row) on_row(rows.back());
     }
   }

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
+#include <vector>
 
 #include "models/collectives/algorithm_choice.h"
 #include "platforms/astra_system.h"
@@ -1014,6 +1016,24 @@ TEST(Collbench, RowsMeasuredInParallelProcessesAreTheRowsMeasuredOneByOne) {
   ASSERT_EQ(one.size(), 7u);
   EXPECT_EQ(three, one);
   EXPECT_TRUE(one[0].contains("estimates_us"));
+}
+
+TEST(Collbench, RowsFromParallelProcessesArePrintedOnceEachInOrder) {
+  // Through a pipe stdout is buffered: a row not yet written when the next
+  // process is forked would be written again by that process.
+  const std::string dir = testutil::scratch_dir("collbench-jobs-print");
+  const auto r = testutil::run_fabricsim("collbench -j 3 --platform " + channel_sensitive_platform(dir) +
+                                         " -b 1K -e 4M -f 4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::vector<std::uint64_t> sizes;
+  int headers = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# fabricsim collbench", 0) == 0) ++headers;
+    if (!line.empty() && line[0] != '#') sizes.push_back(std::stoull(line));
+  }
+  EXPECT_EQ(headers, 1) << r.out;
+  EXPECT_EQ(sizes, (std::vector<std::uint64_t>{1024, 4096, 16384, 65536, 262144, 1048576, 4194304})) << r.out;
 }
 
 TEST(Collbench, AnErrorInARowsProcessIsReportedAsItsOwn) {

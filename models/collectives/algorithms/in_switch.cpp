@@ -68,11 +68,16 @@ class InSwitchProgram : public ProgramBase {
 
   std::uint32_t stage_limit(std::uint32_t /*s*/) const override {
     if (n_ <= 1 || !plan_.pull) return 0;
-    if (spec_.type == CollectiveType::kAllReduce) {
-      // Each chunk keeps `depth` pieces in flight (pull_and_multicast).
-      return std::max<std::uint32_t>(1, plan_.pipeline_depth / chunk_depth());
+    switch (spec_.type) {
+      case CollectiveType::kAllReduce:
+        // Each chunk keeps `depth` pieces in flight (pull_and_multicast).
+        return std::max<std::uint32_t>(1, plan_.pipeline_depth / chunk_depth());
+      case CollectiveType::kReduceScatter:
+      case CollectiveType::kReduceScatterBlock:
+        return plan_.pipeline_depth;  // a reduce-scatter pulls its segment as one piece
+      default:
+        return 0;  // multicasts and pushes make the units read nothing
     }
-    return plan_.pipeline_depth;  // a reduce-scatter pulls its segment as one piece
   }
 
   const char* phase(std::uint32_t r) const override {
