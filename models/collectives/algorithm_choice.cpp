@@ -232,7 +232,7 @@ const PlatformHints::FabricCosts* group_costs(const PlatformHints& hints, const 
 }
 
 Estimate in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, CollectiveType type,
-                            std::uint64_t bytes, int n) {
+                            std::uint64_t bytes, int n, int links) {
   // Bytes through a member's busiest link direction, in payload at the
   // fabric's goodput, and the steps software posts one after another:
   //   all-reduce, pulled: the answers to the unit's reads of all S, with a
@@ -262,8 +262,31 @@ Estimate in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, 
       break;
   }
   const double seconds = costs.bandwidth > 0 ? wire / costs.bandwidth : 0;
-  return Estimate{steps * static_cast<double>(costs.plain + costs.hop), seconds * 1e12};
+  // A tree of units: each extra link is another unit that stores a frame
+  // whole (SHARP's aggregation nodes) and half a hop of wire and switch.
+  // A message is the member's S, or its S/n where the collective splits by
+  // member (an all-gather's multicasts, a reduce-scatter's contributions).
+  const bool split = type == CollectiveType::kAllGather || type == CollectiveType::kReduceScatter ||
+                     type == CollectiveType::kReduceScatterBlock;
+  const double message = split ? s / n : s;
+  const double frame = costs.segment > 0 ? std::min(message, static_cast<double>(costs.segment)) : message;
+  const double per_link = static_cast<double>(costs.hop) / 2 + (costs.bandwidth > 0 ? frame / costs.bandwidth * 1e12 : 0);
+  const double tree = std::max(0, links - 2) * per_link;
+  return Estimate{steps * (static_cast<double>(costs.plain + costs.hop) + tree), seconds * 1e12};
 }
+
+namespace {
+/// Links on the longest path from the group's first member to another.
+int longest_member_path(const CostModel& model, const std::vector<int>& ranks) {
+  int longest = 2;
+  std::vector<TrafficPaths::Use> uses;
+  for (std::size_t k = 1; k < ranks.size(); ++k) {
+    uses.clear();
+    longest = std::max(longest, model.paths().path(ranks.front(), ranks[k], uses));
+  }
+  return longest;
+}
+}  // namespace
 
 namespace {
 /// The closed-form estimate of `a` under its best candidate protocol (which
@@ -356,11 +379,19 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
       const FabricCosts* costs = group_costs(hints, group);
       if (!costs || !hints.in_switch(group)) return std::nullopt;
       const bool pull = pulls(hints, group);
-      const Estimate all = in_switch_estimate(*costs, pull, CollectiveType::kAllReduce, share, n);
-      level.transfer = all.transfer;
-      level.latency = l == top || whole ? all.latency
-                               : in_switch_estimate(*costs, pull, CollectiveType::kReduceScatter, share, n).latency +
-                                     in_switch_estimate(*costs, pull, CollectiveType::kAllGather, share, n).latency;
+      const int links = longest_member_path(model, group);
+      const Estimate all = in_switch_estimate(*costs, pull, CollectiveType::kAllReduce, share, n, links);
+      if (whole) {
+        level = all;
+      } else {
+        // The level runs a reduce-scatter and then an all-gather (the top
+        // level too: hierarchical.cpp). Pulled, they load each link
+        // direction as the all-reduce does; pushed, the all-gather sends
+        // each member's part up as well, so the way up carries S + S/n.
+        level.transfer = pull ? all.transfer : all.transfer * (1 + 1.0 / n);
+        level.latency = in_switch_estimate(*costs, pull, CollectiveType::kReduceScatter, share, n, links).latency +
+                        in_switch_estimate(*costs, pull, CollectiveType::kAllGather, share, n, links).latency;
+      }
     } else {
       const std::vector<CollectiveType> phases =
           !all_reduce     ? std::vector<CollectiveType>{type}
@@ -464,8 +495,9 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
   if (hints.in_switch(ranks)) {
     if (const FabricCosts* costs = group_costs(hints, ranks)) {
       const int n = static_cast<int>(ranks.size());
-      out.emplace_back(AlgorithmKind::kInSwitch,
-                       in_switch_estimate(*costs, pulls(hints, ranks), type, bytes, n).total());
+      out.emplace_back(AlgorithmKind::kInSwitch, in_switch_estimate(*costs, pulls(hints, ranks), type, bytes, n,
+                                                                    longest_member_path(model, ranks))
+                                                     .total());
     }
   }
   if (group_is_world && type == CollectiveType::kAllReduce) {

@@ -56,8 +56,12 @@ const PlatformHints::FabricCosts* group_costs(const PlatformHints& hints, const 
 /// NCCL-style estimate (ticks) of an in-switch collective: its steps' plain
 /// overhead and hops, and the bytes through a member's busiest link
 /// direction (docs/collectives.md, "The default choice").
+/// `links`: links on the longest path between two members (2 through one
+/// switch; 4 up a tree of units to a spine and down): each unit a frame
+/// passes beyond the first takes it whole before sending it on, and adds a
+/// hop's half.
 Estimate in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, CollectiveType type,
-                            std::uint64_t bytes, int n);
+                            std::uint64_t bytes, int n, int links = 2);
 /// The protocol's cost-model estimate of the collective's time (ticks), for
 /// choose_protocol and its tests.
 double protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs, CommProtocol p,
