@@ -10,6 +10,11 @@ slower than the fastest at some point (every point is still printed).
   scripts/check-default-choice.py --fabricsim build/platforms/fabricsim \\
       --platform platforms/dgx_h100.yaml --npus 2,4,8
 
+`hierarchical` runs the levels the cost model picks; --levels adds a
+hierarchical all-reduce on levels of your choosing (NCCL's NVLS-tree is
+`--levels in_switch,double_binary_tree`), which the default must then also
+keep up with.
+
 With --training DP,TP it also runs a training step of `fabricsim gen training
 --dp DP --tp TP` on each platform, by default and with every algorithm for
 all-reduce, all-gather and reduce-scatter alike, and compares the step times.
@@ -25,7 +30,7 @@ ALGORITHMS = ["ring", "direct", "halving_doubling", "double_binary_tree", "in_sw
 OPS = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"]
 
 
-def collbench(fabricsim, platform, npus, op, algo, first, last, factor, scratch):
+def collbench(fabricsim, platform, npus, op, algo, first, last, factor, scratch, levels=None):
     """{size: (time_us, what ran)}, or None when the algorithm does not apply."""
     out = os.path.join(scratch, "rows.json")
     cmd = [fabricsim, "collbench", "--platform", platform, "--op", op, "-b", first, "-e", last, "-f", factor,
@@ -34,6 +39,8 @@ def collbench(fabricsim, platform, npus, op, algo, first, last, factor, scratch)
         cmd += ["--npus", str(npus)]
     if algo:
         cmd += ["--algo", algo]
+    if levels:
+        cmd += ["--levels", levels]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode == 2:
         return None  # the algorithm does not apply here
@@ -85,6 +92,9 @@ def main():
     ap.add_argument("--tolerance", type=float, default=0.05, help="allowed shortfall (default 0.05: 5%%)")
     ap.add_argument("--training", default="", help="DP,TP: also a training step of gen training (see above)")
     ap.add_argument("--no-sweep", action="store_true", help="only the training step")
+    ap.add_argument("--levels", action="append", default=[],
+                    help="also a hierarchical all-reduce with these levels, e.g. in_switch,double_binary_tree "
+                         "(NCCL's NVLS-tree; repeatable)")
     args = ap.parse_args()
 
     worst = 0.0
@@ -103,6 +113,11 @@ def main():
                                          args.factor, scratch)
                         if rows:
                             others[algo] = rows
+                    for levels in args.levels if op == "all_reduce" else []:
+                        rows = collbench(args.fabricsim, platform, npus, op, "hierarchical", args.first, args.last,
+                                         args.factor, scratch, levels)
+                        if rows:
+                            others["hierarchical " + levels] = rows
                     for size in sorted(chosen):
                         t, what = chosen[size]
                         best_t, best_what = min((rows[size] for rows in others.values() if size in rows),

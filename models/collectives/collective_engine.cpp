@@ -305,15 +305,11 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       Message* m = host_.new_message(t.peer, t.bytes());
       m->tag.user = kCollectiveMessage;
       m->tag.collective = run.key;
-      // Point-to-point messages go through one queue per collective, so its
-      // chunks to a peer leave in order, as a channel's slices do. In-switch
-      // messages (contributions, pulls, multicasts) are memory operations of
-      // the pieces in flight (pipeline_depth) and keep taking turns.
-      if (t.kind == MessageKind::kUnicast) {
-        // The group's id and the sequence number; 0 means no queue.
-        const auto queue = static_cast<std::uint32_t>(run.key ^ (run.key >> 32)) + 1u;
-        m->queue = queue != 0 ? queue : 1u;
-      }
+      // A collective's messages go through one queue, so its chunks to a
+      // peer (or to a switch's reduction unit) leave in order, as a
+      // channel's steps do (models/nic/nic.h).
+      const auto queue = static_cast<std::uint32_t>(run.key ^ (run.key >> 32)) + 1u;  // the group's id and sequence number
+      m->queue = queue != 0 ? queue : 1u;  // 0 means no queue
       m->tag.chunk = c;
       m->tag.step = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
       m->sender.owner = &run;  // told when it has left: the run outlives its sends

@@ -226,7 +226,7 @@ Frame* Nic::next_frame(unsigned port) {
   }
   f->hop_in = port;  // until it is sent: which port it is for
   if (!f->last) {
-    queue.push_back(m);  // round robin between messages
+    requeue(queue, m);
   } else if (m->nic.striped) {
     m->unref();  // this queue entry's (the sender's keeps it until the frame has left)
   } else {
@@ -234,6 +234,29 @@ Frame* Nic::next_frame(unsigned port) {
     if (Message* next = m->nic.behind) queue.push_back(next);  // its queue's next message takes its turn
   }
   return f;
+}
+
+void Nic::requeue(InlineRing<Message*, 4>& queue, Message* m) {
+  queue.push_back(m);  // round robin between messages
+  if (m->queue == 0 || m->kind == MessageKind::kUnicast) return;
+  // A collective's in-switch messages (reads, contributions, multicasts) to
+  // one destination go in the order they were posted, as a channel's steps
+  // do: the ones behind m move behind it again. Taking turns, the pieces in
+  // flight would all advance together and finish together, and the next
+  // level of a pipelined collective would get them in bursts. (Unicast
+  // messages of a queue keep their order by waiting behind one another:
+  // post().)
+  const std::size_t others = queue.size() - 1;
+  std::size_t i = 0;
+  for (std::size_t seen = 0; seen < others; ++seen) {
+    Message* x = queue[i];
+    if (x->queue == m->queue && x->dst == m->dst && x->kind != MessageKind::kUnicast) {
+      queue.erase(i);
+      queue.push_back(x);
+    } else {
+      ++i;
+    }
+  }
 }
 
 void Nic::pump(unsigned port) {

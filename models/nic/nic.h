@@ -4,10 +4,12 @@
 // overhead, cuts each message into frames of up to `segment_bytes` (MTU
 // packets back to back, a header per packet) and offers them to its output
 // link, one frame at a time per port and round robin between the messages it
-// is sending, never faster than its injection bandwidth. A message posted
-// right behind one of the same queue (Message::queue: a collective's) to the
-// same destination waits for that one's frames, as a queue pair's work
-// requests go in order. Receiving, it counts
+// is sending, never faster than its injection bandwidth. Messages of one
+// queue (Message::queue: a collective's) to one destination go in order, as
+// a queue pair's work requests and a channel's steps do: a message posted
+// right behind another waits for that one's frames, and a collective's
+// in-switch messages (striped over several ports) keep their order in the
+// rotation (requeue()). Receiving, it counts
 // a message's frames and hands the message to its NPU (`out`) when the tail of
 // the last one has arrived. A NIC with several ports (rings, tori, meshes)
 // also forwards frames addressed to other NPUs, by the switch's policy (a
@@ -189,6 +191,8 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   };
 
   void end_of_elaboration() override;
+  /// Puts m, which has frames left, back into its class's rotation.
+  static void requeue(InlineRing<Message*, 4>& queue, Message* m);
 
   // What a message or frame touches, together (see Link).
   Tick injection_free_ = 0;

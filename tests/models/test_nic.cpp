@@ -247,6 +247,48 @@ TEST(NicTiming, TwoMessagesFromOnePortTakeTurnsFrameByFrame) {
   c->unref();
 }
 
+TEST(NicTiming, AQueuesInSwitchMessagesToOneDestinationGoInOrderAndTakeTurnsWithOtherQueues) {
+  // A and B, a collective's contributions to one reduction unit (queue 7),
+  // and C, another collective's (queue 9), 4 frames each, posted together
+  // in the order A, C, B (so B is not simply posted right behind A). B
+  // waits behind A, as a channel's steps go in order, while the queues take
+  // turns: A0 A1 C0 A2 C1 A3 B0 C2 B1 C3 B2 B3. A has left after 6 frame
+  // times, C after 10, B after 12. Messages taking turns one by one would
+  // give A0 A1 C0 B0 A2 C1 B1 A3 C2 B2 C3 B3: A and B would both finish
+  // late, the convoy that made a pipelined level's pieces all end together.
+  Nic::Params p;
+  p.address = 0;
+  p.mtu_bytes = 1000;
+  p.segment_bytes = 2000;
+  NicBench b("queues", p, {kGBps});
+  const auto contribution = [](std::uint32_t queue) {
+    Message* m = message(0, 5, 8000);
+    m->kind = MessageKind::kReduce;
+    m->queue = queue;
+    return m;
+  };
+  Message* a = contribution(7);
+  Message* second = contribution(7);
+  Message* c = contribution(9);
+  b.npu_out.post(a, kStart);
+  b.npu_out.post(c, kStart);
+  b.npu_out.post(second, kStart);
+  testutil::run_to_end();
+
+  constexpr Tick T = wire_time(2000);
+  const std::vector<std::pair<Message*, std::uint32_t>> order = {
+      {a, 0}, {a, 1}, {c, 0}, {a, 2}, {c, 1}, {a, 3}, {second, 0}, {c, 2}, {second, 1}, {c, 3}, {second, 2}, {second, 3}};
+  ASSERT_EQ(b.frames(0).size(), order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    EXPECT_EQ(b.frames(0)[k].msg, order[k].first) << "frame " << k << " on the wire";
+    EXPECT_EQ(b.frames(0)[k].index, order[k].second) << "frame " << k << " on the wire";
+  }
+  EXPECT_EQ(b.npu_out.left(a), kStart + 6 * T);
+  EXPECT_EQ(b.npu_out.left(c), kStart + 10 * T);
+  EXPECT_EQ(b.npu_out.left(second), kStart + 12 * T);
+  for (Message* m : {a, second, c}) m->unref();
+}
+
 TEST(NicTiming, AStripedMessageSpreadsItsFramesOverItsPortsEachTakingTheNextWhenFree) {
   // Two equal ports to the destination, 4 frames: each port takes a frame at
   // once, then the next when its frame has left: port 0 frames 0 and 2, port
