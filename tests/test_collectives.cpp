@@ -438,9 +438,10 @@ TEST(ShippedPlatforms, DgxH100NvlsMulticastsAPieceWhileItReadsTheNext) {
   // piece is read (the answers, S x 312/256 up each GPU's 450 GB/s: R =
   // 45.4 us) and then multicast. In the shipped 512 KiB pieces (4 per GPU)
   // a piece's multicast overlaps the next pieces' reads, which saves up to
-  // 3/4 R (34 us); at least half of that must show (24.8 us). When a GPU's
-  // pieces took turns frame by frame they were all read together and all
-  // multicast together, and any piece size gave the same 84.0 us.
+  // 3/4 R (34 us); at least half of that (17 us) must show (24.8 us does).
+  // When a GPU's pieces took turns frame by frame they were all read
+  // together and all multicast together, and any piece size gave the same
+  // 84.0 us.
   const std::string dir = testutil::scratch_dir("dgx-h100-nvls-pieces");
   const auto time_us = [&](const std::string& piece) {
     return collbench_row(dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) +

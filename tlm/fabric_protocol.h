@@ -134,9 +134,11 @@ class Message : public tlm::tlm_generic_payload {
   /// wire (message_kind.h).
   CommProtocol protocol = CommProtocol::kPlain;
   std::uint32_t flow = 0;  // spreads flows over equal-cost paths; same flow, same path
-  /// The sender's work queue (0: none). A message posted right behind one
-  /// with the same queue and destination leaves its NIC port after it, as a
-  /// queue pair's work requests do; other messages take turns frame by frame.
+  /// The sender's work queue (0: none): a collective's. A unicast message
+  /// posted right behind one with the same queue and destination leaves its
+  /// NIC port after it, as a queue pair's work requests do; in-switch
+  /// messages of one queue to one destination keep their posting order;
+  /// other messages take turns frame by frame (models/nic/nic.h).
   std::uint32_t queue = 0;
   /// Transport control made by the NIC at `src` for the queue pair `flow` of
   /// the NIC at `dst`: consumed by that NIC, never delivered to its NPU.

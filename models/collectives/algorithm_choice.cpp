@@ -358,8 +358,8 @@ std::optional<Estimate> best_routed(const CollectiveConfig& config, CostModel& m
 /// the data; pipelined levels add their latencies and overlap their
 /// transfers. All-reduce: each level's reduce-scatter and all-gather (the top
 /// level's all-reduce), or, with whole levels, an all-reduce of all the
-/// data. An in-switch level's reduce-scatter loads the members' links up and
-/// its all-gather down, so together they move what its all-reduce does.
+/// data. An in-switch level's reduce-scatter and all-gather move what its
+/// all-reduce does when pulled, and S/n more up each link when pushed.
 /// Reduce-scatter and all-gather: one phase of the type per level.
 std::optional<double> hierarchical_estimate(const CollectiveConfig& config, CostModel& model,
                                             const PlatformHints& hints, CollectiveType type, std::uint64_t bytes,

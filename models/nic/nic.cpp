@@ -168,7 +168,9 @@ void Nic::post(Message* m) {
   }
   const unsigned port = num_ports() == 1 ? 0 : forwarder_.routes().port(m->dst, m->flow);
   TxPort& tp = tx_ports_[port];
-  if (!m->hardware && m->notice == Message::Notice::kNone) {  // the NPU's own (not CNPs, ACKs)
+  // The NPU's own unicast messages (not CNPs, ACKs, or in-switch messages,
+  // which keep their order in the rotation: requeue()).
+  if (!m->hardware && m->notice == Message::Notice::kNone && m->kind == MessageKind::kUnicast) {
     Message* last = tp.last_posted;
     tp.last_posted = m->queue != 0 ? m : nullptr;
     if (last && m->queue == last->queue && m->dst == last->dst) {

@@ -4,12 +4,13 @@
 // overhead, cuts each message into frames of up to `segment_bytes` (MTU
 // packets back to back, a header per packet) and offers them to its output
 // link, one frame at a time per port and round robin between the messages it
-// is sending, never faster than its injection bandwidth. Messages of one
-// queue (Message::queue: a collective's) to one destination go in order, as
-// a queue pair's work requests and a channel's steps do: a message posted
-// right behind another waits for that one's frames, and a collective's
-// in-switch messages (striped over several ports) keep their order in the
-// rotation (requeue()). Receiving, it counts
+// is sending, never faster than its injection bandwidth. A collective's
+// messages to one destination (Message::queue) go in order, as a queue
+// pair's work requests and a channel's steps do: a unicast message posted
+// right behind another of its queue to the same destination waits for that
+// one's frames (one posted later, after another queue's, takes turns with
+// it), and in-switch messages keep their posting order in the rotation
+// (requeue()). Receiving, it counts
 // a message's frames and hands the message to its NPU (`out`) when the tail of
 // the last one has arrived. A NIC with several ports (rings, tori, meshes)
 // also forwards frames addressed to other NPUs, by the switch's policy (a

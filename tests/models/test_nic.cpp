@@ -289,6 +289,42 @@ TEST(NicTiming, AQueuesInSwitchMessagesToOneDestinationGoInOrderAndTakeTurnsWith
   for (Message* m : {a, second, c}) m->unref();
 }
 
+TEST(NicTiming, AQueuesInSwitchMessagesKeepTheirOrderWhenAnotherQueuesIsPostedBetweenThem) {
+  // A, B and C, contributions of one collective to one unit (queue 7),
+  // posted in that order with X (queue 9) between B and C. B does not wait
+  // aside behind A to rejoin the rotation after C: A0 A1 X0 A2 X1 A3 B0 X2
+  // B1 X3 B2 B3 C0 C1 C2 C3. (Chained behind A, B rejoined the rotation
+  // behind C when A's last frame left, and C went first: members of one
+  // reduction could then post their chunks in different orders.)
+  Nic::Params p;
+  p.address = 0;
+  p.mtu_bytes = 1000;
+  p.segment_bytes = 2000;
+  NicBench b("order", p, {kGBps});
+  const auto contribution = [](std::uint32_t queue) {
+    Message* m = message(0, 5, 8000);
+    m->kind = MessageKind::kReduce;
+    m->queue = queue;
+    return m;
+  };
+  Message* a = contribution(7);
+  Message* second = contribution(7);
+  Message* x = contribution(9);
+  Message* c = contribution(7);
+  for (Message* m : {a, second, x, c}) b.npu_out.post(m, kStart);
+  testutil::run_to_end();
+
+  const std::vector<std::pair<Message*, std::uint32_t>> order = {
+      {a, 0},      {a, 1}, {x, 0},      {a, 2}, {x, 1},      {a, 3}, {second, 0}, {x, 2},
+      {second, 1}, {x, 3}, {second, 2}, {second, 3}, {c, 0}, {c, 1}, {c, 2},      {c, 3}};
+  ASSERT_EQ(b.frames(0).size(), order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    EXPECT_EQ(b.frames(0)[k].msg, order[k].first) << "frame " << k << " on the wire";
+    EXPECT_EQ(b.frames(0)[k].index, order[k].second) << "frame " << k << " on the wire";
+  }
+  for (Message* m : {a, second, x, c}) m->unref();
+}
+
 TEST(NicTiming, AStripedMessageSpreadsItsFramesOverItsPortsEachTakingTheNextWhenFree) {
   // Two equal ports to the destination, 4 frames: each port takes a frame at
   // once, then the next when its frame has left: port 0 frames 0 and 2, port
