@@ -67,7 +67,8 @@ def main():
         print(f"| {os.path.basename(platform)} | {gpus} | {label} | {big}B | {r['busbw_GBps']:.1f} | {ref} | {err:+.1f}% |")
 
     print()
-    print("The other algorithms on the multi-node platforms (no published figure; NCCL does not run them):")
+    print("The other algorithms on the multi-node platforms (no published figure: the published runs are NVLS-tree;"
+          " NCCL runs NVLS with SHARP across nodes only where the IB switches run SHARP):")
     print("| platform | algorithm | size | model busbw |")
     print("|---|---|---|---|")
     for platform in ["platforms/dgx_h100_2node.yaml", "platforms/dgx_h100_4node.yaml"]:

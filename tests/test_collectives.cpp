@@ -575,29 +575,41 @@ TEST(DefaultChoice, TheHierarchicalEstimateTakesTheLevelsInTurnInOneChunkAndPipe
   }
 }
 
-TEST(DefaultChoice, APushedInSwitchLevelsAllGatherSendsEachMembersPartUpAgain) {
-  // Two nodes of 4 NPUs; both levels reduce in their switches by push
-  // (SHARP). The top level, 2 members at 25 GB/s, runs a reduce-scatter
-  // of each member's S/4 (S/4 up its link) and an all-gather (its S/8 part
-  // up again): 1.5 x S/4 at 25 GB/s = 4,026 us for 256 MiB, which bounds the
-  // pipelined collective. The estimate the default choice weighs carries
-  // the same bytes; counting the level as one all-reduce (S/4 up) it was a
-  // third low and the default took this level where a tree was faster.
+TEST(DefaultChoice, ASharpTopLevelAllReducesOnceAndALowerSharpLevelSendsEachPartUpAgain) {
+  // Nodes of 4 NPUs (200 GB/s) whose switches reduce by push (SHARP), and
+  // 2 members at 25 GB/s across them, 256 MiB in 4 MiB chunks. At the top,
+  // the level all-reduces each member's S/4 at once (NCCL's CollNet over
+  // SHARP): S/4 up each link at 25 GB/s = 2,684 us bounds the pipelined
+  // collective. With a fast level of 2 above it (200 GB/s), the slow level
+  // runs a reduce-scatter and then an all-gather, which sends each
+  // member's S/8 part up again: 1.5 x S/4 = 4,026 us. The estimate the
+  // default choice weighs carries the same bytes in both. (A top SHARP
+  // level ran as reduce-scatter and all-gather too, and was estimated as
+  // one all-reduce: a third low.)
   const std::string dir = testutil::scratch_dir("pushed-level-estimate");
-  const std::string file = dir + "/p.yaml";
-  testutil::write_text(file,
-                       "npus: 8\ncollectives: {chunks: 1, pipeline_chunk: 4 MiB, chunks_per_stage: 2}\nfabrics:\n"
-                       "  - {name: node, topology: switch, group_size: 4, algorithm: in_switch, link: {bandwidth_GBps: "
-                       "200, latency_ns: 200}, switch: {reduction: {protocol: push}}}\n"
-                       "  - {name: net, topology: switch, group_size: 2, group_stride: 4, algorithm: in_switch, link: "
-                       "{bandwidth_GBps: 25, latency_ns: 1000}, switch: {reduction: {protocol: push}}}\n");
-  const double bound_us = 1.5 * 64 * MiB / 25e9 * 1e6;
-  const auto chosen = collbench_row(dir, "--platform " + file + " --why -b 256M -e 256M");
-  ASSERT_TRUE(chosen.contains("estimates_us")) << chosen.dump();
-  EXPECT_EQ(chosen["algorithm"], "hierarchical");
-  EXPECT_NEAR(chosen["time_us"].get<double>(), bound_us, 0.03 * bound_us);
-  EXPECT_NEAR(chosen["estimates_us"]["hierarchical"].get<double>(), chosen["time_us"].get<double>(),
-              0.03 * chosen["time_us"].get<double>());
+  const std::string node =
+      "  - {name: node, topology: switch, group_size: 4, algorithm: in_switch, link: {bandwidth_GBps: 200, "
+      "latency_ns: 200}, switch: {reduction: {protocol: push}}}\n"
+      "  - {name: slow, topology: switch, group_size: 2, group_stride: 4, algorithm: in_switch, link: "
+      "{bandwidth_GBps: 25, latency_ns: 1000}, switch: {reduction: {protocol: push}}}\n";
+  const std::string fast_top =
+      "  - {name: top, topology: switch, group_size: 2, group_stride: 8, algorithm: in_switch, link: "
+      "{bandwidth_GBps: 200, latency_ns: 1000}, switch: {reduction: {protocol: push}}}\n";
+  const double wire_us = 64 * MiB / 25e9 * 1e6;  // S/4 at 25 GB/s
+  for (const bool slow_on_top : {true, false}) {
+    const std::string file = dir + (slow_on_top ? "/top.yaml" : "/middle.yaml");
+    testutil::write_text(file, std::string("npus: ") + (slow_on_top ? "8" : "16") +
+                                   "\ncollectives: {chunks: 1, pipeline_chunk: 4 MiB, chunks_per_stage: 2}\nfabrics:\n" +
+                                   node + (slow_on_top ? "" : fast_top));
+    const double bound_us = (slow_on_top ? 1.0 : 1.5) * wire_us;
+    const auto chosen = collbench_row(dir, "--platform " + file + " --why -b 256M -e 256M");
+    ASSERT_TRUE(chosen.contains("estimates_us")) << chosen.dump();
+    EXPECT_EQ(chosen["algorithm"], "hierarchical");
+    EXPECT_NEAR(chosen["time_us"].get<double>(), bound_us, 0.03 * bound_us) << file;
+    EXPECT_NEAR(chosen["estimates_us"]["hierarchical"].get<double>(), chosen["time_us"].get<double>(),
+                0.03 * chosen["time_us"].get<double>())
+        << file;
+  }
 }
 
 TEST(ClosedForm, WindowedDirectTakesARoundPerWindowOfPeers) {

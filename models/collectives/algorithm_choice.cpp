@@ -381,13 +381,13 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
       const bool pull = pulls(hints, group);
       const int links = longest_member_path(model, group);
       const Estimate all = in_switch_estimate(*costs, pull, CollectiveType::kAllReduce, share, n, links);
-      if (whole) {
-        level = all;
+      if (whole || (l == top && config.dimension_order != LevelOrder::kThemis)) {
+        level = all;  // the top level all-reduces (hierarchical.cpp)
       } else {
-        // The level runs a reduce-scatter and then an all-gather (the top
-        // level too: hierarchical.cpp). Pulled, they load each link
-        // direction as the all-reduce does; pushed, the all-gather sends
-        // each member's part up as well, so the way up carries S + S/n.
+        // The level runs a reduce-scatter and then an all-gather. Pulled,
+        // they load each link direction as the all-reduce does; pushed, the
+        // all-gather sends each member's part up as well, so the way up
+        // carries S + S/n.
         level.transfer = pull ? all.transfer : all.transfer * (1 + 1.0 / n);
         level.latency = in_switch_estimate(*costs, pull, CollectiveType::kReduceScatter, share, n, links).latency +
                         in_switch_estimate(*costs, pull, CollectiveType::kAllGather, share, n, links).latency;

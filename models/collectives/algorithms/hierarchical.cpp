@@ -201,12 +201,18 @@ class HierarchicalProgram : public Program {
       }
       current = sub.segments;
       keep = coord;
-      if (dim.algorithm == AlgorithmKind::kDoubleBinaryTree) {
-        // A tree has no reduce-scatter: the top level all-reduces the part
-        // the levels below left this NPU (NCCL's NVLS-tree and tree).
+      // The top level all-reduces the part the levels below left this NPU
+      // where that is one operation: a tree has no reduce-scatter (NCCL's
+      // NVLS-tree and tree), and switches that reduce send each member the
+      // whole result of one contribution (NCCL's NVLS with CollNet over
+      // SHARP), where a reduce-scatter and an all-gather would carry half
+      // as much again up the top level's links. Levels taken in Themis's
+      // order may end below the top, so there an in-switch top keeps both.
+      const bool in_switch_top = d == top && dim.algorithm == AlgorithmKind::kInSwitch && s.level_order.empty();
+      if (dim.algorithm == AlgorithmKind::kDoubleBinaryTree || in_switch_top) {
         if (d != top) not_applicable(s, hierarchical_levels_problem(*s.dims));
         sub.type = CollectiveType::kAllReduce;
-        sub.variant = kTreeByChunk;
+        if (dim.algorithm == AlgorithmKind::kDoubleBinaryTree) sub.variant = kTreeByChunk;
         ph.up = make_program(sub);
         ph.up_name = label + "all-reduce (" + std::string(to_string(sub.algorithm)) + ")";
         phases_.push_back(std::move(ph));
