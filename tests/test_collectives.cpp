@@ -612,6 +612,26 @@ TEST(DefaultChoice, ASharpTopLevelAllReducesOnceAndALowerSharpLevelSendsEachPart
   }
 }
 
+TEST(DefaultChoice, APulledTopLevelOverPartsOneElementApartFinishesWithTheRightSums) {
+  // A ring of 2 below a pulled (NVLS) top of 2, 1,025 fp32 elements, 1 KiB
+  // pieces (256 elements): the ring leaves one NPU 513 elements and the
+  // other 512, which the top level's pieces cut into 3 and 2. A top
+  // all-reduce takes a round per piece, so the ring's all-gather coming
+  // back down had round numbers one apart on the two NPUs and the
+  // collective stuck; a pulled top runs a reduce-scatter and an all-gather,
+  // whose rounds do not depend on the part.
+  const std::string dir = testutil::scratch_dir("pulled-top");
+  const std::string file = dir + "/p.yaml";
+  testutil::write_text(file,
+                       "npus: 4\ncollectives: {chunks: 1}\nfabrics:\n"
+                       "  - {name: low, topology: switch, group_size: 2, algorithm: ring, link: {bandwidth_GBps: 200, "
+                       "latency_ns: 200}}\n"
+                       "  - {name: top, topology: switch, group_size: 2, group_stride: 2, algorithm: in_switch, link: "
+                       "{bandwidth_GBps: 50, latency_ns: 500}, switch: {reduction: {protocol: pull, pipeline: 1 KiB}}}\n");
+  const auto row = collbench_row(dir, "--platform " + file + " --algo hierarchical --data -b 4100 -e 4100");
+  EXPECT_EQ(row.value("size_bytes", 0), 4100);
+}
+
 TEST(ClosedForm, WindowedDirectTakesARoundPerWindowOfPeers) {
   // A link per pair: a round to w peers takes one block's time and one
   // latency whatever w, so a window of w makes (n-1)/w rounds, rounded up

@@ -381,8 +381,8 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
       const bool pull = pulls(hints, group);
       const int links = longest_member_path(model, group);
       const Estimate all = in_switch_estimate(*costs, pull, CollectiveType::kAllReduce, share, n, links);
-      if (whole || (l == top && config.dimension_order != LevelOrder::kThemis)) {
-        level = all;  // the top level all-reduces (hierarchical.cpp)
+      if (whole || (l == top && !pull && config.dimension_order != LevelOrder::kThemis)) {
+        level = all;  // a pushed top level all-reduces (hierarchical.cpp)
       } else {
         // The level runs a reduce-scatter and then an all-gather. Pulled,
         // they load each link direction as the all-reduce does; pushed, the

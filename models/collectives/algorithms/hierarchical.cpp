@@ -203,12 +203,17 @@ class HierarchicalProgram : public Program {
       keep = coord;
       // The top level all-reduces the part the levels below left this NPU
       // where that is one operation: a tree has no reduce-scatter (NCCL's
-      // NVLS-tree and tree), and switches that reduce send each member the
-      // whole result of one contribution (NCCL's NVLS with CollNet over
-      // SHARP), where a reduce-scatter and an all-gather would carry half
-      // as much again up the top level's links. Levels taken in Themis's
-      // order may end below the top, so there an in-switch top keeps both.
-      const bool in_switch_top = d == top && dim.algorithm == AlgorithmKind::kInSwitch && s.level_order.empty();
+      // NVLS-tree and tree), and switches that reduce by push send each
+      // member the whole result of one contribution (NCCL's NVLS with
+      // CollNet over SHARP), where a reduce-scatter and an all-gather would
+      // carry half as much again up the top level's links. Levels taken in
+      // Themis's order may end below the top, so there an in-switch top
+      // keeps both. So does a pulled (NVLS) top, which moves the same bytes
+      // either way: its all-reduce takes a round per piece of the member's
+      // part, and parts one element apart would give the members of a
+      // level below different round numbers for their all-gathers.
+      const bool in_switch_top = d == top && dim.algorithm == AlgorithmKind::kInSwitch && s.level_order.empty() &&
+                                 s.in_switch && !s.in_switch->in_switch_plan(*ph.ranks, coord).pull;
       if (dim.algorithm == AlgorithmKind::kDoubleBinaryTree || in_switch_top) {
         if (d != top) not_applicable(s, hierarchical_levels_problem(*s.dims));
         sub.type = CollectiveType::kAllReduce;
