@@ -70,6 +70,34 @@ Message* message(Address src, Address dst, std::uint64_t bytes) {
   return m;
 }
 
+/// A one-port NIC at address 0 cutting messages into 2,000-byte frames of
+/// two 1,000-byte packets: the bench of the frame-order tests.
+Nic::Params two_packet_frames() {
+  Nic::Params p;
+  p.address = 0;
+  p.mtu_bytes = 1000;
+  p.segment_bytes = 2000;
+  return p;
+}
+
+/// A collective's 8,000-byte contribution (4 frames) from NPU 0 to the
+/// reduction unit at address 5, in work queue `queue`.
+Message* contribution(std::uint32_t queue) {
+  Message* m = message(0, 5, 8000);
+  m->kind = MessageKind::kReduce;
+  m->queue = queue;
+  return m;
+}
+
+/// Port 0 put exactly these (message, frame index) on the wire, in order.
+void expect_frame_order(const NicBench& b, const std::vector<std::pair<Message*, std::uint32_t>>& order) {
+  ASSERT_EQ(b.frames(0).size(), order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    EXPECT_EQ(b.frames(0)[k].msg, order[k].first) << "frame " << k << " on the wire";
+    EXPECT_EQ(b.frames(0)[k].index, order[k].second) << "frame " << k << " on the wire";
+  }
+}
+
 TEST(NicTiming, AMessageIsCutIntoWholePacketFramesWithAHeaderPerPacketAfterItsOverhead) {
   // MTU 1000 with 40-byte headers; a 2500-byte segment holds 2 whole packets.
   // 4500 bytes: frames of 2000, 2000 and 500 bytes, on the wire 2080, 2080
@@ -221,11 +249,7 @@ TEST(NicTiming, TwoMessagesFromOnePortTakeTurnsFrameByFrame) {
   // it back: A0 A1 B0 A2 B1 A3 B2 B3. With T a frame, A has left after 2N - 2
   // = 6 frame times and B after 2N = 8 (whole messages one after the other
   // would give 4 and 8).
-  Nic::Params p;
-  p.address = 0;
-  p.mtu_bytes = 1000;
-  p.segment_bytes = 2000;
-  NicBench b("turns", p, {kGBps});
+  NicBench b("turns", two_packet_frames(), {kGBps});
   Message* a = message(0, 1, 8000);
   Message* c = message(0, 2, 8000);
   b.npu_out.post(a, kStart);
@@ -256,17 +280,7 @@ TEST(NicTiming, AQueuesInSwitchMessagesToOneDestinationGoInOrderAndTakeTurnsWith
   // times, C after 10, B after 12. Messages taking turns one by one would
   // give A0 A1 C0 B0 A2 C1 B1 A3 C2 B2 C3 B3: A and B would both finish
   // late, the convoy that made a pipelined level's pieces all end together.
-  Nic::Params p;
-  p.address = 0;
-  p.mtu_bytes = 1000;
-  p.segment_bytes = 2000;
-  NicBench b("queues", p, {kGBps});
-  const auto contribution = [](std::uint32_t queue) {
-    Message* m = message(0, 5, 8000);
-    m->kind = MessageKind::kReduce;
-    m->queue = queue;
-    return m;
-  };
+  NicBench b("queues", two_packet_frames(), {kGBps});
   Message* a = contribution(7);
   Message* second = contribution(7);
   Message* c = contribution(9);
@@ -276,13 +290,8 @@ TEST(NicTiming, AQueuesInSwitchMessagesToOneDestinationGoInOrderAndTakeTurnsWith
   testutil::run_to_end();
 
   constexpr Tick T = wire_time(2000);
-  const std::vector<std::pair<Message*, std::uint32_t>> order = {
-      {a, 0}, {a, 1}, {c, 0}, {a, 2}, {c, 1}, {a, 3}, {second, 0}, {c, 2}, {second, 1}, {c, 3}, {second, 2}, {second, 3}};
-  ASSERT_EQ(b.frames(0).size(), order.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    EXPECT_EQ(b.frames(0)[k].msg, order[k].first) << "frame " << k << " on the wire";
-    EXPECT_EQ(b.frames(0)[k].index, order[k].second) << "frame " << k << " on the wire";
-  }
+  expect_frame_order(b, {{a, 0}, {a, 1}, {c, 0}, {a, 2}, {c, 1}, {a, 3}, {second, 0}, {c, 2}, {second, 1}, {c, 3},
+                         {second, 2}, {second, 3}});
   EXPECT_EQ(b.npu_out.left(a), kStart + 6 * T);
   EXPECT_EQ(b.npu_out.left(c), kStart + 10 * T);
   EXPECT_EQ(b.npu_out.left(second), kStart + 12 * T);
@@ -296,17 +305,7 @@ TEST(NicTiming, AQueuesInSwitchMessagesKeepTheirOrderWhenAnotherQueuesIsPostedBe
   // B1 X3 B2 B3 C0 C1 C2 C3. (Chained behind A, B rejoined the rotation
   // behind C when A's last frame left, and C went first: members of one
   // reduction could then post their chunks in different orders.)
-  Nic::Params p;
-  p.address = 0;
-  p.mtu_bytes = 1000;
-  p.segment_bytes = 2000;
-  NicBench b("order", p, {kGBps});
-  const auto contribution = [](std::uint32_t queue) {
-    Message* m = message(0, 5, 8000);
-    m->kind = MessageKind::kReduce;
-    m->queue = queue;
-    return m;
-  };
+  NicBench b("order", two_packet_frames(), {kGBps});
   Message* a = contribution(7);
   Message* second = contribution(7);
   Message* x = contribution(9);
@@ -314,14 +313,8 @@ TEST(NicTiming, AQueuesInSwitchMessagesKeepTheirOrderWhenAnotherQueuesIsPostedBe
   for (Message* m : {a, second, x, c}) b.npu_out.post(m, kStart);
   testutil::run_to_end();
 
-  const std::vector<std::pair<Message*, std::uint32_t>> order = {
-      {a, 0},      {a, 1}, {x, 0},      {a, 2}, {x, 1},      {a, 3}, {second, 0}, {x, 2},
-      {second, 1}, {x, 3}, {second, 2}, {second, 3}, {c, 0}, {c, 1}, {c, 2},      {c, 3}};
-  ASSERT_EQ(b.frames(0).size(), order.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    EXPECT_EQ(b.frames(0)[k].msg, order[k].first) << "frame " << k << " on the wire";
-    EXPECT_EQ(b.frames(0)[k].index, order[k].second) << "frame " << k << " on the wire";
-  }
+  expect_frame_order(b, {{a, 0}, {a, 1}, {x, 0}, {a, 2}, {x, 1}, {a, 3}, {second, 0}, {x, 2}, {second, 1}, {x, 3},
+                         {second, 2}, {second, 3}, {c, 0}, {c, 1}, {c, 2}, {c, 3}});
   for (Message* m : {a, second, x, c}) m->unref();
 }
 
