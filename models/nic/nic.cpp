@@ -143,28 +143,42 @@ tlm::tlm_sync_enum Nic::out_bw(int, tlm::tlm_generic_payload&, tlm::tlm_phase&, 
 
 void Nic::post(Message* m) {
   m->nic.posted_at = now_ticks();
+  std::vector<std::uint16_t> stripe_ports;  // the ports a striped message spreads over
+  if (params_.stripe && num_ports() > 1) stripe_ports = forwarder_.routes().ports(m->dst);
+  m->nic.frame_payload = params_.segment_bytes;
+  if (stripe_ports.size() > 1 && m->kind == MessageKind::kUnicast && !m->hardware) {
+    // A striping NIC interleaves a message over its links packet by packet
+    // (NVLink spreads by address): the message is cut into the same number
+    // of frames for each port, in whole packets, so that a small one is not
+    // sent on one link and a large one does not leave links idle at its end.
+    // (In-switch messages keep whole segments: reduction units match frames
+    // by index across members.)
+    const std::uint64_t ports = stripe_ports.size();
+    const std::uint64_t packets = std::max<std::uint64_t>(1, (m->bytes + params_.mtu_bytes - 1) / params_.mtu_bytes);
+    const std::uint64_t per_port = (packets + ports - 1) / ports;  // packets
+    const std::uint64_t segment_packets = params_.segment_bytes / params_.mtu_bytes;
+    const std::uint64_t frames_per_port = (per_port + segment_packets - 1) / segment_packets;
+    m->nic.frame_payload = (per_port + frames_per_port - 1) / frames_per_port * params_.mtu_bytes;
+  }
   m->nic.frames_total = static_cast<std::uint32_t>(
-      std::max<std::uint64_t>(1, (m->bytes + params_.segment_bytes - 1) / params_.segment_bytes));
+      std::max<std::uint64_t>(1, (m->bytes + m->nic.frame_payload - 1) / m->nic.frame_payload));
   m->nic.frames_sent = 0;
   if (m->dst == params_.address) throw std::logic_error(std::string(name()) + ": message addressed to itself");
   if (m->notice == Message::Notice::kNone) {
     ++stats_.messages_sent;
     if (m->kind != MessageKind::kPullRequest) stats_.bytes_sent += m->bytes;
   }
-  if (params_.stripe && num_ports() > 1) {
-    const auto ports = forwarder_.routes().ports(m->dst);
-    if (ports.size() > 1) {
-      // Each port's queue entry holds a reference: the message stays queued
-      // on the ports that did not send its last frames until they look at
-      // it again.
-      m->nic.striped = true;
-      for (auto p : ports) {
-        m->ref();
-        tx_ports_[p].sending[m->hardware ? 1 : 0].push_back(m);
-      }
-      for (auto p : ports) pump(p);
-      return;
+  if (stripe_ports.size() > 1) {
+    // Each port's queue entry holds a reference: the message stays queued
+    // on the ports that did not send its last frames until they look at it
+    // again.
+    m->nic.striped = true;
+    for (auto p : stripe_ports) {
+      m->ref();
+      tx_ports_[p].sending[m->hardware ? 1 : 0].push_back(m);
     }
+    for (auto p : stripe_ports) pump(p);
+    return;
   }
   const unsigned port = num_ports() == 1 ? 0 : forwarder_.routes().port(m->dst, m->flow);
   TxPort& tp = tx_ports_[port];
@@ -189,7 +203,7 @@ Frame* Nic::frame_of(Message* m, std::uint32_t index) const {
   f->dst = m->dst;
   f->index = index;
   f->flow = queue_pair_flow(m->flow, index);
-  f->offset = static_cast<std::uint64_t>(index) * params_.segment_bytes;
+  f->offset = static_cast<std::uint64_t>(index) * m->nic.frame_payload;
   f->bytes = frame_bytes(*m, index);
   f->request = m->kind == MessageKind::kPullRequest;
   f->wire_bytes = frame_wire_bytes(*m, f->bytes);
@@ -297,8 +311,14 @@ void Nic::pump(unsigned port) {
     // Frames are read from memory ahead of the wire: up to read_ahead bytes
     // (so small frames do not wait out a memory latency each, and a fast
     // link is not held to one read's latency per frame).
+    // A striped message's frames are each port's share of it (its links
+    // interleave it): a port reads one of them ahead at a time, so that the
+    // first port to look does not read the whole of a small message.
     if (dma_bound_ && !tp.idle() && tp.prefetch.size() < kMaxPrefetch &&
-        (tp.prefetch.empty() || tp.prefetch_bytes < params_.read_ahead_bytes) && (!window_ || window_open(port))) {
+        (tp.prefetch.empty() || tp.prefetch_bytes < params_.read_ahead_bytes) &&
+        !(!tp.prefetch.empty() && tp.prefetch[tp.prefetch.size() - 1]->msg->nic.striped &&
+          tp.prefetch[tp.prefetch.size() - 1]->msg == tp.next_message()) &&
+        (!window_ || window_open(port))) {
       Frame* f = next_frame(port);
       if (!f) continue;
       tp.prefetch.push_back(f);
@@ -449,8 +469,8 @@ bool Nic::window_open(unsigned port) {
 }
 
 std::uint64_t Nic::frame_bytes(const Message& m, std::uint32_t index) const {
-  const std::uint64_t offset = static_cast<std::uint64_t>(index) * params_.segment_bytes;
-  return std::min(params_.segment_bytes, m.bytes - std::min(m.bytes, offset));
+  const std::uint64_t offset = static_cast<std::uint64_t>(index) * m.nic.frame_payload;
+  return std::min(m.nic.frame_payload, m.bytes - std::min(m.bytes, offset));
 }
 
 std::uint64_t Nic::frame_wire_bytes(const Message& m, std::uint64_t bytes) const {

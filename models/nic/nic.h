@@ -183,6 +183,11 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     /// message of the same queue to the same destination goes behind it.
     Message* last_posted = nullptr;
     bool idle() const { return sending[0].empty() && sending[1].empty(); }
+    /// The message next_frame() looks at first (DCQCN may pick another).
+    const Message* next_message() const {
+      const auto& queue = sending[sending[turn].empty() ? turn ^ 1 : turn];
+      return queue.empty() ? nullptr : queue.front();
+    }
     bool frame_out = false;        // a frame offered and not yet started
     bool wake_pending = false;
     bool pumping = false;
