@@ -84,6 +84,7 @@ mutations=(
   "LL flags not on the wire|models/nic/nic.cpp|    return wire_bytes(protocol_bytes(bytes, m.protocol));|    return wire_bytes(bytes);|NicTiming.ACollectiveStep"
   "a striped message goes in whole segments|models/nic/nic.cpp|    m->nic.frame_payload = (per_port + frames_per_port - 1) / frames_per_port * params_.mtu_bytes;|    m->nic.frame_payload = params_.segment_bytes;|Striping.AMessageSmaller"
   "the first port reads a striped message ahead whole|models/nic/nic.cpp|          tp.prefetch[tp.prefetch.size() - 1]->msg == tp.next_message()) &&|          false) &&|Striping.AMessageSmaller"
+  "a spent striped entry opens a closed window|models/nic/nic.cpp|        queue.erase(i--);\n        m->unref();  // this queue entry's\n        continue;|        return true;|NicWindow.AClosedWindow"
   "LL steps wait the plain overhead|models/nic/nic.h|step_overhead_simple, step_overhead_ll, step_overhead_ll128);|step_overhead_simple, message_overhead, step_overhead_ll128);|NicTiming.ACollectiveStep"
   "launch latency ignored|models/collectives/collective_engine.cpp|  if (const Tick launch = config_.launch(spec.protocol); launch > 0) {|  if (const Tick launch = 0; launch > 0) {|ProtocolClosedForm"
   "protocols chosen without their step latency|models/collectives/algorithm_choice.cpp|         sequential_steps(type, algorithm, n) * static_cast<double>(costs.overhead(p) + costs.hop) +|         0.0 +|ProtocolChoice.Auto"

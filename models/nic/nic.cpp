@@ -451,7 +451,11 @@ bool Nic::window_open(unsigned port) {
     auto& queue = tp.sending[cls];
     for (std::size_t i = 0; i < queue.size(); ++i) {
       Message* m = queue[i];
-      if (m->nic.frames_sent == m->nic.frames_total) return true;  // striped and done: next_frame drops it
+      if (m->nic.frames_sent == m->nic.frames_total) {  // striped, its frames all taken by other ports
+        queue.erase(i--);
+        m->unref();  // this queue entry's
+        continue;
+      }
       const std::uint32_t index = m->nic.frames_sent;
       const bool control = m->notice != Message::Notice::kNone;
       if (control || window_->may_send(Dcqcn::key(m->dst, queue_pair_flow(m->flow, index)),

@@ -374,6 +374,40 @@ TEST(NicTiming, AStripedMessageOverUnequalPortsHasLeftWhenItsSlowestFrameHas) {
   m->unref();
 }
 
+TEST(NicWindow, AClosedWindowHoldsItsMessageWhenAStripedMessageBehindItWasSentByAnotherPort) {
+  // A window transport (no ACKs come back) with room for 2 frames per queue
+  // pair. A (8 frames to address 1) goes by port 0 only; once A's window is
+  // full, S (1 frame to address 2, striped over ports 1 and 0) is posted:
+  // port 1 sends it, and port 0's queue holds A and S's spent entry. A stays
+  // at 2 frames until an ACK or the timeout. (The spent entry used to open
+  // port 0, which then sent A's third frame past its window.)
+  Nic::Params p;
+  p.address = 0;
+  p.ports = 2;
+  p.mtu_bytes = 1000;
+  p.segment_bytes = 1000;
+  p.stripe = true;
+  NicBench b("window", p, {kGBps, kGBps});
+  Nic::Transport t;
+  t.window = true;
+  t.window_params.initial_window = 2000;
+  t.window_params.rto = 1'000'000'000;  // 1 ms, past the end of the run
+  b.nic.set_transport(t);
+  b.nic.forwarder().routes().set(1, {0});
+  b.nic.forwarder().routes().set(2, {1, 0});
+  Message* a = message(0, 1, 8000);
+  Message* s = message(0, 2, 1000);
+  b.npu_out.post(a, kStart);
+  b.npu_out.post(s, kStart + 10 * wire_time(1000));
+  sc_core::sc_start(sc_core::sc_time(100, sc_core::SC_US));
+
+  ASSERT_EQ(b.frames(1).size(), 1u);
+  EXPECT_EQ(b.frames(1)[0].msg, s);
+  std::size_t of_a = 0;
+  for (const auto& f : b.frames(0)) of_a += f.msg == a ? 1 : 0;
+  EXPECT_EQ(of_a, 2u) << "A's frames on port 0 with a 2-frame window and no ACK";
+}
+
 TEST(NicTiming, AFramePassingThroughLeavesItsForwardLatencyAfterItsHeadArrives) {
   // A two-port NIC (address 5) on a ring: a frame for address 9 comes in on
   // port 0, its tail 1 us behind its head, and leaves on port 1 (bound
