@@ -505,6 +505,12 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
     if (fabrics[i]["nic"]) read_params(in, fabrics[i]["nic"], Nic::Params::table(), nic, "fabric nic");
     for (FabricSpec& f : read_fabric(in, fabrics[i], spec, i)) {
       f.nic = nic;
+      if (nic.stripe && f.transport.needs_order()) {
+        in.fail(fabrics[i]["nic"] && fabrics[i]["nic"]["stripe"] ? fabrics[i]["nic"] : root["nic"],
+                "nic.stripe spreads a message's frames over several ports, which reorders them, and fabric \"" +
+                    f.name + "\"'s window transport finds losses by their order: a striped NIC takes transport "
+                    "credit, infiniband, or roce without congestion_control dctcp");
+      }
       for (const auto& other : spec.fabrics) {
         if (other.name == f.name) in.fail(fabrics[i], "two fabrics are named \"" + f.name + "\"");
       }

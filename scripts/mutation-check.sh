@@ -83,7 +83,9 @@ mutations=(
   # NCCL's protocols, launch latency and the default choice's cost model.
   "LL flags not on the wire|models/nic/nic.cpp|    return wire_bytes(protocol_bytes(bytes, m.protocol));|    return wire_bytes(bytes);|NicTiming.ACollectiveStep"
   "a striped message goes in whole segments|models/nic/nic.cpp|    m->nic.frame_payload = (per_port + frames_per_port - 1) / frames_per_port * params_.mtu_bytes;|    m->nic.frame_payload = params_.segment_bytes;|Striping.AMessageSmaller"
-  "the first port reads a striped message ahead whole|models/nic/nic.cpp|          tp.prefetch[tp.prefetch.size() - 1]->msg == tp.next_message()) &&|          false) &&|Striping.AMessageSmaller"
+  "the first port reads a striped message ahead whole|models/nic/nic.cpp|  return held < share;|  return true;|Striping.AMessageSmaller|Striping.TwoSmall"
+  "a port reads a large striped message a frame at a time|models/nic/nic.cpp|  const std::uint32_t share = (m->nic.frames_total + m->nic.stripe_ports - 1) / m->nic.stripe_ports;|  const std::uint32_t share = 1;|Striping.ALargeMessage"
+  "a striped NIC runs a window transport|platforms/loader.cpp|      if (nic.stripe && f.transport.needs_order()) {|      if (false) {|BadTransports"
   "a spent striped entry opens a closed window|models/nic/nic.cpp|        queue.erase(i--);\n        m->unref();  // this queue entry's\n        continue;|        return true;|NicWindow.AClosedWindow"
   "LL steps wait the plain overhead|models/nic/nic.h|step_overhead_simple, step_overhead_ll, step_overhead_ll128);|step_overhead_simple, message_overhead, step_overhead_ll128);|NicTiming.ACollectiveStep"
   "launch latency ignored|models/collectives/collective_engine.cpp|  if (const Tick launch = config_.launch(spec.protocol); launch > 0) {|  if (const Tick launch = 0; launch > 0) {|ProtocolClosedForm"

@@ -257,6 +257,43 @@ TEST(Striping, AMessageSmallerThanAFramePerPortIsCutIntoAFrameForEachPort) {
   }
 }
 
+/// Two NPUs on four single-lane switches (links of `gbps`, no latencies),
+/// 32 KiB frames, memory behind the NICs with `hbm_latency`, reading ahead
+/// 256 KiB per port.
+std::string four_lanes(const std::string& gbps, const std::string& hbm_latency, int chunks) {
+  return "npus: 2\n"
+         "npu: {hbm: {size: 16 GiB, channels: 8, bandwidth: 1000 TB/s, latency: " + hbm_latency + "}}\n"
+         "collectives: {chunks: " + std::to_string(chunks) + ", protocol: simple}\n"
+         "fabrics:\n"
+         "  - topology: switch\n"
+         "    lanes: [1, 1, 1, 1]\n"
+         "    link: {bandwidth: " + gbps + ", latency: 0, buffer: 1 MiB}\n"
+         "    nic: {mtu: 256, segment: 32 KiB, stripe: true, read_ahead: 256 KiB}\n"
+         "    switch: {latency: 0}\n";
+}
+
+TEST(Striping, TwoSmallMessagesOnOnePortAreEachSharedByEveryLink) {
+  // A direct all-gather of 1 MiB in 2 chunks: each NPU sends two 256 KiB
+  // messages, both queued on every port. Each port reads ahead its share of
+  // each, so all four 10 GB/s links carry 128 KiB of each: 512 KiB / 40 GB/s
+  // = 13.107 us. (When the first port to look read ahead frames of both
+  // messages, up to its 256 KiB, one link carried 9 frames: 29.5 us.)
+  const auto r = run(four_lanes("10 GB/s", "0", 2), CollectiveType::kAllGather, MiB, 2, AlgorithmKind::kDirect);
+  ASSERT_TRUE(r.errors.empty()) << r.errors.at(0);
+  EXPECT_NEAR(r.ns, 512.0 * KiB / 40, 1.0);
+}
+
+TEST(Striping, ALargeMessageIsReadAheadAsFarAsReadAheadAllowsOnEveryPort) {
+  // An 8 MiB direct all-gather: 4 MiB each way over four 25 GB/s links, HBM
+  // 2 us away. Reading 256 KiB ahead on each port hides the latency: 4 MiB /
+  // 100 GB/s plus one read and one write, 45.94 us. (Held to one frame ahead
+  // per port, as a small message's share is, each 32 KiB frame waited out a
+  // read: 67.3 us.)
+  const auto r = run(four_lanes("25 GB/s", "2 us", 1), CollectiveType::kAllGather, 8 * MiB, 1, AlgorithmKind::kDirect);
+  ASSERT_TRUE(r.errors.empty()) << r.errors.at(0);
+  EXPECT_NEAR(r.ns, 4.0 * MiB / 100 + 2 * 2000, 5.0);
+}
+
 // ---- in-switch in a hierarchy, and the default choice -------------------------------
 
 TEST(Hybrid, InSwitchInsideNodesAndAcrossThemGivesTheReferenceResult) {

@@ -437,6 +437,9 @@ TEST(BadTransports, EachIsOneMessageNamingThePlaceTheValueAndWhatIsAccepted) {
        "losses by their order: it takes load_balancing ecmp"},
       {on_switch(link, "{ kind: roce, congestion_control: dctcp, load_balancing: adaptive }"), "p.yaml:5:",
        "load_balancing adaptive reorders a flow's packets, and the window transport (congestion_control dctcp)"},
+      {"npus: 4\nnic: { stripe: true }\nfabrics:\n  - topology: switch\n    transport: { kind: tcp }\n", "p.yaml:2:",
+       "nic.stripe spreads a message's frames over several ports, which reorders them, and fabric \"fabric0\"'s "
+       "window transport finds losses by their order"},
       {"npus: 4\nfabrics:\n  - topology: ring\n    transport: { load_balancing: adaptive }\n", "p.yaml:4:",
        "a ring fabric routes by dimension order (one path per destination): it takes load_balancing ecmp"},
       {on_switch("{ bandwidth: 50 GB/s, latency: 1 us, buffer: 64 KiB }", "{ kind: roce }"),

@@ -20,7 +20,8 @@ const ParamTable<Nic::Params>& Nic::Params::table() {
           .legacy("segment_bytes", 1, "bytes")
           .add("read_ahead", Quantity::kBytes, &Params::read_ahead_bytes,
                "bytes of frames each port reads from the NPU's memory ahead of the wire (outstanding DMA reads; "
-               "at least one frame, at most 16); unset: one segment")
+               "at least one frame, at most 16; of a striped message, no more than the port's share); unset: one "
+               "segment")
           .range(1, static_cast<double>(1u << 30))
           .follows("segment")
           .add("message_overhead", Quantity::kDuration, &Params::message_overhead,
@@ -146,6 +147,7 @@ void Nic::post(Message* m) {
   std::vector<std::uint16_t> stripe_ports;  // the ports a striped message spreads over
   if (params_.stripe && num_ports() > 1) stripe_ports = forwarder_.routes().ports(m->dst);
   m->nic.frame_payload = params_.segment_bytes;
+  m->nic.stripe_ports = stripe_ports.size() > 1 ? static_cast<std::uint32_t>(stripe_ports.size()) : 1;
   if (stripe_ports.size() > 1 && m->kind == MessageKind::kUnicast && !m->hardware) {
     // A striping NIC interleaves a message over its links packet by packet
     // (NVLink spreads by address): the message is cut into the same number
@@ -217,6 +219,19 @@ Frame* Nic::frame_of(Message* m, std::uint32_t index) const {
     f->holds_message = true;
   }
   return f;
+}
+
+bool Nic::within_share(const TxPort& tp) {
+  // A striped message's frames are shared out between its ports (its links
+  // interleave it): a port reads ahead no more than its share of the message
+  // it would take next, so that the first port to look does not read the
+  // whole of a small message while the others idle.
+  const Message* m = tp.next_message();
+  if (!m || !m->nic.striped || m->nic.frames_sent == m->nic.frames_total) return true;
+  const std::uint32_t share = (m->nic.frames_total + m->nic.stripe_ports - 1) / m->nic.stripe_ports;
+  std::uint32_t held = 0;
+  for (std::size_t i = 0; i < tp.prefetch.size(); ++i) held += tp.prefetch[i]->msg == m ? 1 : 0;
+  return held < share;
 }
 
 Frame* Nic::next_frame(unsigned port) {
@@ -311,13 +326,8 @@ void Nic::pump(unsigned port) {
     // Frames are read from memory ahead of the wire: up to read_ahead bytes
     // (so small frames do not wait out a memory latency each, and a fast
     // link is not held to one read's latency per frame).
-    // A striped message's frames are each port's share of it (its links
-    // interleave it): a port reads one of them ahead at a time, so that the
-    // first port to look does not read the whole of a small message.
     if (dma_bound_ && !tp.idle() && tp.prefetch.size() < kMaxPrefetch &&
-        (tp.prefetch.empty() || tp.prefetch_bytes < params_.read_ahead_bytes) &&
-        !(!tp.prefetch.empty() && tp.prefetch[tp.prefetch.size() - 1]->msg->nic.striped &&
-          tp.prefetch[tp.prefetch.size() - 1]->msg == tp.next_message()) &&
+        (tp.prefetch.empty() || tp.prefetch_bytes < params_.read_ahead_bytes) && within_share(tp) &&
         (!window_ || window_open(port))) {
       Frame* f = next_frame(port);
       if (!f) continue;

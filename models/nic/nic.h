@@ -195,6 +195,8 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     InlineRing<Frame*, 4> resend;  // window transport: frames lost on the way, sent again first
     std::uint64_t prefetch_bytes = 0;
   };
+  /// Whether the port may read ahead another frame of the message it takes next.
+  static bool within_share(const TxPort& tp);
 
   void end_of_elaboration() override;
   /// Puts m, which has frames left, back into its class's rotation.
