@@ -105,10 +105,16 @@ class Bench : public NpuClient, public Calendar::Client {
 }  // namespace
 
 int collbench_npus(const Platform& platform, const CollbenchOptions& o) {
-  if (o.npus < 0 || o.npus > platform.npus()) {
-    throw InputError("--npus " + std::to_string(o.npus) + ": the platform has " + std::to_string(platform.npus()) + " NPUs");
+  if (o.stride < 1 || o.stride >= platform.npus()) {
+    throw InputError("--stride " + std::to_string(o.stride) + ": must be at least 1 and below the platform's " +
+                     std::to_string(platform.npus()) + " NPUs");
   }
-  return o.npus > 0 ? o.npus : platform.npus();
+  const int reachable = (platform.npus() - 1) / o.stride + 1;  // NPUs 0, stride, 2 x stride, ...
+  if (o.npus < 0 || o.npus > reachable) {
+    throw InputError("--npus " + std::to_string(o.npus) + ": the platform has " + std::to_string(platform.npus()) +
+                     " NPUs" + (o.stride > 1 ? ", " + std::to_string(reachable) + " of them " + std::to_string(o.stride) + " apart" : ""));
+  }
+  return o.npus > 0 ? o.npus : reachable;
 }
 
 std::vector<std::uint64_t> collbench_sizes(const CollbenchOptions& o, int n) {
@@ -461,7 +467,7 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
   Group world;
   world.id = 0;
   world.name = "world";
-  for (int r = 0; r < n; ++r) world.ranks.push_back(r);
+  for (int r = 0; r < n; ++r) world.ranks.push_back(r * o.stride);
   if (o.root < 0 || o.root >= n) throw InputError("--root " + std::to_string(o.root) + " is not an NPU");
 
   Bench bench(platform, world);
@@ -516,7 +522,8 @@ constexpr int kAlgoWidth = 44;
 
 void print_collbench_header(std::ostream& os, const Platform& platform, const CollbenchOptions& o) {
   os << "# fabricsim collbench: " << to_string(o.type) << (o.all_to_all_v ? " (v)" : "") << " on "
-     << platform.spec().name << ", " << collbench_npus(platform, o) << " of " << platform.npus() << " NPUs, "
+     << platform.spec().name << ", " << collbench_npus(platform, o) << " of " << platform.npus() << " NPUs"
+     << (o.stride > 1 ? " (every " + std::to_string(o.stride) + "th from 0)" : std::string()) << ", "
      << to_string(o.dtype) << " " << to_string(o.op) << "\n";
   os << "# busbw = algbw * " << std::setprecision(4) << busbw_factor(o.type, collbench_npus(platform, o))
      << " (nccl-tests' factor); times from the collective's start to its end on the last NPU\n";
@@ -550,6 +557,7 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
   nlohmann::ordered_json j;
   j["platform"] = platform.spec().name;
   j["npus"] = collbench_npus(platform, o);
+  j["stride"] = o.stride;
   j["op"] = std::string(to_string(o.type)) + (o.all_to_all_v ? "_v" : "");
   j["dtype"] = to_string(o.dtype);
   j["busbw_factor"] = busbw_factor(o.type, collbench_npus(platform, o));

@@ -26,7 +26,8 @@ struct CollbenchOptions {
   double factor = 2;
   std::uint32_t chunks = 0;                  // 0: the platform's
   int root = 0;
-  int npus = 0;                              // the first N NPUs take part; 0: all
+  int npus = 0;                              // N NPUs take part; 0: all (with a stride: all it reaches)
+  int stride = 1;                            // NPUs 0, stride, 2 x stride, ... take part (one per node: a rail)
   bool data = false;                         // check every result
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;

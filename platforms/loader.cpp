@@ -166,7 +166,7 @@ void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveCon
       const auto algo = algorithm_from_name(algo_name);
       if (!algo) {
         in.fail(kv.second, "unknown algorithm \"" + algo_name +
-                               "\" (known: ring, direct, halving_doubling, double_binary_tree, hierarchical, in_switch)");
+                               "\" (known: ring, direct, halving_doubling, double_binary_tree, hierarchical, in_switch, pat)");
       }
       c.algorithm[static_cast<int>(*type)] = *algo;
     }

@@ -26,17 +26,19 @@ import subprocess
 import sys
 import tempfile
 
-ALGORITHMS = ["ring", "direct", "halving_doubling", "double_binary_tree", "in_switch", "hierarchical"]
+ALGORITHMS = ["ring", "direct", "halving_doubling", "double_binary_tree", "in_switch", "hierarchical", "pat"]
 OPS = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"]
 
 
-def collbench(fabricsim, platform, npus, op, algo, first, last, factor, scratch, levels=None):
+def collbench(fabricsim, platform, npus, op, algo, first, last, factor, scratch, levels=None, stride=1):
     """{size: (time_us, what ran)}, or None when the algorithm does not apply."""
     out = os.path.join(scratch, "rows.json")
     cmd = [fabricsim, "collbench", "--platform", platform, "--op", op, "-b", first, "-e", last, "-f", factor,
            "--quiet", "--json", out]
     if npus:
         cmd += ["--npus", str(npus)]
+    if stride > 1:
+        cmd += ["--stride", str(stride)]
     if algo:
         cmd += ["--algo", algo]
     if levels:
@@ -85,6 +87,8 @@ def main():
     ap.add_argument("--fabricsim", default="build/platforms/fabricsim" if os.path.exists("build/platforms/fabricsim") else "fabricsim")
     ap.add_argument("--platform", action="append", required=True, help="repeatable")
     ap.add_argument("--npus", default="", help="comma-separated group sizes (the first N NPUs); default: all")
+    ap.add_argument("--stride", type=int, default=1,
+                    help="the group: NPUs 0, S, 2S, ... (8 on 8-GPU nodes: one GPU per node, a rail)")
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("-b", "--first", default="1K")
     ap.add_argument("-e", "--last", default="256M")
@@ -106,16 +110,16 @@ def main():
             for npus in [int(n) for n in args.npus.split(",") if n] or [0]:
                 for op in args.ops.split(","):
                     chosen = collbench(args.fabricsim, platform, npus, op, None, args.first, args.last, args.factor,
-                                       scratch)
+                                       scratch, stride=args.stride)
                     others = {}
                     for algo in ALGORITHMS:
                         rows = collbench(args.fabricsim, platform, npus, op, algo, args.first, args.last,
-                                         args.factor, scratch)
+                                         args.factor, scratch, stride=args.stride)
                         if rows:
                             others[algo] = rows
                     for levels in args.levels if op == "all_reduce" else []:
                         rows = collbench(args.fabricsim, platform, npus, op, "hierarchical", args.first, args.last,
-                                         args.factor, scratch, levels)
+                                         args.factor, scratch, levels, stride=args.stride)
                         if rows:
                             others["hierarchical " + levels] = rows
                     for size in sorted(chosen):

@@ -788,3 +788,16 @@ TEST(Sweeps, TheFirstGridAxisVariesSlowestAndZippedListsGoTogether) {
   // The ids are a hash of the resolved inputs: the same spec gives the same ids.
   EXPECT_EQ(testutil::run_fabricsim("sweep " + dir + "/s.yaml --dry-run").out, r.out);
 }
+
+TEST(BadFlags, ACollbenchGroupBeyondThePlatformIsRefusedNamingTheFlag) {
+  // --stride S takes NPUs 0, S, 2S, ...; on 4 NPUs a stride of 4 reaches one
+  // and --npus 3 at stride 2 asks for more than the two it reaches.
+  const std::string dir = testutil::scratch_dir("bad-stride");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  auto r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml -b 1K -e 1K --stride 4");
+  expect_refused(r, "--stride 4", "must be at least 1 and below the platform's 4 NPUs");
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml -b 1K -e 1K --stride 2 --npus 3");
+  expect_refused(r, "--npus 3", "the platform has 4 NPUs, 2 of them 2 apart");
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml -b 1K -e 1K --stride 2 --data");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}

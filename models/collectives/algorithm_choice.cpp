@@ -24,6 +24,25 @@ std::vector<CommProtocol> candidate_protocols(const CollectiveConfig& config) {
   return {CommProtocol::kSimple, CommProtocol::kLL128, CommProtocol::kLL};
 }
 
+/// Whether the default choice of protocol may run `a` under `p`: NCCL runs
+/// PAT on Simple only (src/graph/tuning.cc); a platform or command line that
+/// names a protocol gets it.
+bool runs_protocol(const CollectiveConfig& config, AlgorithmKind a, CommProtocol p) {
+  return config.protocol != ProtocolChoice::kAuto || a != AlgorithmKind::kPat || p == CommProtocol::kSimple;
+}
+
+/// Whether no two of `ranks` share a node, a group of the platform's lowest
+/// level, on a platform of several levels. NCCL takes PAT only so ("one GPU
+/// per node"); on one level there is no telling nodes from the network.
+bool one_per_node(const CollectiveConfig& config, const std::vector<int>& ranks) {
+  if (config.dims.size() < 2) return false;
+  const Dimension& node = config.dims.front();
+  std::vector<int> nodes;
+  for (int r : ranks) nodes.push_back(r / (node.size * node.stride) * node.stride + r % node.stride);
+  std::sort(nodes.begin(), nodes.end());
+  return std::adjacent_find(nodes.begin(), nodes.end()) == nodes.end();
+}
+
 /// Whether the reduction units of the domain holding `ranks` pull (NVLS).
 bool pulls(const PlatformHints& hints, const std::vector<int>& ranks) {
   const int domain = hints.in_switch_domain(ranks);
@@ -171,7 +190,7 @@ const char* to_string(CommProtocol p) {
 namespace {
 bool point_to_point(AlgorithmKind a) {
   return a == AlgorithmKind::kRing || a == AlgorithmKind::kDirect || a == AlgorithmKind::kHalvingDoubling ||
-         a == AlgorithmKind::kDoubleBinaryTree;
+         a == AlgorithmKind::kDoubleBinaryTree || a == AlgorithmKind::kPat;
 }
 
 int ceil_log2(int n) {
@@ -187,7 +206,8 @@ int sequential_steps(CollectiveType type, AlgorithmKind a, int n) {
     case AlgorithmKind::kRing: return all_reduce ? 2 * (n - 1) : n - 1;
     case AlgorithmKind::kDirect: return all_reduce ? 2 : 1;
     case AlgorithmKind::kHalvingDoubling:
-    case AlgorithmKind::kDoubleBinaryTree: return (all_reduce ? 2 : 1) * ceil_log2(n);
+    case AlgorithmKind::kDoubleBinaryTree:
+    case AlgorithmKind::kPat: return (all_reduce ? 2 : 1) * ceil_log2(n);
     default: return 1;
   }
 }
@@ -341,6 +361,7 @@ std::optional<Estimate> best_routed(const CollectiveConfig& config, CostModel& m
   try {
     const ProgramPlan plan = plan_for(config, type, a, bytes, ranks);
     for (CommProtocol p : candidate_protocols(config)) {
+      if (!runs_protocol(config, a, p)) continue;
       const Estimate e = model.estimate(config, plan, p);
       if (!best || e.total() < best->total()) {
         best = e;
@@ -489,7 +510,8 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
   }
   CostModel& model = *hints.cost_model;
   for (AlgorithmKind a : {AlgorithmKind::kRing, AlgorithmKind::kHalvingDoubling, AlgorithmKind::kDirect,
-                          AlgorithmKind::kDoubleBinaryTree}) {
+                          AlgorithmKind::kDoubleBinaryTree, AlgorithmKind::kPat}) {
+    if (a == AlgorithmKind::kPat && !one_per_node(config, ranks)) continue;
     if (const auto e = best_routed(config, model, type, a, bytes, ranks)) out.emplace_back(a, e->total());
   }
   if (hints.in_switch(ranks)) {
@@ -540,6 +562,7 @@ CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints
                              AlgorithmKind algorithm, std::uint64_t bytes, const std::vector<int>& ranks) {
   const bool p2p_levels = algorithm == AlgorithmKind::kHierarchical && point_to_point_levels(config, hints, type);
   if (!point_to_point(algorithm) && !p2p_levels) return CommProtocol::kPlain;
+  if (!runs_protocol(config, algorithm, CommProtocol::kLL)) return CommProtocol::kSimple;
   if (config.protocol != ProtocolChoice::kAuto) return candidate_protocols(config).front();
   const PlatformHints::FabricCosts* costs = group_costs(hints, ranks);
   if (!costs) return CommProtocol::kPlain;

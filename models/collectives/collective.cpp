@@ -54,13 +54,14 @@ const char* to_string(AlgorithmKind a) {
     case AlgorithmKind::kDoubleBinaryTree: return "double_binary_tree";
     case AlgorithmKind::kHierarchical: return "hierarchical";
     case AlgorithmKind::kInSwitch: return "in_switch";
+    case AlgorithmKind::kPat: return "pat";
   }
   return "?";
 }
 
 std::optional<AlgorithmKind> algorithm_from_name(const std::string& name) {
   const std::string k = squash(name);
-  for (int a = 0; a <= static_cast<int>(AlgorithmKind::kInSwitch); ++a) {
+  for (int a = 0; a <= static_cast<int>(AlgorithmKind::kPat); ++a) {
     if (squash(to_string(static_cast<AlgorithmKind>(a))) == k) return static_cast<AlgorithmKind>(a);
   }
   return std::nullopt;

@@ -32,13 +32,13 @@ std::optional<CollectiveType> collective_from_chakra(std::int64_t comm_type);
 /// "all_reduce", "allreduce", "ALL_REDUCE"... -> type.
 std::optional<CollectiveType> collective_from_name(const std::string& name);
 
-enum class AlgorithmKind : std::uint8_t { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kHierarchical, kInSwitch };
+enum class AlgorithmKind : std::uint8_t { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kHierarchical, kInSwitch, kPat };
 const char* to_string(AlgorithmKind a);
 std::optional<AlgorithmKind> algorithm_from_name(const std::string& name);
 /// Whether `a` can run one level of a hierarchical collective (every
 /// algorithm but hierarchical itself; a double binary tree only as the top
 /// level, which hierarchical refuses otherwise).
-inline bool runs_a_level(AlgorithmKind a) { return a != AlgorithmKind::kHierarchical; }
+inline bool runs_a_level(AlgorithmKind a) { return a != AlgorithmKind::kHierarchical && a != AlgorithmKind::kPat; }
 
 /// What each level of a hierarchical all-reduce works on: the part the
 /// level below left this NPU (reduce-scatter going up, all-gather coming

@@ -55,8 +55,9 @@ constexpr Factory kFactories[] = {
     algorithms::make_double_binary_tree,  // kDoubleBinaryTree
     algorithms::make_hierarchical,        // kHierarchical
     algorithms::make_in_switch,           // kInSwitch
+    algorithms::make_pat,                 // kPat
 };
-static_assert(sizeof kFactories / sizeof kFactories[0] == static_cast<std::size_t>(AlgorithmKind::kInSwitch) + 1,
+static_assert(sizeof kFactories / sizeof kFactories[0] == static_cast<std::size_t>(AlgorithmKind::kPat) + 1,
               "one factory per AlgorithmKind, in order");
 
 }  // namespace

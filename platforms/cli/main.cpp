@@ -323,6 +323,7 @@ struct CollbenchArgs {
   std::string dtype = "fp32";
   std::string redop = "sum";
   int npus = 0;
+  int stride = 1;
   bool quiet = false;
   bool why = false;
   int jobs = 0;  // 0: one per CPU
@@ -361,7 +362,7 @@ int collbench(const CollbenchArgs& a) {
     const auto algo = algorithm_from_name(a.algo);
     if (!algo) {
       throw InputError("--algo " + a.algo +
-                       ": unknown algorithm (ring, direct, halving_doubling, double_binary_tree, hierarchical, in_switch)");
+                       ": unknown algorithm (ring, direct, halving_doubling, double_binary_tree, hierarchical, in_switch, pat)");
     }
     o.algorithm = *algo;
   }
@@ -374,6 +375,7 @@ int collbench(const CollbenchArgs& a) {
   }
   o.root = a.root;
   o.npus = a.npus;
+  o.stride = a.stride;
   o.data = a.data;
   o.force = a.force;
   o.why = a.why;
@@ -461,7 +463,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
       ->check(CLI::Range(std::uint64_t{1}, limits::kMaxChunks));
   cmd->add_option("--algorithm", a.algorithms,
                   "Collective algorithm, ALGO or TYPE=ALGO (ring, direct, halving_doubling, "
-                  "double_binary_tree, hierarchical, in_switch)");
+                  "double_binary_tree, hierarchical, in_switch, pat)");
   cmd->add_option("--levels", a.levels,
                   "Hierarchical collectives: the algorithm of each level, lowest first, comma-separated "
                   "(ring, direct, halving_doubling, in_switch; double_binary_tree as the last), e.g. "
@@ -510,6 +512,10 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
   cmd->add_option("--redop", a.redop, "sum, min, max");
   add_rtl_options(cmd, a.rtl);
   cmd->add_option("--npus", a.npus, "Run over the first N NPUs only, the others idle (as CUDA_VISIBLE_DEVICES does)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--stride", a.stride,
+                  "Run over NPUs 0, S, 2S, ... only (with --npus, the first N of them): --stride 8 on 8-GPU nodes "
+                  "takes one GPU per node, a rail")
       ->check(CLI::PositiveNumber);
   cmd->add_option("-j,--jobs", a.jobs,
                   "Rows measured at once, each in a process of its own (default: one per CPU); every row is a fresh "

@@ -60,6 +60,8 @@ std::vector<Variant> variants() {
       {"direct", AlgorithmKind::kDirect, std::set<CollectiveType>(std::begin(kAllTypes), std::end(kAllTypes))},
       {"halving_doubling", AlgorithmKind::kHalvingDoubling, kRingTypes},
       {"double_binary_tree", AlgorithmKind::kDoubleBinaryTree, {CollectiveType::kAllReduce, CollectiveType::kBarrier}},
+      {"pat", AlgorithmKind::kPat,
+       {CollectiveType::kAllGather, CollectiveType::kReduceScatter, CollectiveType::kReduceScatterBlock}},
       // NVSwitch-like: four units weighted 5/4/4/5, pieces of 64 B so that
       // pulls and multicasts pipeline even on small buffers.
       {"in_switch_pull", AlgorithmKind::kInSwitch, kInSwitchTypes,
@@ -175,6 +177,7 @@ std::optional<std::uint32_t> rounds_formula(const Variant& v, CollectiveType typ
       return u(log2_ceil(n));  // binomial trees, dissemination barrier
     }
     case AlgorithmKind::kDoubleBinaryTree: return 4u;  // receive, send up; receive, send down
+    case AlgorithmKind::kPat: return u(log2_ceil(n));   // a step per tree level, any n
     case AlgorithmKind::kInSwitch: {
       const bool pull = v.name == "in_switch_pull";
       if (!pull) return 1u;
@@ -192,7 +195,7 @@ std::optional<std::uint64_t> volume_formula(const Variant& v, CollectiveType typ
   const auto un = static_cast<std::uint64_t>(n);
   const std::uint64_t block = bytes / un;
   const bool exact_split = bytes % (4 * un) == 0;
-  if (v.kind == AlgorithmKind::kRing || v.kind == AlgorithmKind::kDirect) {
+  if (v.kind == AlgorithmKind::kRing || v.kind == AlgorithmKind::kDirect || v.kind == AlgorithmKind::kPat) {
     switch (type) {
       case CollectiveType::kAllReduce:  // every member sends (n-1)/n of the buffer twice
         return exact_split ? std::optional(2 * (un - 1) * bytes) : std::nullopt;

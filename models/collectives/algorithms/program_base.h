@@ -70,6 +70,7 @@ std::unique_ptr<Program> make_halving_doubling(const ProgramSpec& spec);
 std::unique_ptr<Program> make_double_binary_tree(const ProgramSpec& spec);
 std::unique_ptr<Program> make_hierarchical(const ProgramSpec& spec);
 std::unique_ptr<Program> make_in_switch(const ProgramSpec& spec);
+std::unique_ptr<Program> make_pat(const ProgramSpec& spec);
 
 /// Themis's order of the levels for each of `chunks` chunks (Rashidi et al.,
 /// ISCA 2022): chunk by chunk, the dimension with the least load so far takes
