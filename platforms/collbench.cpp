@@ -105,7 +105,7 @@ class Bench : public NpuClient, public Calendar::Client {
 }  // namespace
 
 int collbench_npus(const Platform& platform, const CollbenchOptions& o) {
-  if (o.stride < 1 || o.stride >= platform.npus()) {
+  if (o.stride < 1 || (o.stride > 1 && o.stride >= platform.npus())) {
     throw InputError("--stride " + std::to_string(o.stride) + ": must be at least 1 and below the platform's " +
                      std::to_string(platform.npus()) + " NPUs");
   }
@@ -468,7 +468,10 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
   world.id = 0;
   world.name = "world";
   for (int r = 0; r < n; ++r) world.ranks.push_back(r * o.stride);
-  if (o.root < 0 || o.root >= n) throw InputError("--root " + std::to_string(o.root) + " is not an NPU");
+  if (o.root < 0 || o.root >= n) {
+    throw InputError("--root " + std::to_string(o.root) + ": the root is a member of the group, 0 to " +
+                     std::to_string(n - 1) + (o.stride > 1 ? " (member k is NPU " + std::to_string(o.stride) + " x k)" : ""));
+  }
 
   Bench bench(platform, world);
   std::vector<CollbenchRow> rows;

@@ -132,7 +132,7 @@ def main():
                         if ratio > 1 + args.tolerance:
                             misses += 1
                             flag = "  <- over"
-                        print(f"{os.path.basename(platform):<22} {npus or 'all':>4} {op:<15} {size:>11} {what:<44} "
+                        print(f"{os.path.basename(platform):<22} {(str(npus) if npus else 'all') + (f'/{args.stride}' if args.stride > 1 else ''):>4} {op:<15} {size:>11} {what:<44} "
                               f"{t:>10.2f} {best_what:<36} {best_t:>10.2f} {ratio:>6.3f}{flag}", flush=True)
         if args.training:
             dp, tp = (int(x) for x in args.training.split(","))

@@ -798,6 +798,12 @@ TEST(BadFlags, ACollbenchGroupBeyondThePlatformIsRefusedNamingTheFlag) {
   expect_refused(r, "--stride 4", "must be at least 1 and below the platform's 4 NPUs");
   r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml -b 1K -e 1K --stride 2 --npus 3");
   expect_refused(r, "--npus 3", "the platform has 4 NPUs, 2 of them 2 apart");
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml -b 1K -e 1K --stride 2 --op broadcast --root 2");
+  expect_refused(r, "--root 2", "the root is a member of the group, 0 to 1 (member k is NPU 2 x k)");
   r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml -b 1K -e 1K --stride 2 --data");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // The default stride of 1 on a platform of one NPU is no group beyond it.
+  testutil::write_text(dir + "/one.yaml", "npus: 1\nfabrics:\n  - topology: ring\n");
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/one.yaml -b 1K -e 1K");
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }

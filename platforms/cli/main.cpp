@@ -505,7 +505,7 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
   cmd->add_option("--scheduler", a.scheduler,
                   "Hierarchical all-reduce: each chunk takes the levels in ascending order (baseline) or in Themis's "
                   "load-balancing order (themis)");
-  cmd->add_option("--root", a.root, "Root NPU of rooted collectives");
+  cmd->add_option("--root", a.root, "Root of rooted collectives: its place in the group (with --stride S, member k is NPU S x k)");
   cmd->add_flag("--data", a.data, "Carry real bytes and check every result");
   cmd->add_flag("--force", a.force, kForceHelp);
   cmd->add_option("--dtype", a.dtype, "fp32, fp16, bf16, int32");

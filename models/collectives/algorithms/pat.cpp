@@ -21,6 +21,7 @@ namespace {
 class PatProgram : public ProgramBase {
  public:
   explicit PatProgram(const ProgramSpec& s) : ProgramBase(s) {
+    if (n_ > kMaxMembers) not_applicable(spec_, "PAT's tags hold groups of up to 131,072 members");
     while ((1 << levels_) < n_) ++levels_;
   }
 
@@ -62,9 +63,10 @@ class PatProgram : public ProgramBase {
   /// peer several blocks, and each must meet its own receive.
   Transfer block(int peer, int s, std::uint32_t r, bool reduce) const {
     Transfer t = piece(peer, s, s + 1, reduce);
-    t.tag = r << 17 | static_cast<std::uint32_t>(s);  // 5 + 17 bits: groups of up to 131,072
+    t.tag = r << 17 | static_cast<std::uint32_t>(s);  // 5 + 17 bits (the engine matches on 24)
     return t;
   }
+  static constexpr int kMaxMembers = 1 << 17;
 
   int levels_ = 0;
 };
