@@ -150,8 +150,8 @@ void Nic::post(Message* m) {
   m->nic.stripe_ports = stripe_ports.size() > 1 ? static_cast<std::uint32_t>(stripe_ports.size()) : 1;
   if (stripe_ports.size() > 1 && m->kind == MessageKind::kUnicast && !m->hardware) {
     // A striping NIC interleaves a message over its links packet by packet
-    // (NVLink spreads by address): the message is cut into the same number
-    // of frames for each port, in whole packets, so that a small one is not
+    // (NVLink spreads by address): the message is cut into about as many
+    // frames for each port, in whole packets, so that a small one is not
     // sent on one link and a large one does not leave links idle at its end.
     // (In-switch messages keep whole segments: reduction units match frames
     // by index across members.)

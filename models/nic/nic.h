@@ -2,9 +2,10 @@
 //
 // Sending, it takes messages from its NPU (`in`), waits out the per-message
 // overhead, cuts each message into frames of up to `segment_bytes` (MTU
-// packets back to back, a header per packet) and offers them to its output
-// link, one frame at a time per port and round robin between the messages it
-// is sending, never faster than its injection bandwidth. A collective's
+// packets back to back, a header per packet; a striped message into about
+// as many frames for each of its ports) and offers them to its output link,
+// one frame at a time per port and round robin between the messages it is
+// sending, never faster than its injection bandwidth. A collective's
 // messages to one destination (Message::queue) go in order, as a queue
 // pair's work requests and a channel's steps do: a unicast message posted
 // right behind another of its queue to the same destination waits for that
