@@ -79,6 +79,7 @@ constexpr AxisKind kAxes[] = {
     {"levels", "--levels", "--levels", false},
     {"scheduler", "--scheduler", "--scheduler", false},
     {"npus", "--npus", "--npus", false},
+    {"stride", "--stride", nullptr, false},
     {"dtype", "--dtype", nullptr, false},
     {"reduction_model", "--reduction-model", "--reduction-model", false},
 };
