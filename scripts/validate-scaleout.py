@@ -32,7 +32,9 @@ def collbench(fabricsim, platform, size, algo=None, levels=None, npus=None):
     if algo:
         cmd += ["--algo", algo]
     if levels:
-        cmd += ["--levels", levels]
+        # Levels name a hierarchical collective's; without --algo the default
+        # choice may take another algorithm and ignore them.
+        cmd += ["--algo", "hierarchical", "--levels", levels]
     if npus:
         cmd += ["--npus", str(npus)]
     try:
@@ -72,9 +74,10 @@ def main():
     print("| platform | algorithm | size | model busbw |")
     print("|---|---|---|---|")
     for platform in ["platforms/dgx_h100_2node.yaml", "platforms/dgx_h100_4node.yaml"]:
-        for levels, label in [(None, "default"), ("in_switch,ring", None), ("in_switch,in_switch", None)]:
-            r = collbench(a.fabricsim, platform, big, levels=levels)
-            name = f"default: {r['algorithm']}({','.join(r.get('levels', []))})" if label else f"hierarchical({levels})"
+        for levels, label in [(None, "default"), ("in_switch,ring", None), ("in_switch,in_switch", None), (None, "ring")]:
+            r = collbench(a.fabricsim, platform, big, algo="ring" if label == "ring" else None, levels=levels)
+            name = (f"default: {r['algorithm']}({','.join(r.get('levels', []))})" if label == "default"
+                    else "ring, 16 channels" if label == "ring" else f"hierarchical({levels})")
             print(f"| {os.path.basename(platform)} | {name} | {big}B | {r['busbw_GBps']:.1f} |")
 
     print()
