@@ -87,6 +87,7 @@ mutations=(
   "a port reads a large striped message a frame at a time|models/nic/nic.cpp|  const std::uint32_t share = (m->nic.frames_total + m->nic.stripe_ports - 1) / m->nic.stripe_ports;|  const std::uint32_t share = 1;|Striping.ALargeMessage"
   "a striped NIC runs a window transport|platforms/loader.cpp|      if (nic.stripe && f.transport.needs_order()) {|      if (false) {|BadTransports"
   "a spent striped entry opens a closed window|models/nic/nic.cpp|        queue.erase(i--);\n        m->unref();  // this queue entry's\n        continue;|        return true;|NicWindow.AClosedWindow"
+  "collbench levels leave the algorithm to the default choice|platforms/cli/main.cpp|      o.algorithm = AlgorithmKind::kHierarchical;|      (void)0;|BadLevels"
   "PAT passes blocks past the end of their tree|models/collectives/algorithms/pat.cpp|    for (int i = 0; i + d < n_; i += 2 * d) f(mod(x - i, n_));|    for (int i = 0; i < n_; i += 2 * d) f(mod(x - i, n_));|CollectivePrograms.EveryAlgorithm"
   "PAT's reduce-scatter copies where it should add|models/collectives/algorithms/pat.cpp|      for_each_block(me_, d, [&](int s) { out.recvs.push_back(block(me_ + d, s, r, true)); });|      for_each_block(me_, d, [&](int s) { out.recvs.push_back(block(me_ + d, s, r, false)); });|CollectivePrograms.EveryAlgorithm"
   "LL steps wait the plain overhead|models/nic/nic.h|step_overhead_simple, step_overhead_ll, step_overhead_ll128);|step_overhead_simple, message_overhead, step_overhead_ll128);|NicTiming.ACollectiveStep"

@@ -598,6 +598,15 @@ TEST(BadLevels, ALevelAlgorithmThatCannotRunALevelIsRefusedWithItsPlace) {
   expect_refused(r, "--levels double_binary_tree,ring", "\"double_binary_tree\" for level 0");
   r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 1M -e 1M --data --levels ring,double_binary_tree");
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Levels ask for a hierarchical collective: with no --algo they get one,
+  // with another algorithm they are refused, not silently unused.
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 1M -e 1M --algo ring --levels ring,ring");
+  expect_refused(r, "--levels ring,ring", "names the levels of a hierarchical collective, but --algo is ring");
+  const std::string json = dir + "/levels.json";
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 64M -e 64M --levels ring,ring --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // (This group's default at 64 MiB is halving-doubling.)
+  EXPECT_EQ(nlohmann::json::parse(testutil::read_text(json))["rows"][0]["algorithm"], "hierarchical");
 }
 
 }  // namespace

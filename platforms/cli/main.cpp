@@ -366,6 +366,17 @@ int collbench(const CollbenchArgs& a) {
     }
     o.algorithm = *algo;
   }
+  // Levels are a hierarchical collective's: named, they ask for one (the
+  // default choice could otherwise run another algorithm and leave them
+  // unused, a row that says "hierarchical" nowhere).
+  if (!a.levels.empty()) {
+    if (!o.algorithm) {
+      o.algorithm = AlgorithmKind::kHierarchical;
+    } else if (*o.algorithm != AlgorithmKind::kHierarchical) {
+      throw InputError("--levels " + a.levels + ": names the levels of a hierarchical collective, but --algo is " +
+                       a.algo + " (leave --algo out, or give --algo hierarchical)");
+    }
+  }
   o.min_bytes = parse_size(a.min_bytes);
   o.max_bytes = parse_size(a.max_bytes);
   o.factor = a.factor;
