@@ -232,31 +232,6 @@ TEST(Striping, EachSwitchCarriesItsShareOfTheLanes) {
   }
 }
 
-TEST(Striping, AMessageSmallerThanAFramePerPortIsCutIntoAFrameForEachPort) {
-  // Two NPUs on four single-lane switches, 10 GB/s links, no latencies, 32
-  // KiB frames, memory behind the NICs (frames are read ahead). A direct
-  // all-gather of 32 KiB sends one 16 KiB message each way: interleaved over
-  // the 4 links, 4 KiB on each, 409.6 ns. (Sent as one frame, or read ahead
-  // whole by the first port to look, it took one link: 1,638.4 ns.)
-  const std::string yaml =
-      "npus: 2\n"
-      "npu: {hbm: {size: 16 GiB, channels: 1, bandwidth: 1000 TB/s, latency: 0}}\n"
-      "collectives: {chunks: 1, protocol: simple}\n"
-      "fabrics:\n"
-      "  - topology: switch\n"
-      "    lanes: [1, 1, 1, 1]\n"
-      "    link: {bandwidth: 10 GB/s, latency: 0, buffer: 1 MiB}\n"
-      "    nic: {mtu: 256, segment: 32 KiB, stripe: true}\n"
-      "    switch: {latency: 0}\n";
-  const auto r = run(yaml, CollectiveType::kAllGather, 32 * KiB, 1, AlgorithmKind::kDirect);
-  ASSERT_TRUE(r.errors.empty()) << r.errors.at(0);
-  EXPECT_NEAR(r.ns, 409.6, 0.5);
-  for (const auto& l : r.platform->fabrics().at(0).links) {
-    if (l.from.rfind("npu", 0) != 0) continue;
-    EXPECT_EQ(l.link->stats().payload_bytes, 4 * KiB) << l.from << " -> " << l.to;
-  }
-}
-
 /// Two NPUs on four single-lane switches (links of `gbps`, no latencies),
 /// 32 KiB frames, memory behind the NICs with `hbm_latency`, reading ahead
 /// 256 KiB per port.
@@ -270,6 +245,21 @@ std::string four_lanes(const std::string& gbps, const std::string& hbm_latency, 
          "    link: {bandwidth: " + gbps + ", latency: 0, buffer: 1 MiB}\n"
          "    nic: {mtu: 256, segment: 32 KiB, stripe: true, read_ahead: 256 KiB}\n"
          "    switch: {latency: 0}\n";
+}
+
+TEST(Striping, AMessageSmallerThanAFramePerPortIsCutIntoAFrameForEachPort) {
+  // Two NPUs on four single-lane switches, 10 GB/s links, no latencies, 32
+  // KiB frames, memory behind the NICs (256 KiB read ahead a port). A direct
+  // all-gather of 32 KiB sends one 16 KiB message each way: interleaved over
+  // the 4 links, 4 KiB on each, 409.6 ns. (Sent as one frame, or read ahead
+  // whole by the first port to look, it took one link: 1,638.4 ns.)
+  const auto r = run(four_lanes("10 GB/s", "0", 1), CollectiveType::kAllGather, 32 * KiB, 1, AlgorithmKind::kDirect);
+  ASSERT_TRUE(r.errors.empty()) << r.errors.at(0);
+  EXPECT_NEAR(r.ns, 409.6, 0.5);
+  for (const auto& l : r.platform->fabrics().at(0).links) {
+    if (l.from.rfind("npu", 0) != 0) continue;
+    EXPECT_EQ(l.link->stats().payload_bytes, 4 * KiB) << l.from << " -> " << l.to;
+  }
 }
 
 TEST(Striping, TwoSmallMessagesOnOnePortAreEachSharedByEveryLink) {

@@ -154,8 +154,8 @@ class Message : public tlm::tlm_generic_payload {
     std::uint32_t frames_received = 0;
     std::uint32_t frames_out = 0;  // sent frames whose leaving the output link has reported
     std::uint64_t frame_payload = 0;  // message bytes per frame (the last may hold fewer)
-    std::uint32_t stripe_ports = 1;   // the ports a striped message spreads over
-    bool striped = false;  // spread over several NIC ports
+    std::uint32_t stripe_ports = 1;   // the NIC ports it spreads over (striped: more than one)
+    bool striped() const { return stripe_ports > 1; }
     Message* behind = nullptr;  // the next message of its queue, offered once this one's frames are taken
     Tick posted_at = 0;
     Tick left_at = 0;      // when the last of those left

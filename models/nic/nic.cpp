@@ -174,7 +174,6 @@ void Nic::post(Message* m) {
     // Each port's queue entry holds a reference: the message stays queued
     // on the ports that did not send its last frames until they look at it
     // again.
-    m->nic.striped = true;
     for (auto p : stripe_ports) {
       m->ref();
       tx_ports_[p].sending[m->hardware ? 1 : 0].push_back(m);
@@ -227,7 +226,7 @@ bool Nic::within_share(const TxPort& tp) {
   // it would take next, so that the first port to look does not read the
   // whole of a small message while the others idle.
   const Message* m = tp.next_message();
-  if (!m || !m->nic.striped || m->nic.frames_sent == m->nic.frames_total) return true;
+  if (!m || !m->nic.striped() || m->nic.frames_sent == m->nic.frames_total) return true;
   const std::uint32_t share = (m->nic.frames_total + m->nic.stripe_ports - 1) / m->nic.stripe_ports;
   std::uint32_t held = 0;
   for (std::size_t i = 0; i < tp.prefetch.size(); ++i) held += tp.prefetch[i]->msg == m ? 1 : 0;
@@ -258,7 +257,7 @@ Frame* Nic::next_frame(unsigned port) {
   f->hop_in = port;  // until it is sent: which port it is for
   if (!f->last) {
     requeue(queue, m);
-  } else if (m->nic.striped) {
+  } else if (m->nic.striped()) {
     m->unref();  // this queue entry's (the sender's keeps it until the frame has left)
   } else {
     if (tp.last_posted == m) tp.last_posted = nullptr;  // nothing more can go behind it

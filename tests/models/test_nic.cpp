@@ -80,6 +80,18 @@ Nic::Params two_packet_frames() {
   return p;
 }
 
+/// A two-port NIC at address 0 that stripes its messages: 1,000-byte
+/// packets, frames of `segment` bytes.
+Nic::Params two_striped_ports(std::uint64_t segment) {
+  Nic::Params p;
+  p.address = 0;
+  p.ports = 2;
+  p.mtu_bytes = 1000;
+  p.segment_bytes = segment;
+  p.stripe = true;
+  return p;
+}
+
 /// A collective's 8,000-byte contribution (4 frames) from NPU 0 to the
 /// reduction unit at address 5, in work queue `queue`.
 Message* contribution(std::uint32_t queue) {
@@ -322,13 +334,7 @@ TEST(NicTiming, AStripedMessageSpreadsItsFramesOverItsPortsEachTakingTheNextWhen
   // Two equal ports to the destination, 4 frames: each port takes a frame at
   // once, then the next when its frame has left: port 0 frames 0 and 2, port
   // 1 frames 1 and 3; the message has left after 2 frame times.
-  Nic::Params p;
-  p.address = 0;
-  p.ports = 2;
-  p.mtu_bytes = 1000;
-  p.segment_bytes = 2000;
-  p.stripe = true;
-  NicBench b("stripe", p, {kGBps, kGBps});
+  NicBench b("stripe", two_striped_ports(2000), {kGBps, kGBps});
   b.nic.forwarder().routes().set(1, {0, 1});
   Message* m = message(0, 1, 8000);
   b.npu_out.post(m, kStart);
@@ -353,13 +359,7 @@ TEST(NicTiming, AStripedMessageOverUnequalPortsHasLeftWhenItsSlowestFrameHas) {
   // frames 1 and 2 over [0, T/3] and [T/3, 2T/3]. END_REQ says when the
   // message's last byte has left the NIC (fabric_protocol.h): T, when frame 0
   // is out, not when the frame numbered last is.
-  Nic::Params p;
-  p.address = 0;
-  p.ports = 2;
-  p.mtu_bytes = 1000;
-  p.segment_bytes = 2000;
-  p.stripe = true;
-  NicBench b("unequal", p, {kGBps, 3 * kGBps});
+  NicBench b("unequal", two_striped_ports(2000), {kGBps, 3 * kGBps});
   b.nic.forwarder().routes().set(1, {0, 1});
   Message* m = message(0, 1, 6000);
   b.npu_out.post(m, kStart);
@@ -381,13 +381,7 @@ TEST(NicWindow, AClosedWindowHoldsItsMessageWhenAStripedMessageBehindItWasSentBy
   // port 1 sends it, and port 0's queue holds A and S's spent entry. A stays
   // at 2 frames until an ACK or the timeout. (The spent entry used to open
   // port 0, which then sent A's third frame past its window.)
-  Nic::Params p;
-  p.address = 0;
-  p.ports = 2;
-  p.mtu_bytes = 1000;
-  p.segment_bytes = 1000;
-  p.stripe = true;
-  NicBench b("window", p, {kGBps, kGBps});
+  NicBench b("window", two_striped_ports(1000), {kGBps, kGBps});
   Nic::Transport t;
   t.window = true;
   t.window_params.initial_window = 2000;
