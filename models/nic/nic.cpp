@@ -220,12 +220,13 @@ Frame* Nic::frame_of(Message* m, std::uint32_t index) const {
   return f;
 }
 
-bool Nic::within_share(const TxPort& tp) {
+bool Nic::within_share(TxPort& tp) const {
   // A striped message's frames are shared out between its ports (its links
   // interleave it): a port reads ahead no more than its share of the message
   // it would take next, so that the first port to look does not read the
   // whole of a small message while the others idle.
-  const Message* m = tp.next_message();
+  const auto& queue = tp.sending[pick_next(tp)];
+  const Message* m = queue.empty() ? nullptr : queue.front();
   if (!m || !m->nic.striped() || m->nic.frames_sent == m->nic.frames_total) return true;
   const std::uint32_t share = (m->nic.frames_total + m->nic.stripe_ports - 1) / m->nic.stripe_ports;
   std::uint32_t held = 0;
@@ -233,13 +234,57 @@ bool Nic::within_share(const TxPort& tp) {
   return held < share;
 }
 
+Tick Nic::start_of(const Message& m) const {
+  Tick t = m.nic.posted_at + (m.hardware ? 0 : params_.overhead(m.protocol));
+  if (dcqcn_) t = std::max(t, dcqcn_->next_start(Dcqcn::key(m.dst, queue_pair_flow(m.flow, m.nic.frames_sent))));
+  return t;
+}
+
+Tick Nic::put_startable_first(InlineRing<Message*, 4>& queue) const {
+  // A message still inside its software overhead (or held back by its
+  // rate) must not hold the port while others could send, as a NIC's
+  // scheduler sees to: the first that may send now goes first, else the one
+  // that may send soonest. (Taking turns blindly, each message posted to a
+  // busy port idled it for the whole overhead: overheads added up in series.)
+  if (queue.empty()) return kNever;
+  const Tick now = now_ticks();
+  const auto spent = [](const Message* m) { return m->nic.frames_sent == m->nic.frames_total; };  // striped: done elsewhere
+  if (!spent(queue.front())) {
+    const Tick t = start_of(*queue.front());
+    if (t <= now || queue.size() == 1) return t;
+  }
+  std::size_t best = 0;
+  Tick best_start = kNever;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    if (spent(queue[i])) continue;
+    const Tick t = start_of(*queue[i]);
+    if (t < best_start) {
+      best = i;
+      best_start = t;
+      if (t <= now) break;
+    }
+  }
+  if (best != 0) {
+    Message* m = queue[best];
+    queue.erase(best);
+    queue.insert(0, m);
+  }
+  return best_start;
+}
+
+unsigned Nic::pick_next(TxPort& tp) const {
+  unsigned c = tp.sending[tp.turn].empty() ? tp.turn ^ 1 : tp.turn;
+  const Tick start = put_startable_first(tp.sending[c]);
+  if (start > now_ticks() && !tp.sending[c ^ 1].empty() && put_startable_first(tp.sending[c ^ 1]) < start) c ^= 1;
+  return c;
+}
+
 Frame* Nic::next_frame(unsigned port) {
   TxPort& tp = tx_ports_[port];
   // The classes take turns when both have something to send.
-  if (tp.sending[tp.turn].empty()) tp.turn ^= 1;
-  auto& queue = tp.sending[tp.turn];
-  tp.turn ^= 1;
-  if (dcqcn_ && queue.size() > 1) pick_paced(queue);
+  const unsigned c = pick_next(tp);
+  auto& queue = tp.sending[c];
+  tp.turn = c ^ 1;
   Message* m = queue.front();
   queue.pop_front();
   while (m->nic.frames_sent == m->nic.frames_total) {  // striped: other ports took its last frames
@@ -574,29 +619,6 @@ void Nic::arm_timeout(std::uint64_t qp) {
   if (timer.pending) return;  // it will look again when it fires
   timer.pending = true;
   Calendar::instance().schedule(std::max(at, now_ticks()), this, kTimeout, &timer);
-}
-
-void Nic::pick_paced(InlineRing<Message*, 4>& queue) {
-  // Queue pairs held back by their rate must not hold up the others, as a
-  // NIC's per-queue-pair scheduler sees to: the first that may send now goes
-  // first, else the one that may send soonest.
-  const Tick now = now_ticks();
-  std::size_t best = 0;
-  Tick best_start = kNever;
-  for (std::size_t i = 0; i < queue.size(); ++i) {
-    const Message* m = queue[i];
-    if (m->nic.frames_sent == m->nic.frames_total) continue;  // striped: done elsewhere
-    const Tick t = dcqcn_->next_start(Dcqcn::key(m->dst, queue_pair_flow(m->flow, m->nic.frames_sent)));
-    if (t < best_start) {
-      best = i;
-      best_start = t;
-      if (t <= now) break;
-    }
-  }
-  if (best == 0) return;
-  Message* m = queue[best];
-  queue.erase(best);
-  queue.insert(0, m);
 }
 
 void Nic::congestion_seen(const Frame& f) {

@@ -141,8 +141,12 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   void memory_done(void* ctx, tlm::tlm_response_status status) override;
   void written(Frame* f);
   void deliver(Message* m);
-  /// DCQCN: the message whose queue pair may send soonest goes first.
-  void pick_paced(InlineRing<Message*, 4>& queue);
+  /// When `m`'s next frame may start: after the message's software overhead
+  /// and, under DCQCN, when its queue pair's rate allows.
+  Tick start_of(const Message& m) const;
+  /// Puts first the first message of `queue` that may start now, else the
+  /// one that may start soonest; returns when that one may start.
+  Tick put_startable_first(InlineRing<Message*, 4>& queue) const;
   /// Frame `index` of `m`, cut as every frame is.
   Frame* frame_of(Message* m, std::uint32_t index) const;
   /// Message bytes frame `index` of `m` carries.
@@ -184,11 +188,6 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     /// message of the same queue to the same destination goes behind it.
     Message* last_posted = nullptr;
     bool idle() const { return sending[0].empty() && sending[1].empty(); }
-    /// The message next_frame() looks at first (DCQCN may pick another).
-    const Message* next_message() const {
-      const auto& queue = sending[sending[turn].empty() ? turn ^ 1 : turn];
-      return queue.empty() ? nullptr : queue.front();
-    }
     bool frame_out = false;        // a frame offered and not yet started
     bool wake_pending = false;
     bool pumping = false;
@@ -197,7 +196,11 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     std::uint64_t prefetch_bytes = 0;
   };
   /// Whether the port may read ahead another frame of the message it takes next.
-  static bool within_share(const TxPort& tp);
+  bool within_share(TxPort& tp) const;
+  /// The class the port takes its next frame from (its queue's front is the
+  /// message): the classes take turns, but one that can send now goes before
+  /// one that cannot.
+  unsigned pick_next(TxPort& tp) const;
 
   void end_of_elaboration() override;
   /// Puts m, which has frames left, back into its class's rotation.

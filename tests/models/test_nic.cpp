@@ -283,6 +283,67 @@ TEST(NicTiming, TwoMessagesFromOnePortTakeTurnsFrameByFrame) {
   c->unref();
 }
 
+TEST(NicTiming, AMessageStillInItsOverheadLetsTheOthersSendMeanwhile) {
+  // Overhead 1 us, frames of T = 250 ns. A (8 frames) is posted at 0 and
+  // sends from 1 us; B (1 frame) is posted at 1.6 us, so it may go at 2.6 us.
+  // Until then the port keeps sending A (it does not idle, holding B's turn,
+  // through B's overhead): A0..A6 back to back from 1 us, B0 at 2.75 us, A7
+  // at 3 us. A has left at 1 us + 9T, B at 1 us + 8T; the port was never idle.
+  Nic::Params p = two_packet_frames();
+  p.message_overhead = 1'000'000;
+  NicBench b("overhead_turns", p, {kGBps});
+  Message* a = message(0, 1, 16000);
+  Message* c = message(0, 2, 2000);
+  b.npu_out.post(a, kStart);
+  b.npu_out.post(c, kStart + 1'600'000);
+  testutil::run_to_end();
+
+  constexpr Tick T = wire_time(2000);
+  std::vector<std::pair<Message*, std::uint32_t>> order;
+  for (std::uint32_t k = 0; k < 7; ++k) order.push_back({a, k});
+  order.push_back({c, 0});
+  order.push_back({a, 7});
+  expect_frame_order(b, order);
+  for (std::size_t k = 0; k < b.frames(0).size(); ++k) {
+    EXPECT_EQ(b.frames(0)[k].head, kStart + p.message_overhead + k * T + kLatency) << "frame " << k << " on the wire";
+  }
+  EXPECT_EQ(b.npu_out.left(a), kStart + p.message_overhead + 9 * T);
+  EXPECT_EQ(b.npu_out.left(c), kStart + p.message_overhead + 8 * T);
+  a->unref();
+  c->unref();
+}
+
+TEST(NicTiming, TheOtherClassSendsWhileTheOneWhoseTurnItIsWaitsOutItsOverhead) {
+  // H, an answer of the memory system (the hardware class, no overhead, 8
+  // frames of T = 250 ns), sends from 0; B, the NPU's (1 frame, overhead
+  // 1 us), is posted at 0.1 us. The classes take turns, but B may not go
+  // before 1.1 us: H0..H4 go back to back, B0 at 5T, then H5..H7. H has left
+  // at 9T, B at 6T.
+  Nic::Params p = two_packet_frames();
+  p.message_overhead = 1'000'000;
+  NicBench b("class_turns", p, {kGBps});
+  Message* h = message(0, 1, 16000);
+  h->hardware = true;
+  Message* c = message(0, 2, 2000);
+  b.npu_out.post(h, kStart);
+  b.npu_out.post(c, kStart + 100'000);
+  testutil::run_to_end();
+
+  constexpr Tick T = wire_time(2000);
+  std::vector<std::pair<Message*, std::uint32_t>> order;
+  for (std::uint32_t k = 0; k < 5; ++k) order.push_back({h, k});
+  order.push_back({c, 0});
+  for (std::uint32_t k = 5; k < 8; ++k) order.push_back({h, k});
+  expect_frame_order(b, order);
+  for (std::size_t k = 0; k < b.frames(0).size(); ++k) {
+    EXPECT_EQ(b.frames(0)[k].head, kStart + k * T + kLatency) << "frame " << k << " on the wire";
+  }
+  EXPECT_EQ(b.npu_out.left(h), kStart + 9 * T);
+  EXPECT_EQ(b.npu_out.left(c), kStart + 6 * T);
+  h->unref();
+  c->unref();
+}
+
 TEST(NicTiming, AQueuesInSwitchMessagesToOneDestinationGoInOrderAndTakeTurnsWithOtherQueues) {
   // A and B, a collective's contributions to one reduction unit (queue 7),
   // and C, another collective's (queue 9), 4 frames each, posted together
