@@ -7,7 +7,9 @@
 #  3. a sweep killed halfway (SIGKILL) and run again runs only the missing
 #     points, and ends with the results of an uninterrupted run;
 #  4. a point that fails is recorded (status, exit code, message) and the
-#     others run; collecting twice gives the same file.
+#     others run; collecting twice gives the same file;
+#  5. another build of fabricsim (the same commit, one byte more) does not
+#     take the points the first one computed: every point runs again.
 #   scripts/check-sweep.sh [--slurm] [FABRICSIM]     (default build/platforms/fabricsim)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,4 +82,11 @@ grep -q ',failed,-1 GB/s,,,,,2,"--set fabrics.0.link.bandwidth=-1 GB/s: ' "$csv"
 cp "$csv" "$tmp/first.csv"
 "$bin" sweep collect "$tmp/failing" > /dev/null || [ $? = 5 ] || fail "collect of a sweep with a failed point must exit 5"
 diff "$tmp/first.csv" "$csv" || fail "collecting again changed results.csv"
+echo "+ another build of fabricsim"
+cp -r "$tmp/local" "$tmp/rebuilt"
+cp "$bin" "$tmp/fabricsim-rebuilt"
+printf '\0' >> "$tmp/fabricsim-rebuilt"  # an ELF file runs the same with a byte more at its end
+"$tmp/fabricsim-rebuilt" sweep docs/examples/sweeps/grid24.yaml --out "$tmp/rebuilt" -j2 -q > /dev/null
+[ "$(ls "$tmp/rebuilt/points" | wc -l)" = 48 ] ||
+  fail "another build took the first build's points ($(ls "$tmp/rebuilt/points" | wc -l) point files, not 48)"
 echo "sweep check: ok"

@@ -27,6 +27,7 @@
 #include "platforms/astra_system.h"
 #include "platforms/calibrate.h"
 #include "platforms/collbench.h"
+#include "build_commit.h"  // FABRICSIM_COMMIT, read at build time
 #include "tlm/calendar.h"
 #include "tlm/errors.h"
 #include "tlm/input_file.h"
@@ -918,7 +919,11 @@ struct SweepCommands {
     point->add_option("index", a.point_index, "The point's index")->required();
   }
   int run(SweepArgs& a) const {
-    const nlohmann::json fabricsim = {{"version", FABRICSIM_VERSION}, {"commit", FABRICSIM_COMMIT}};
+    // The executable's own hash too: a point's id must change with the
+    // program that computes it, even between two builds of one dirty tree.
+    const nlohmann::json fabricsim = {{"version", FABRICSIM_VERSION},
+                                      {"commit", FABRICSIM_COMMIT},
+                                      {"executable_sha256", input_file_sha256("/proc/self/exe", "fabricsim's own executable")}};
     if (collect->parsed()) return collect_sweep(a.collect_dir);
     if (point->parsed()) return run_sweep_point(a.point_dir, a.point_index, fabricsim);
     if (a.spec.empty()) throw InputError("fabricsim sweep: name a spec (fabricsim sweep SPEC.yaml --out DIR)");

@@ -1,0 +1,23 @@
+# Writes OUT, a header defining FABRICSIM_COMMIT: the commit checked out in
+# SRC when fabricsim is built (not when it was configured), with "-dirty"
+# when tracked files differ from it, or "unknown" outside a git checkout.
+# The file is rewritten only when the text changes, so an unchanged commit
+# rebuilds nothing.
+execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SRC}
+                OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
+if(failed OR NOT commit)
+  set(commit unknown)
+else()
+  execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${SRC}
+                  OUTPUT_VARIABLE changes ERROR_QUIET RESULT_VARIABLE failed)
+  if(NOT failed AND changes)
+    set(commit "${commit}-dirty")
+  endif()
+endif()
+set(text "// Written at build time by platforms/cli/write_commit.cmake.\n#define FABRICSIM_COMMIT \"${commit}\"\n")
+if(EXISTS ${OUT})
+  file(READ ${OUT} old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE ${OUT} "${text}")
+endif()
