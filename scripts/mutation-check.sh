@@ -176,6 +176,7 @@ mutations=(
   "a row's estimates lost on the way back from its process|platforms/collbench.cpp|    r.estimates_us.emplace_back(static_cast<AlgorithmKind>(e.at(0).get<int>()), e.at(1).get<double>());|    (void)e;|Collbench.RowsMeasuredInParallel"
   "a row process's bad input reported as our fault|platforms/collbench.cpp|  if (kind == \"input\") throw InputError(message);|  (void)kind;|Collbench.AnErrorInARowsProcess"
   "a message in its overhead holds the port from ready ones|models/nic/nic.cpp|start_of(*queue.front());\n    if (t <= now |start_of(*queue.front());\n    if (true |NicTiming.AMessageStillInItsOverhead"
+  "a message whose window is full sent in place of one in its overhead|models/nic/nic.cpp|!window_allows(*m);|false;|NicWindow.AMessageWhoseWindowIsFull"
   "the class whose turn it is holds the port through its overhead|models/nic/nic.cpp|put_startable_first(tp.sending[c ^ 1]) < start) c ^= 1;|put_startable_first(tp.sending[c ^ 1]) < 0) c ^= 1;|NicTiming.TheOtherClassSends"
   "a sweep point computed by another build taken as this one's|platforms/cli/main.cpp|input_file_sha256(\"/proc/self/exe\", \"fabricsim's own executable\")|std::string(\"any build\")|Sweep.ResumesAfterAKill"
   "the H100 collective cut in chunks that hide NCCL's step costs|platforms/dgx_h100.yaml|  chunks: 1 |  chunks: 4 |ShippedPlatforms.DgxH100RingPaysNccl"

@@ -236,7 +236,7 @@ bool Nic::within_share(TxPort& tp) const {
 
 Tick Nic::start_of(const Message& m) const {
   Tick t = m.nic.posted_at + (m.hardware ? 0 : params_.overhead(m.protocol));
-  if (dcqcn_) t = std::max(t, dcqcn_->next_start(Dcqcn::key(m.dst, queue_pair_flow(m.flow, m.nic.frames_sent))));
+  if (dcqcn_ && m.notice == Message::Notice::kNone) t = std::max(t, dcqcn_->next_start(Dcqcn::key(m.dst, queue_pair_flow(m.flow, m.nic.frames_sent))));
   return t;
 }
 
@@ -246,17 +246,20 @@ Tick Nic::put_startable_first(InlineRing<Message*, 4>& queue) const {
   // scheduler sees to: the first that may send now goes first, else the one
   // that may send soonest. (Taking turns blindly, each message posted to a
   // busy port idled it for the whole overhead: overheads added up in series.)
+  // Under a window transport only messages whose window has room count.
   if (queue.empty()) return kNever;
   const Tick now = now_ticks();
-  const auto spent = [](const Message* m) { return m->nic.frames_sent == m->nic.frames_total; };  // striped: done elsewhere
-  if (!spent(queue.front())) {
+  const auto out = [this](const Message* m) {  // striped and done elsewhere, or its window full
+    return m->nic.frames_sent == m->nic.frames_total || !window_allows(*m);
+  };
+  if (!out(queue.front())) {
     const Tick t = start_of(*queue.front());
     if (t <= now || queue.size() == 1) return t;
   }
   std::size_t best = 0;
   Tick best_start = kNever;
   for (std::size_t i = 0; i < queue.size(); ++i) {
-    if (spent(queue[i])) continue;
+    if (out(queue[i])) continue;
     const Tick t = start_of(*queue[i]);
     if (t < best_start) {
       best = i;
@@ -497,33 +500,27 @@ void Nic::set_transport(const Transport& t) {
 }
 
 bool Nic::window_open(unsigned port) {
-  // The first message (of either class, from the one whose turn it is) whose
-  // queue pair may send its next frame goes first.
+  // Whether some message (of either class) has a queue pair that may send
+  // its next frame; pick_next() puts the one to go first.
   TxPort& tp = tx_ports_[port];
-  for (unsigned c = 0; c < 2; ++c) {
-    const unsigned cls = tp.turn ^ c;
-    auto& queue = tp.sending[cls];
+  for (auto& queue : tp.sending) {
     for (std::size_t i = 0; i < queue.size(); ++i) {
       Message* m = queue[i];
       if (m->nic.frames_sent == m->nic.frames_total) {  // striped, its frames all taken by other ports
         queue.erase(i--);
         m->unref();  // this queue entry's
-        continue;
-      }
-      const std::uint32_t index = m->nic.frames_sent;
-      const bool control = m->notice != Message::Notice::kNone;
-      if (control || window_->may_send(Dcqcn::key(m->dst, queue_pair_flow(m->flow, index)),
-                                       frame_wire_bytes(*m, frame_bytes(*m, index)))) {
-        if (i > 0) {
-          queue.erase(i);
-          queue.insert(0, m);
-        }
-        tp.turn = cls;
-        return true;
       }
     }
   }
-  return false;
+  if (tp.idle()) return false;
+  const auto& queue = tp.sending[pick_next(tp)];
+  return !queue.empty() && window_allows(*queue.front());
+}
+
+bool Nic::window_allows(const Message& m) const {
+  if (!window_ || m.notice != Message::Notice::kNone) return true;  // CNPs and ACKs are not windowed
+  const std::uint32_t index = m.nic.frames_sent;
+  return window_->may_send(Dcqcn::key(m.dst, queue_pair_flow(m.flow, index)), frame_wire_bytes(m, frame_bytes(m, index)));
 }
 
 std::uint64_t Nic::frame_bytes(const Message& m, std::uint32_t index) const {

@@ -167,9 +167,12 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     std::uint64_t qp = 0;
     bool pending = false;
   };
-  /// Puts first a message whose queue pair's window lets its next frame go;
-  /// false if there is none on `port`.
+  /// Whether some message on `port` has a queue pair whose window lets its
+  /// next frame go (pick_next() puts it first).
   bool window_open(unsigned port);
+  /// Whether `m`'s queue pair's window lets its next frame go (always without
+  /// a window transport, and for CNPs and ACKs).
+  bool window_allows(const Message& m) const;
   void acknowledge(const Frame& f);
   void send_ack(PendingAcks& waiting);
   void acknowledged(const Message& ack);

@@ -463,6 +463,34 @@ TEST(NicWindow, AClosedWindowHoldsItsMessageWhenAStripedMessageBehindItWasSentBy
   EXPECT_EQ(of_a, 2u) << "A's frames on port 0 with a 2-frame window and no ACK";
 }
 
+TEST(NicWindow, AMessageWhoseWindowIsFullDoesNotGoInPlaceOfOneStillInItsOverhead) {
+  // A window transport (no ACKs come back) with room for 2 frames per queue
+  // pair, overhead 1 us, frames of T = 250 ns. A (8 frames to address 1)
+  // sends 2 frames from 1 us and its window is full; B (1 frame to address 2)
+  // is posted at 1.6 us and may go at 2.6 us. The port waits for B: A, which
+  // could start sooner, has no room. (Choosing by overhead alone once sent A's
+  // third frame past its window at 1.6 us.)
+  Nic::Params p = two_packet_frames();
+  p.message_overhead = 1'000'000;
+  NicBench b("window_overhead", p, {kGBps});
+  Nic::Transport t;
+  t.window = true;
+  t.window_params.initial_window = 4000;
+  t.window_params.rto = 1'000'000'000;  // 1 ms, past the end of the run
+  b.nic.set_transport(t);
+  Message* a = message(0, 1, 16000);
+  Message* c = message(0, 2, 2000);
+  b.npu_out.post(a, kStart);
+  b.npu_out.post(c, kStart + 1'600'000);
+  sc_core::sc_start(sc_core::sc_time(100, sc_core::SC_US));
+
+  constexpr Tick T = wire_time(2000);
+  expect_frame_order(b, {{a, 0}, {a, 1}, {c, 0}});
+  ASSERT_EQ(b.frames(0).size(), 3u);
+  EXPECT_EQ(b.frames(0)[1].head, kStart + p.message_overhead + T + kLatency);
+  EXPECT_EQ(b.frames(0)[2].head, kStart + 2'600'000 + kLatency) << "B goes when its overhead has passed";
+}
+
 TEST(NicTiming, AFramePassingThroughLeavesItsForwardLatencyAfterItsHeadArrives) {
   // A two-port NIC (address 5) on a ring: a frame for address 9 comes in on
   // port 0, its tail 1 us behind its head, and leaves on port 1 (bound
