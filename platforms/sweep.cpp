@@ -501,7 +501,9 @@ Running start_point(const std::string& self, const Scratch& scratch, const nlohm
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, r.stderr_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, self.c_str(), &actions, nullptr, cargv.data(), environ);
+  // The executable this process runs (`self` names it), even if its file
+  // was rebuilt meanwhile: a point is computed by the build its id names.
+  const int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot run " + self + ": " + std::strerror(rc));
   r.pid = pid;
@@ -791,8 +793,11 @@ int collect_sweep(const std::string& dir) {
 int run_sweep_point(const std::string& dir, std::size_t index, const nlohmann::json& fabricsim) {
   const nlohmann::json manifest = read_json_file(dir + "/manifest.json", "sweep manifest");
   if (manifest["fabricsim"] != fabricsim) {
-    std::cerr << "warning: " << dir << " was planned by fabricsim " << manifest["fabricsim"].dump() << "; this is "
-              << fabricsim.dump() << ", and its version is recorded in the point\n";
+    // A point's id names the build that computes it: another build's result
+    // filed under it would be taken for this one's when the sweep resumes.
+    throw InputError(dir + "/manifest.json: the sweep was planned by fabricsim " + manifest["fabricsim"].dump() +
+                     "; this is " + fabricsim.dump() +
+                     ". Run its points with the build that planned it, or plan the sweep again into a new folder");
   }
   if (index >= manifest["points"].size()) {
     throw InputError(dir + "/manifest.json: no point " + std::to_string(index) + " (the sweep has " +

@@ -919,12 +919,17 @@ struct SweepCommands {
     point->add_option("index", a.point_index, "The point's index")->required();
   }
   int run(SweepArgs& a) const {
+    if (collect->parsed()) return collect_sweep(a.collect_dir);
     // The executable's own hash too: a point's id must change with the
     // program that computes it, even between two builds of one dirty tree.
-    const nlohmann::json fabricsim = {{"version", FABRICSIM_VERSION},
-                                      {"commit", FABRICSIM_COMMIT},
-                                      {"executable_sha256", input_file_sha256("/proc/self/exe", "fabricsim's own executable")}};
-    if (collect->parsed()) return collect_sweep(a.collect_dir);
+    std::string executable_sha256;
+    try {
+      executable_sha256 = input_file_sha256("/proc/self/exe", "fabricsim's own executable");
+    } catch (const InputError& e) {  // not the user's input: an unreadable installation
+      throw std::runtime_error(std::string(e.what()) + " (a sweep names the build of each point by its hash)");
+    }
+    const nlohmann::json fabricsim = {
+        {"version", FABRICSIM_VERSION}, {"commit", FABRICSIM_COMMIT}, {"executable_sha256", executable_sha256}};
     if (point->parsed()) return run_sweep_point(a.point_dir, a.point_index, fabricsim);
     if (a.spec.empty()) throw InputError("fabricsim sweep: name a spec (fabricsim sweep SPEC.yaml --out DIR)");
     if (a.options.out_dir.empty() && !a.options.dry_run) throw InputError("fabricsim sweep: --out DIR is needed");

@@ -3,12 +3,27 @@
 # when tracked files differ from it, or "unknown" outside a git checkout.
 # The file is rewritten only when the text changes, so an unchanged commit
 # rebuilds nothing.
-execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SRC}
-                OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
+# (A source tree unpacked inside another checkout is not that checkout's
+# commit: the top level must be SRC itself.)
+execute_process(COMMAND git rev-parse --show-toplevel WORKING_DIRECTORY ${SRC}
+                OUTPUT_VARIABLE top OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
+if(NOT failed)
+  get_filename_component(top "${top}" REALPATH)
+  get_filename_component(src "${SRC}" REALPATH)
+  if(NOT top STREQUAL src)
+    set(failed 1)
+  endif()
+endif()
+if(NOT failed)
+  execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SRC}
+                  OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
+endif()
 if(failed OR NOT commit)
   set(commit unknown)
 else()
-  execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${SRC}
+  # --no-optional-locks: a build must not take the index lock from a user's
+  # git command running meanwhile.
+  execute_process(COMMAND git --no-optional-locks status --porcelain --untracked-files=no WORKING_DIRECTORY ${SRC}
                   OUTPUT_VARIABLE changes ERROR_QUIET RESULT_VARIABLE failed)
   if(NOT failed AND changes)
     set(commit "${commit}-dirty")
