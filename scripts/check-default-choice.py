@@ -100,6 +100,10 @@ def main():
                     help="also a hierarchical all-reduce with these levels, e.g. in_switch,double_binary_tree "
                          "(NCCL's NVLS-tree; repeatable)")
     args = ap.parse_args()
+    if args.training and args.stride > 1:
+        # The training step runs on the whole platform: a stride would not apply to it.
+        ap.error(f"--training {args.training} with --stride {args.stride}: the training step runs on every NPU; "
+                 "check it in a call without --stride")
 
     worst = 0.0
     misses = 0

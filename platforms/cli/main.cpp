@@ -479,7 +479,9 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   cmd->add_option("--levels", a.levels,
                   "Hierarchical collectives: the algorithm of each level, lowest first, comma-separated "
                   "(ring, direct, halving_doubling, in_switch; double_binary_tree as the last), e.g. "
-                  "in_switch,double_binary_tree for NCCL's NVLS-tree");
+                  "in_switch,double_binary_tree for NCCL's NVLS-tree. They apply to the collectives that run "
+                  "hierarchical (--algorithm hierarchical, or where the default choice takes it; the report "
+                  "names what ran)");
   cmd->add_option("--scheduler", a.scheduler,
                   "Hierarchical all-reduce: each chunk takes the levels in ascending order (baseline) or in Themis's "
                   "load-balancing order (themis)");
