@@ -247,6 +247,10 @@ Tick Nic::put_startable_first(InlineRing<Message*, 4>& queue) const {
   // that may send soonest. (Taking turns blindly, each message posted to a
   // busy port idled it for the whole overhead: overheads added up in series.)
   // Under a window transport only messages whose window has room count.
+  while (!queue.empty() && queue.front()->nic.frames_sent == queue.front()->nic.frames_total) {
+    queue.front()->unref();  // striped, its frames all taken by other ports: this queue entry's
+    queue.pop_front();
+  }
   if (queue.empty()) return kNever;
   const Tick now = now_ticks();
   const auto out = [this](const Message* m) {  // striped and done elsewhere, or its window full
@@ -287,6 +291,7 @@ Frame* Nic::next_frame(unsigned port) {
   // The classes take turns when both have something to send.
   const unsigned c = pick_next(tp);
   auto& queue = tp.sending[c];
+  if (queue.empty()) return nullptr;  // its entries were striped messages sent by other ports
   tp.turn = c ^ 1;
   Message* m = queue.front();
   queue.pop_front();
@@ -503,18 +508,11 @@ bool Nic::window_open(unsigned port) {
   // Whether some message (of either class) has a queue pair that may send
   // its next frame; pick_next() puts the one to go first.
   TxPort& tp = tx_ports_[port];
-  for (auto& queue : tp.sending) {
-    for (std::size_t i = 0; i < queue.size(); ++i) {
-      Message* m = queue[i];
-      if (m->nic.frames_sent == m->nic.frames_total) {  // striped, its frames all taken by other ports
-        queue.erase(i--);
-        m->unref();  // this queue entry's
-      }
-    }
-  }
   if (tp.idle()) return false;
   const auto& queue = tp.sending[pick_next(tp)];
-  return !queue.empty() && window_allows(*queue.front());
+  if (queue.empty()) return false;
+  const Message& m = *queue.front();
+  return m.nic.frames_sent < m.nic.frames_total && window_allows(m);
 }
 
 bool Nic::window_allows(const Message& m) const {

@@ -145,7 +145,8 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   /// and, under DCQCN, when its queue pair's rate allows.
   Tick start_of(const Message& m) const;
   /// Puts first the first message of `queue` that may start now, else the
-  /// one that may start soonest; returns when that one may start.
+  /// one that may start soonest; returns when that one may start (kNever if
+  /// none may send). Drops the spent striped entries it finds in front.
   Tick put_startable_first(InlineRing<Message*, 4>& queue) const;
   /// Frame `index` of `m`, cut as every frame is.
   Frame* frame_of(Message* m, std::uint32_t index) const;
