@@ -235,7 +235,7 @@ bool Nic::within_share(TxPort& tp) const {
 }
 
 Tick Nic::start_of(const Message& m) const {
-  Tick t = m.nic.posted_at + (m.hardware ? 0 : params_.overhead(m.protocol));
+  Tick t = ready_at(m);
   if (dcqcn_ && m.notice == Message::Notice::kNone) t = std::max(t, dcqcn_->next_start(Dcqcn::key(m.dst, queue_pair_flow(m.flow, m.nic.frames_sent))));
   return t;
 }
@@ -302,7 +302,7 @@ Frame* Nic::next_frame(unsigned port) {
     queue.pop_front();
   }
   Frame* f = frame_of(m, m->nic.frames_sent++);
-  f->head = std::max(now_ticks(), m->nic.posted_at + (m->hardware ? 0 : params_.overhead(m->protocol)));
+  f->head = std::max(now_ticks(), ready_at(*m));
   if (window_ && m->notice == Message::Notice::kNone) {
     window_->sent(Dcqcn::key(f->dst, f->flow), m, f->index, f->wire_bytes, port, now_ticks());
     arm_timeout(Dcqcn::key(f->dst, f->flow));

@@ -141,8 +141,12 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   void memory_done(void* ctx, tlm::tlm_response_status status) override;
   void written(Frame* f);
   void deliver(Message* m);
-  /// When `m`'s next frame may start: after the message's software overhead
-  /// and, under DCQCN, when its queue pair's rate allows.
+  /// When `m` is past its software overhead (at once for the NIC's own).
+  Tick ready_at(const Message& m) const {
+    return m.nic.posted_at + (m.hardware ? 0 : params_.overhead(m.protocol));
+  }
+  /// When `m`'s next frame may start: ready_at() and, under DCQCN, when its
+  /// queue pair's rate allows.
   Tick start_of(const Message& m) const;
   /// Puts first the first message of `queue` that may start now, else the
   /// one that may start soonest; returns when that one may start (kNever if

@@ -110,6 +110,16 @@ void expect_frame_order(const NicBench& b, const std::vector<std::pair<Message*,
   }
 }
 
+/// As expect_frame_order, and the frames went back to back, T each, the
+/// first starting at `first`: the port never idled between them.
+void expect_back_to_back(const NicBench& b, const std::vector<std::pair<Message*, std::uint32_t>>& order, Tick first,
+                         Tick T) {
+  expect_frame_order(b, order);
+  for (std::size_t k = 0; k < b.frames(0).size(); ++k) {
+    EXPECT_EQ(b.frames(0)[k].head, first + k * T + kLatency) << "frame " << k << " on the wire";
+  }
+}
+
 TEST(NicTiming, AMessageIsCutIntoWholePacketFramesWithAHeaderPerPacketAfterItsOverhead) {
   // MTU 1000 with 40-byte headers; a 2500-byte segment holds 2 whole packets.
   // 4500 bytes: frames of 2000, 2000 and 500 bytes, on the wire 2080, 2080
@@ -271,12 +281,7 @@ TEST(NicTiming, TwoMessagesFromOnePortTakeTurnsFrameByFrame) {
   constexpr Tick T = wire_time(2000);
   const std::vector<std::pair<Message*, std::uint32_t>> order = {{a, 0}, {a, 1}, {c, 0}, {a, 2},
                                                                    {c, 1}, {a, 3}, {c, 2}, {c, 3}};
-  ASSERT_EQ(b.frames(0).size(), order.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    EXPECT_EQ(b.frames(0)[k].msg, order[k].first) << "frame " << k << " on the wire";
-    EXPECT_EQ(b.frames(0)[k].index, order[k].second) << "frame " << k << " on the wire";
-    EXPECT_EQ(b.frames(0)[k].head, kStart + k * T + kLatency) << "frame " << k << " on the wire";
-  }
+  expect_back_to_back(b, order, kStart, T);
   EXPECT_EQ(b.npu_out.left(a), kStart + 6 * T);
   EXPECT_EQ(b.npu_out.left(c), kStart + 8 * T);
   a->unref();
@@ -303,10 +308,7 @@ TEST(NicTiming, AMessageStillInItsOverheadLetsTheOthersSendMeanwhile) {
   for (std::uint32_t k = 0; k < 7; ++k) order.push_back({a, k});
   order.push_back({c, 0});
   order.push_back({a, 7});
-  expect_frame_order(b, order);
-  for (std::size_t k = 0; k < b.frames(0).size(); ++k) {
-    EXPECT_EQ(b.frames(0)[k].head, kStart + p.message_overhead + k * T + kLatency) << "frame " << k << " on the wire";
-  }
+  expect_back_to_back(b, order, kStart + p.message_overhead, T);
   EXPECT_EQ(b.npu_out.left(a), kStart + p.message_overhead + 9 * T);
   EXPECT_EQ(b.npu_out.left(c), kStart + p.message_overhead + 8 * T);
   a->unref();
@@ -334,10 +336,7 @@ TEST(NicTiming, TheOtherClassSendsWhileTheOneWhoseTurnItIsWaitsOutItsOverhead) {
   for (std::uint32_t k = 0; k < 5; ++k) order.push_back({h, k});
   order.push_back({c, 0});
   for (std::uint32_t k = 5; k < 8; ++k) order.push_back({h, k});
-  expect_frame_order(b, order);
-  for (std::size_t k = 0; k < b.frames(0).size(); ++k) {
-    EXPECT_EQ(b.frames(0)[k].head, kStart + k * T + kLatency) << "frame " << k << " on the wire";
-  }
+  expect_back_to_back(b, order, kStart, T);
   EXPECT_EQ(b.npu_out.left(h), kStart + 9 * T);
   EXPECT_EQ(b.npu_out.left(c), kStart + 6 * T);
   h->unref();
