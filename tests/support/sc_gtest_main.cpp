@@ -3,12 +3,27 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <system_error>
 
 #include <systemc>
 
+#include "support/test_util.h"
+
 int sc_main(int argc, char* argv[]) {
   testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  const int result = RUN_ALL_TESTS();
+  // Scratch files are worth keeping only to look into a failure.
+  const std::filesystem::path scratch = fabricsim::testutil::scratch_root();
+  std::error_code ec;
+  if (std::filesystem::exists(scratch, ec)) {
+    if (result == 0)
+      std::filesystem::remove_all(scratch, ec);
+    else
+      std::cerr << "scratch files kept in " << scratch.string() << "\n";
+  }
+  return result;
 }
 
 int main(int argc, char* argv[]) {

@@ -13,8 +13,12 @@ namespace fabricsim::testutil {
 
 namespace fs = std::filesystem;
 
+std::string scratch_root() {
+  return (fs::temp_directory_path() / ("fabricsim-test-" + std::to_string(::getpid()))).string();
+}
+
 std::string scratch_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("fabricsim-test-" + std::to_string(::getpid())) / name;
+  const fs::path dir = fs::path(scratch_root()) / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();

@@ -7,7 +7,10 @@
 
 namespace fabricsim::testutil {
 
-/// A fresh directory for one test, under the build tree's temp area.
+/// This test process's folder in the system's temp directory; the test main
+/// removes it when every test passed and keeps it, saying where, otherwise.
+std::string scratch_root();
+/// A fresh directory `name` under scratch_root().
 std::string scratch_dir(const std::string& name);
 void write_text(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);
