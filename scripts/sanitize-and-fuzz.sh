@@ -35,6 +35,7 @@ if [ -x "$rtl_bin" ] && grep -q '^FABRICSIM_RTL:BOOL=ON' "$rtl_build/CMakeCache.
     > /dev/null 2> "$log" || status=$?
   if [ "$status" -ne 4 ]; then
     cat "$log" >&2
+    rm -f "$log"
     echo "a wrong RTL result must stop with exit 4 and no memory error; got exit $status" >&2
     exit 1
   fi
@@ -59,18 +60,21 @@ ctest --test-dir "$build" --output-on-failure -j2
 
 for t in "${targets[@]}"; do
   fuzzer="$build/tests/fuzz/$t"
+  # The fuzzers write each input to a scratch file in $TMPDIR: keep those in
+  # $work, which goes when the target is done.
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
   regressions=(tests/fuzz/regressions/$t/*)
   if [ -e "${regressions[0]}" ]; then
     echo "== $t: ${#regressions[@]} regression input(s)"
-    "$fuzzer" "${regressions[@]}"
+    TMPDIR="$work" "$fuzzer" "${regressions[@]}"
   fi
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
+  mkdir "$work/corpus"
   echo "== $t: fuzzing for ${fuzz_seconds} s"
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: one using 2 GB
   # is a run without bound. Both count as findings.
   log="$build/$t.log"
-  if ! "$fuzzer" "$work" "tests/fuzz/corpus/$t" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+  if ! TMPDIR="$work" "$fuzzer" "$work/corpus" "tests/fuzz/corpus/$t" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/fuzz-crash-$t-" > "$log" 2>&1; then
     tail -n 60 "$log"
     echo "$t found a failing input (saved as $build/fuzz-crash-$t-*): fix it, then add it to tests/fuzz/regressions/$t/" >&2

@@ -15,13 +15,13 @@ int sc_main(int argc, char* argv[]) {
   testing::InitGoogleTest(&argc, argv);
   const int result = RUN_ALL_TESTS();
   // Scratch files are worth keeping only to look into a failure.
-  const std::filesystem::path scratch = fabricsim::testutil::scratch_root();
-  std::error_code ec;
-  if (std::filesystem::exists(scratch, ec)) {
+  const std::string& scratch = fabricsim::testutil::scratch_root_if_made();
+  if (!scratch.empty()) {
+    std::error_code ec;
     if (result == 0)
       std::filesystem::remove_all(scratch, ec);
     else
-      std::cerr << "scratch files kept in " << scratch.string() << "\n";
+      std::cerr << "scratch files kept in " << scratch << "\n";
   }
   return result;
 }

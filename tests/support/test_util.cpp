@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,9 +14,22 @@ namespace fabricsim::testutil {
 
 namespace fs = std::filesystem;
 
-std::string scratch_root() {
-  return (fs::temp_directory_path() / ("fabricsim-test-" + std::to_string(::getpid()))).string();
+namespace {
+std::string made_root;  // empty until a test asks for scratch space
 }
+
+std::string scratch_root() {
+  // A unique name, not only the PID: a folder kept after a failure must not
+  // be removed by a later process that gets the same PID.
+  if (made_root.empty()) {
+    std::string name = (fs::temp_directory_path() / ("fabricsim-test-" + std::to_string(::getpid()) + "-XXXXXX")).string();
+    if (!::mkdtemp(name.data())) throw std::runtime_error("cannot create a scratch folder from " + name);
+    made_root = name;
+  }
+  return made_root;
+}
+
+const std::string& scratch_root_if_made() { return made_root; }
 
 std::string scratch_dir(const std::string& name) {
   const fs::path dir = fs::path(scratch_root()) / name;

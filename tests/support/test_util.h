@@ -7,9 +7,12 @@
 
 namespace fabricsim::testutil {
 
-/// This test process's folder in the system's temp directory; the test main
-/// removes it when every test passed and keeps it, saying where, otherwise.
+/// This test process's folder in the system's temp directory, made on first
+/// use; the test main removes it when every test passed and keeps it, saying
+/// where, otherwise.
 std::string scratch_root();
+/// scratch_root() if a test has made it, else empty.
+const std::string& scratch_root_if_made();
 /// A fresh directory `name` under scratch_root().
 std::string scratch_dir(const std::string& name);
 void write_text(const std::string& path, const std::string& text);
