@@ -9,8 +9,8 @@ Runs four sweeps with `fabricsim sweep`:
                                                          its network NICs only
 prints the tables of docs/studies/dlrm-tcp.md (iteration time of each system
 and each sensitivity point, and its ratio to the system's base point), and
-writes the results beside --out (OUT.csv, OUT.png). 23 points of 1 to 12
-minutes each: about 40 minutes on a 2-core machine with -j 2.
+writes the results beside --out (OUT.csv, OUT.png). 23 points of under a
+minute to 10 minutes each: about 35 minutes on a 2-core machine with -j 2.
 
   scripts/study-dlrm-tcp.py [--fabricsim F] [--work DIR] [--out docs/img/dlrm-tcp]
 
@@ -49,7 +49,10 @@ def sweep(fabricsim, name, work, jobs, run):
             sys.exit(f"the sweep {name} failed (exit {r.returncode}); see {out}")
     # The manifest lists the points' values; the newest finished point JSON
     # with the same values (the same arguments) is the result.
-    manifest = json.load(open(os.path.join(out, "manifest.json")))
+    manifest_path = os.path.join(out, "manifest.json")
+    if not os.path.exists(manifest_path):
+        sys.exit(f"{name}: no sweep in {out} (no manifest.json); run without --no-run first")
+    manifest = json.load(open(manifest_path))
     newest = {}
     for path in sorted(glob.glob(os.path.join(out, "points", "*.json")), key=os.path.getmtime):
         point = json.load(open(path))
@@ -118,8 +121,10 @@ def main():
     for k, i in enumerate(INJECTION):
         t = hier_network[k]
         rows.append((POINTS[i][0], POINTS[i][1], "Hier (network only)", t))
-        print(f"| {POINTS[i][1]} | {sens['Flat100G'][i]:.2f} ms ({sens['Flat100G'][i] / systems['Flat100G']:.2f}x) | "
-              f"{t:.2f} ms ({t / systems['Hier']:.2f}x) |")
+        flat = sens["Flat100G"][i]
+        print(f"| {POINTS[i][1]} | {flat:.2f} ms ({flat / systems['Flat100G']:.2f}x), "
+              f"{flat - systems['Flat100G']:+.2f} ms | "
+              f"{t:.2f} ms ({t / systems['Hier']:.2f}x), {t - systems['Hier']:+.2f} ms |")
 
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out + ".csv", "w", newline="") as f:
