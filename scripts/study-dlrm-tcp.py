@@ -35,7 +35,7 @@ SYSTEMS = [("Flat100G", "dlrm_flat100g"), ("Flat800G", "dlrm_flat800g"), ("Hier"
 POINTS = [("injection latency", "0.01 us"), ("injection latency", "10 us"), ("injection latency", "100 us"),
           ("switch buffer", "1 GB"), ("TCP window", "0.1 MB"), ("chunks", "1,024"), ("chunks", "32"),
           ("chunks in flight", "128")]
-INJECTION = [0, 1, 2]  # the POINTS that change the injection latency
+INJECTION = [i for i, (axis, _) in enumerate(POINTS) if axis == "injection latency"]
 BASE = {"injection latency": "1 us", "switch buffer": "64 MB", "TCP window": "0.5 MB", "chunks": "128",
         "chunks in flight": "64"}
 

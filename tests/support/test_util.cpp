@@ -16,9 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 std::string made_root;  // empty until a test asks for scratch space
-}
 
-std::string scratch_root() {
+const std::string& scratch_root() {
   // A unique name, not only the PID: a folder kept after a failure must not
   // be removed by a later process that gets the same PID.
   if (made_root.empty()) {
@@ -28,6 +27,7 @@ std::string scratch_root() {
   }
   return made_root;
 }
+}  // namespace
 
 const std::string& scratch_root_if_made() { return made_root; }
 

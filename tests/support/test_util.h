@@ -7,14 +7,12 @@
 
 namespace fabricsim::testutil {
 
-/// This test process's folder in the system's temp directory, made on first
-/// use; the test main removes it when every test passed and keeps it, saying
-/// where, otherwise.
-std::string scratch_root();
-/// scratch_root() if a test has made it, else empty.
-const std::string& scratch_root_if_made();
-/// A fresh directory `name` under scratch_root().
+/// A fresh directory `name` in this test process's own folder of the
+/// system's temp directory (made on first use).
 std::string scratch_dir(const std::string& name);
+/// That folder if a test has made it, else empty: the test main removes it
+/// when every test passed and keeps it, saying where, otherwise.
+const std::string& scratch_root_if_made();
 void write_text(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);
 
