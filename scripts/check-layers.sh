@@ -14,7 +14,7 @@ check() {  # folder, allowed prefixes (regex alternatives)
 }
 check tlm 'tlm/'
 check models/collectives 'tlm/|models/collectives/'
-for c in link switch memory; do check "models/$c" "tlm/|models/$c/"; done
+for c in link switch memory pcie; do check "models/$c" "tlm/|models/$c/"; done
 # A NIC passes on others' frames by the switch's forwarding policy.
 check models/nic 'tlm/|models/nic/|models/switch/forwarding.h'
 check models/npu 'tlm/|models/npu/|models/collectives/|models/memory/'

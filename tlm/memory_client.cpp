@@ -17,11 +17,13 @@ MemoryClient::~MemoryClient() {
 
 void MemoryClient::free(tlm::tlm_generic_payload* gp) { free_.push_back(gp); }
 
-void MemoryClient::request(bool write, std::uint64_t address, std::uint64_t bytes, void* ctx, Tick delay) {
+void MemoryClient::request(bool write, std::uint64_t address, std::uint64_t bytes, void* ctx, Tick delay,
+                           MemoryStreaming streaming) {
   tlm::tlm_generic_payload* gp;
   if (free_.empty()) {
     gp = new tlm::tlm_generic_payload(this);
     gp->set_extension(new Ext);
+    gp->set_extension(new StreamTiming);
     all_.push_back(gp);
   } else {
     gp = free_.back();
@@ -36,6 +38,9 @@ void MemoryClient::request(bool write, std::uint64_t address, std::uint64_t byte
   gp->set_byte_enable_ptr(nullptr);
   gp->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   gp->get_extension<Ext>()->ctx = ctx;
+  StreamTiming* timing = gp->get_extension<StreamTiming>();
+  timing->first_byte = streaming.first_byte;
+  timing->consume_time = streaming.consume_time;
   ++outstanding_;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time d = to_sc_time(delay);
@@ -43,13 +48,13 @@ void MemoryClient::request(bool write, std::uint64_t address, std::uint64_t byte
   if (r == tlm::TLM_COMPLETED) done(*gp);  // refused at once (an error status)
 }
 
-void MemoryClient::stream(bool write, std::uint64_t bytes, void* ctx, Tick delay) {
+void MemoryClient::stream(bool write, std::uint64_t bytes, void* ctx, Tick delay, MemoryStreaming streaming) {
   if (window_span_ == 0) throw std::logic_error("MemoryClient::stream without a window");
   if (bytes > window_span_) bytes = window_span_;  // callers split larger transfers
   if (cursor_ + bytes > window_span_) cursor_ = 0;
   const std::uint64_t a = window_base_ + cursor_;
   cursor_ += bytes;
-  request(write, a, bytes, ctx, delay);
+  request(write, a, bytes, ctx, delay, streaming);
 }
 
 tlm::tlm_sync_enum MemoryClient::nb_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {

@@ -10,9 +10,17 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "tlm/stream_timing.h"
 #include "tlm/time.h"
 
 namespace fabricsim {
+
+/// How a request's bytes move, for cut-through elements on the way
+/// (StreamTiming says what each field means).
+struct MemoryStreaming {
+  Tick first_byte = kNever;  // a write: when its first byte was ready
+  Tick consume_time = 0;     // a read: how long the initiator takes to use the bytes
+};
 
 class MemoryClient : public tlm::tlm_mm_interface {
  public:
@@ -34,11 +42,12 @@ class MemoryClient : public tlm::tlm_mm_interface {
 
   bool bound() const { return socket.size() > 0; }
   /// A READ or WRITE of `bytes` at `address`, starting at now + `delay`.
-  void request(bool write, std::uint64_t address, std::uint64_t bytes, void* ctx, Tick delay = 0);
+  void request(bool write, std::uint64_t address, std::uint64_t bytes, void* ctx, Tick delay = 0,
+               MemoryStreaming streaming = {});
   /// Like request(), at the next address of a rolling window [base, base +
   /// span): components that only need the bytes' timing spread them over
   /// the memory's channels as a stream would.
-  void stream(bool write, std::uint64_t bytes, void* ctx, Tick delay = 0);
+  void stream(bool write, std::uint64_t bytes, void* ctx, Tick delay = 0, MemoryStreaming streaming = {});
   void set_window(std::uint64_t base, std::uint64_t span) {
     window_base_ = base;
     window_span_ = span;

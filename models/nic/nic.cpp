@@ -387,7 +387,11 @@ void Nic::pump(unsigned port) {
       tp.prefetch_bytes += f->bytes;
       if (f->bytes > 0 && !f->request) {
         f->fetched = false;  // until it has been read
-        dma.stream(false, f->bytes, f, f->head - now_ticks());
+        // A cut-through element on the way may answer before the last byte
+        // is in, as long as the wire cannot outrun the bytes.
+        MemoryStreaming streaming;
+        streaming.consume_time = leave_time(f->wire_bytes);
+        dma.stream(false, f->bytes, f, f->head - now_ticks(), streaming);
       } else {
         f->fetched = true;
       }
@@ -432,7 +436,12 @@ Tick Nic::receive_local(Frame* f) {
   Message* m = f->msg;
   if (dma_bound_ && f->bytes > 0 && !f->request) {
     // Into memory once the tail is in; the buffer frees when it is written.
-    dma.stream(true, f->bytes, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(f) | 1u), f->tail - now_ticks());
+    // Its bytes came in from f->head on: a cut-through element on the way
+    // may pass them on as they came.
+    MemoryStreaming streaming;
+    streaming.first_byte = f->head;
+    dma.stream(true, f->bytes, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(f) | 1u), f->tail - now_ticks(),
+               streaming);
     return kNever;
   }
   ++m->nic.frames_received;
@@ -457,6 +466,12 @@ void Nic::memory_done(void* ctx, tlm::tlm_response_status status) {
   f->fetched = true;
   f->head = now_ticks();
   pump(f->hop_in);
+}
+
+Tick Nic::leave_time(std::uint64_t wire_bytes) const {
+  const double bytes = static_cast<double>(wire_bytes);
+  const Tick at_injection = params_.injection.time_for(bytes);
+  return line_rate_.is_unlimited() ? at_injection : std::max(at_injection, line_rate_.time_for(bytes));
 }
 
 void Nic::written(Frame* f) {

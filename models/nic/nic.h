@@ -119,6 +119,11 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   const Dcqcn* dcqcn() const { return dcqcn_.get(); }
   /// The window transport's state, or null.
   const WindowTransport* window_transport() const { return window_.get(); }
+  /// The rate of its ports' links: how long a frame takes to leave, which a
+  /// cut-through element on the DMA path (a PCIe switch) needs to know when
+  /// the NIC may start sending bytes it is still reading. Unset: the
+  /// injection cap alone.
+  void set_line_rate(Bandwidth rate) { line_rate_ = rate; }
   /// The flow of frame `index` of a message of flow `flow`: its queue pair.
   std::uint32_t queue_pair_flow(std::uint32_t flow, std::uint32_t index) const {
     return queue_pairs_ <= 1 ? flow : flow + (index % queue_pairs_) * 0x9e3779b9u;
@@ -228,6 +233,10 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   std::unique_ptr<WindowTransport> window_;  // likewise
   std::unordered_map<std::uint64_t, PendingAcks> pending_acks_;  // by queue pair (sender, flow)
   std::unordered_map<std::uint64_t, TimeoutTimer> timeouts_;      // by queue pair (receiver, flow)
+  Bandwidth line_rate_ = Bandwidth::unlimited();                   // set_line_rate()
+  /// How long `wire_bytes` take to leave: at the slower of the injection
+  /// cap and the line rate.
+  Tick leave_time(std::uint64_t wire_bytes) const;
 };
 
 }  // namespace fabricsim

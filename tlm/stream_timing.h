@@ -1,0 +1,30 @@
+// How the bytes of a memory access move in time, for an element between an
+// initiator and a memory that passes data on as it arrives (cut-through), as
+// a PCIe switch does. An optional extension of a base-protocol payload: an
+// element that finds none treats the access as whole, at its request and at
+// its response, which is right for an initiator that needs every byte before
+// it can go on.
+#pragma once
+
+#include <tlm>
+
+#include "tlm/time.h"
+
+namespace fabricsim {
+
+struct StreamTiming : tlm::tlm_extension<StreamTiming> {
+  /// A WRITE: when its first byte was ready at the initiator, the rest
+  /// arriving until the request's time (a NIC writing a frame that came in
+  /// from the wire). kNever: all of it at the request's time.
+  Tick first_byte = kNever;
+  /// A READ: how long the initiator takes to pass the bytes on once it has
+  /// the first (a NIC: the frame's time on the wire). The response may then
+  /// come as soon as consuming at that pace cannot outrun the data. 0: at the
+  /// last byte.
+  Tick consume_time = 0;
+
+  tlm::tlm_extension_base* clone() const override { return new StreamTiming(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const StreamTiming&>(e); }
+};
+
+}  // namespace fabricsim
