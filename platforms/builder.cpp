@@ -195,15 +195,17 @@ void Platform::apply_transport(const FabricSpec& f, const FabricNode& n, Nic& ni
   nt.window = window;
   nt.window_params = t.window;
   nt.window_params.control = cc == CC::kDctcp ? WindowTransport::Control::kDctcp : WindowTransport::Control::kReno;
-  // DCQCN's highest rate: the NIC's port (its first link).
+  nt.line_rate = port_rate(f, n);  // DCQCN's highest rate
+  nic.set_transport(nt);
+}
+
+Bandwidth Platform::port_rate(const FabricSpec& f, const FabricNode& n) {
+  // The NIC's port: its first link.
   const auto u = static_cast<int>(&n - f.nodes.data());
   for (const FabricEdge& e : f.edges) {
-    if (e.a == u || e.b == u) {
-      nt.line_rate = e.link.bandwidth;
-      break;
-    }
+    if (e.a == u || e.b == u) return e.link.bandwidth;
   }
-  nic.set_transport(nt);
+  return Bandwidth::unlimited();
 }
 
 void Platform::apply_transport(const FabricSpec& f, Link& link, bool from_switch, SharedBuffer* into,
@@ -256,9 +258,18 @@ Forwarder* Platform::make_nic(const NodeContext& c) {
     }
   }
   if (spec_.hbm) {
-    m->dma.socket.bind(memories_[static_cast<std::size_t>(n.npu)].memory->in);
+    Memory& hbm = *memories_[static_cast<std::size_t>(n.npu)].memory;
+    if (c.spec.pcie) {  // the NIC reaches the GPU's memory through a PCIe switch
+      auto pcie = std::make_unique<PcieSwitch>((bf.name + "_" + n.name + "_pcie").c_str(), *c.spec.pcie);
+      m->dma.socket.bind(pcie->from_devices);
+      pcie->to_memory.bind(hbm.in);
+      bf.pcie_switches.push_back(std::move(pcie));
+    } else {
+      m->dma.socket.bind(hbm.in);
+    }
     m->dma.set_window(spec_.hbm->base + spec_.hbm->size_bytes / 2, spec_.hbm->size_bytes / 2);
   }
+  raw->set_line_rate(port_rate(c.spec, n));
   bf.nics.push_back(std::move(m));
   return &raw->forwarder();
 }

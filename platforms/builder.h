@@ -11,6 +11,7 @@
 #include "models/memory/memory.h"
 #include "models/memory/memory_endpoint.h"
 #include "models/nic/nic.h"
+#include "models/pcie/pcie_switch.h"
 #include "models/collectives/collective_agreement.h"
 #include "models/npu/directory.h"
 #include "models/npu/npu.h"
@@ -45,6 +46,7 @@ class Platform {
     std::string name;
     std::vector<Nic*> nic_of_rank;  // nullptr where the rank is not on this fabric
     std::vector<std::unique_ptr<Nic>> nics;
+    std::vector<std::unique_ptr<PcieSwitch>> pcie_switches;  // between NICs and their NPUs' memories
     std::vector<std::unique_ptr<Switch>> switches;
     std::vector<BuiltLink> links;
     std::unique_ptr<AggregationManager> aggregation;  // with reduction units
@@ -95,6 +97,8 @@ class Platform {
   Nic::Params fit_frames(const FabricSpec& f, std::uint64_t& frame_wire);
   /// What the fabric's transport asks of node `n`'s NIC (queue pairs, DCQCN).
   void apply_transport(const FabricSpec& f, const FabricNode& n, Nic& nic);
+  /// The rate of the link at NIC `n`'s port (its first), unlimited if none.
+  static Bandwidth port_rate(const FabricSpec& f, const FabricNode& n);
   /// PFC on a link of a lossless fabric, and ECN marking if its sender is a switch.
   void apply_transport(const FabricSpec& f, Link& link, bool from_switch, SharedBuffer* into, std::uint64_t frame_wire);
   /// Node `node`'s shared buffer on a tcp fabric that has them (null otherwise), made on first use.

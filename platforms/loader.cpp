@@ -273,6 +273,29 @@ FabricSpec read_netlist(const TopologyRequest& r) {
 
 namespace {
 
+/// A fabric's `pcie` section: the PCIe switch between each of its NICs and
+/// the NPU's memory.
+std::optional<PcieSwitch::Params> read_pcie(const YamlInput& in, const YAML::Node& fabric, const PlatformSpec& spec) {
+  const YAML::Node node = fabric["pcie"];
+  if (!node) return std::nullopt;
+  PcieSwitch::Params p;
+  read_params(in, node, PcieSwitch::Params::table(), p, "fabric pcie");
+  const unsigned l = p.lanes;
+  if (l != 1 && l != 2 && l != 4 && l != 8 && l != 16 && l != 32) {
+    in.fail(node["lanes"], "pcie lanes " + std::to_string(l) + ": a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
+  }
+  const std::uint64_t mps = p.max_payload_bytes;
+  if ((mps & (mps - 1)) != 0) {
+    in.fail(node["max_payload"], "pcie max_payload " + std::to_string(mps) +
+                                     " bytes: PCIe allows 128, 256, 512, 1024, 2048 or 4096");
+  }
+  if (!spec.hbm) {
+    in.fail(node, "a pcie section puts a PCIe switch between each NIC and its NPU's memory, and this platform has "
+                  "none: give npu.hbm, or leave pcie out");
+  }
+  return p;
+}
+
 /// One fabric entry of the platform file: a generator, possibly replicated
 /// over groups of NPUs.
 std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node, const PlatformSpec& spec,
@@ -282,7 +305,8 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   const TopologyKind* kind = find_topology(topology);
   if (!kind) in.fail(node["topology"], "unknown topology \"" + topology + "\" (known: " + topology_names() + ")");
   std::vector<std::string> keys = {"name",     "topology",     "link",     "uplink",   "switch",   "nic",
-                                   "transport", "group_size", "group_stride", "memories", "algorithm"};
+                                   "transport", "group_size", "group_stride", "memories", "algorithm",
+                                   "pcie"};
   keys.insert(keys.end(), kind->keys.begin(), kind->keys.end());
   in.only_keys(node, keys, "a " + topology + " fabric");
   Link::Params link;
@@ -503,8 +527,10 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
   for (std::size_t i = 0; i < fabrics.size(); ++i) {
     Nic::Params nic = nic_defaults;
     if (fabrics[i]["nic"]) read_params(in, fabrics[i]["nic"], Nic::Params::table(), nic, "fabric nic");
+    const std::optional<PcieSwitch::Params> pcie = read_pcie(in, fabrics[i], spec);
     for (FabricSpec& f : read_fabric(in, fabrics[i], spec, i)) {
       f.nic = nic;
+      f.pcie = pcie;
       if (nic.stripe && f.transport.needs_order()) {
         in.fail(fabrics[i]["nic"] && fabrics[i]["nic"]["stripe"] ? fabrics[i]["nic"] : root["nic"],
                 "nic.stripe spreads a message's frames over several ports, which reorders them, and fabric \"" +

@@ -133,6 +133,7 @@ std::vector<ParamSection> parameter_catalogue() {
       section(CollectiveConfig::table(), {"collectives"},
               "how NPUs run collectives; \"algorithms\" maps a collective type to an algorithm"),
       section(Nic::Params::table(), {"nic", "fabrics[].nic"}),
+      section(PcieSwitch::Params::table(), {"fabrics[].pcie"}),
       section(Link::Params::table(), {"fabrics[].link", "fabrics[].uplink", "fabrics[].links[] (netlist)",
                                       "fabrics[].memories[].link"}),
       section(Switch::Params::table(), {"fabrics[].switch", "fabrics[].switches[] (netlist)"}),
@@ -161,6 +162,7 @@ nlohmann::ordered_json resolved_parameters(const PlatformSpec& spec) {
     nlohmann::ordered_json fe;
     fe["name"] = f.name;
     fe["nic"] = values(Nic::Params::table(), f.nic);
+    if (f.pcie) fe["pcie"] = values(PcieSwitch::Params::table(), *f.pcie);
     if (f.transport.kind != TransportSpec::Kind::kCredit) fe["transport"] = values(transport_spec_table(), f.transport);
     std::vector<Link::Params> links;
     for (const FabricEdge& e : f.edges) {

@@ -13,6 +13,7 @@
 #include "models/link/link.h"
 #include "models/memory/memory.h"
 #include "models/nic/nic.h"
+#include "models/pcie/pcie_switch.h"
 #include "models/collectives/algorithm_choice.h"
 #include "models/collectives/collective_engine.h"
 #include "models/npu/npu.h"
@@ -110,6 +111,7 @@ struct FabricSpec {
   std::vector<bool> wrap;   // and whether each wraps around (torus)
   bool forward_only = false;  // a unidirectional ring: traffic only goes to rank+1
   Nic::Params nic;          // for every NIC on this fabric (address and ports set per NIC)
+  std::optional<PcieSwitch::Params> pcie;  // a PCIe switch between each NIC and its NPU's memory
   TransportSpec transport;
   std::vector<MemorySpec> memories;
 };

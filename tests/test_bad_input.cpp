@@ -152,6 +152,18 @@ TEST(BadYaml, DuplicateKeysNonScalarKeysAndNonUtf8AreRefused) {
                  dir + "/p.yaml:2:", "an algorithm must be a name");
 }
 
+TEST(BadYaml, APcieSectionPcieCannotHaveOrWithoutAMemoryToReachIsRefused) {
+  const std::string dir = testutil::scratch_dir("bad-pcie");
+  const std::string hbm = "npus: 4\nnpu: { hbm: h100 }\nfabrics:\n  - topology: switch\n";
+  expect_refused(run_platform(dir, hbm + "    pcie: { lanes: 12 }\n"), dir + "/p.yaml:5:",
+                 "pcie lanes 12: a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
+  expect_refused(run_platform(dir, hbm + "    pcie: { max_payload: 384 }\n"), dir + "/p.yaml:5:",
+                 "pcie max_payload 384 bytes: PCIe allows 128, 256, 512, 1024, 2048 or 4096");
+  expect_refused(run_platform(dir, hbm + "    pcie: { generation: 6 }\n"), dir + "/p.yaml:5:", "\"generation\"");
+  expect_refused(run_platform(dir, "npus: 4\nfabrics:\n  - topology: switch\n    pcie: { lanes: 16 }\n"),
+                 dir + "/p.yaml:4:", "this platform has none: give npu.hbm, or leave pcie out");
+}
+
 TEST(BadPaths, DirectoriesFifosAndDevicesAreRefusedAsInputsWithoutBlocking) {
   FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("bad-paths");

@@ -88,6 +88,19 @@ TEST(Hbm, AMemoryBoundKernelBesideAnAllReduceSlowsBoth) {
   }
 }
 
+/// A 2-rank trace of one all-reduce of `bytes`.
+void write_all_reduce(const std::string& prefix, std::uint64_t bytes) {
+  write_nodes(prefix, 2, [&](int, traces::EtWriter& w) {
+    ChakraProtoMsg::Node ar;
+    ar.set_id(0);
+    ar.set_name("all_reduce");
+    ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    traces::add_int(ar, "comm_type", 0);
+    traces::add_uint(ar, "comm_size", bytes);
+    w.write(ar);
+  });
+}
+
 TEST(Hbm, ANicReadsAheadAsManyBytesAsItsReadAheadAllows) {
   // HBM with a 2 us read latency and bandwidth to spare; a 100 GB/s link. A
   // 2-NPU ring all-reduce of 1 MiB sends 16 frames of 32 KiB per step (two
@@ -97,15 +110,7 @@ TEST(Hbm, ANicReadsAheadAsManyBytesAsItsReadAheadAllows) {
   // for its last frame to be written at the receiver, one more L.)
   const std::string dir = testutil::scratch_dir("readahead");
   const double L = 2000, B = 100, frame = 32.0 * 1024;
-  write_nodes(dir + "/ar", 2, [&](int, traces::EtWriter& w) {
-    ChakraProtoMsg::Node ar;
-    ar.set_id(0);
-    ar.set_name("all_reduce");
-    ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-    traces::add_int(ar, "comm_type", 0);
-    traces::add_uint(ar, "comm_size", MiB);
-    w.write(ar);
-  });
+  write_all_reduce(dir + "/ar", MiB);
   for (const int ahead : {1, 16}) {
     const std::string platform = testutil::platform_file(
         "npus: 2\n"
@@ -119,6 +124,34 @@ TEST(Hbm, ANicReadsAheadAsManyBytesAsItsReadAheadAllows) {
     for (const auto& npu : j["npus"]) {
       EXPECT_NEAR(finish_of(npu, "all_reduce"), 2 * step, 0.02 * 2 * step) << "read_ahead " << ahead << " frames";
     }
+  }
+}
+
+TEST(Hbm, ANicBehindAPcieSwitchSlowerThanItsLinkSendsAtThePcieRate) {
+  // The same 2-NPU ring all-reduce of 1 MiB (two steps of 512 KiB in 32 KiB
+  // frames) over a 100 GB/s link, but each NIC reaches its HBM through PCIe
+  // 3.0 x4 (no TLP overhead: 4 x 8 GT/s x 128/130 / 8 = 3.94 GB/s): a step is
+  // the sender's PCIe moving 512 KiB, then the last frame's write through the
+  // receiver's, which begins only when that frame's head arrives (frames
+  // cross the wire whole; pcie_switch.h), and microseconds of latency.
+  // Without the switch in the way it would be 25x faster.
+  const std::string dir = testutil::scratch_dir("pcie");
+  write_all_reduce(dir + "/ar", MiB);
+  const std::string platform = testutil::platform_file(
+      "npus: 2\n"
+      "npu: { hbm: h100 }\n"
+      "nic: { segment: 32 KiB }\n"
+      "collectives: { chunks: 1, algorithms: { all_reduce: ring } }\n"
+      "fabrics:\n"
+      "  - topology: fully_connected\n"
+      "    link: { bandwidth: 100 GB/s, latency: 500 ns, buffer: 64 MiB }\n"
+      "    pcie: { generation: 3, lanes: 4, max_payload: 4096, tlp_overhead: 0, latency: 100 ns }\n",
+      "pcie.yaml");
+  const auto j = run("--platform " + platform + " --workload " + dir + "/ar");
+  const double pcie_GBps = 4 * 8.0 * 128 / 130 / 8;
+  const double step = (512.0 + 32) * 1024 / pcie_GBps;  // ns
+  for (const auto& npu : j["npus"]) {
+    EXPECT_NEAR(finish_of(npu, "all_reduce"), 2 * step, 0.01 * 2 * step);
   }
 }
 

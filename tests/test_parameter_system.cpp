@@ -264,7 +264,7 @@ TEST(ParamsCommand, ListsEveryParameterWithUnitDefaultAndDescription) {
   const auto bad = testutil::run_fabricsim("params lnk");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("unknown component type \"lnk\" (known: npu, npu.compute, kernel_class, memory, "
-                         "collectives, nic, link, switch, reduction_unit, transport)"),
+                         "collectives, nic, pcie, link, switch, reduction_unit, transport)"),
             std::string::npos)
       << bad.err;
 }
@@ -293,7 +293,7 @@ TEST(Topologies, TheRegistryNamesWhatIsKnownAndEachTopologyTakesOnlyItsKeys) {
       {"{ topology: hypercube }", "unknown topology \"hypercube\" (known: ring, unidirectional_ring, fully_connected, "
                                   "switch, torus, mesh, fat_tree, netlist)"},
       {"{ topology: switch, dims: [2, 2] }", "unknown key \"dims\" in a switch fabric (known: name, topology, link, "
-                                             "uplink, switch, nic, transport, group_size, group_stride, memories, algorithm, lanes)"},
+                                             "uplink, switch, nic, transport, group_size, group_stride, memories, algorithm, pcie, lanes)"},
       {"{ topology: ring, leaf_down: 4 }", "unknown key \"leaf_down\" in a ring fabric"},
       {"{ topology: torus }", "missing \"dims\" in a torus fabric"},
   };
