@@ -104,7 +104,7 @@ Frame* Frame::allocate() {
   f->hop_in = 0;
   f->owner = nullptr;
   f->fetched = false;
-  f->head = f->tail = 0;
+  f->head = f->tail = f->spread = 0;
   return f;
 }
 

@@ -278,6 +278,15 @@ class Frame : public tlm::tlm_generic_payload {
   // Timing, rewritten at each hop by whoever hands the frame on:
   Tick head = 0;  // when the first byte is available to the callee
   Tick tail = 0;  // when the last byte is
+  /// How long before `head` its bytes began to come in at the sender: a NIC
+  /// reading the frame over a PCIe path slower than its wire sends it whole
+  /// once the wire cannot outrun the rest, where a real NIC sends each packet
+  /// as it comes. A receiver that passes the bytes on as they come (a NIC
+  /// writing through a PCIe switch) takes them as having come over
+  /// [head - spread, tail]. Kept from hop to hop; 0 for a frame sent whole.
+  /// (The sending NIC's scratch until the frame leaves: when its first byte
+  /// came in from memory.)
+  Tick spread = 0;
 
   Frame(const Frame&) = delete;
   Frame& operator=(const Frame&) = delete;

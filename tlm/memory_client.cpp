@@ -68,6 +68,8 @@ void MemoryClient::done(tlm::tlm_generic_payload& gp) {
   --outstanding_;
   void* ctx = gp.get_extension<Ext>()->ctx;
   const auto status = gp.get_response_status();
+  const StreamTiming* timing = gp.get_extension<StreamTiming>();
+  first_byte_in_ = gp.is_read() && timing->first_byte != kNever ? timing->first_byte : now_ticks();
   gp.release();
   listener_.memory_done(ctx, status);
 }

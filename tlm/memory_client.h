@@ -56,6 +56,9 @@ class MemoryClient : public tlm::tlm_mm_interface {
   /// The next stream() starts at the window's base again.
   void rewind() { cursor_ = 0; }
   std::size_t outstanding() const { return outstanding_; }
+  /// Inside Listener::memory_done for a read: when its first byte came in,
+  /// as a streaming element on the way said (StreamTiming), else now.
+  Tick first_byte_in() const { return first_byte_in_; }
 
  private:
   void free(tlm::tlm_generic_payload* gp) override;
@@ -73,6 +76,7 @@ class MemoryClient : public tlm::tlm_mm_interface {
   std::vector<tlm::tlm_generic_payload*> all_;
   std::size_t outstanding_ = 0;
   std::uint64_t window_base_ = 0, window_span_ = 0, cursor_ = 0;
+  Tick first_byte_in_ = 0;
 };
 
 }  // namespace fabricsim

@@ -13,9 +13,12 @@
 namespace fabricsim {
 
 struct StreamTiming : tlm::tlm_extension<StreamTiming> {
-  /// A WRITE: when its first byte was ready at the initiator, the rest
+  /// A WRITE, set by the initiator: when its first byte was ready, the rest
   /// arriving until the request's time (a NIC writing a frame that came in
   /// from the wire). kNever: all of it at the request's time.
+  /// A READ, set by a streaming element in its response: when the first byte
+  /// reached the initiator (the response may come later). kNever: at the
+  /// response.
   Tick first_byte = kNever;
   /// A READ: how long the initiator takes to pass the bytes on once it has
   /// the first (a NIC: the frame's time on the wire). The response may then

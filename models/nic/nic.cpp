@@ -349,6 +349,7 @@ void Nic::pump(unsigned port) {
   for (;;) {
     if (!tp.frame_out && !tp.wake_pending) {
       Frame* f = nullptr;
+      bool read_from_memory = false;
       if (!tp.resend.empty()) {  // frames lost on the way go first
         f = tp.resend.front();
         tp.resend.pop_front();
@@ -358,6 +359,7 @@ void Nic::pump(unsigned port) {
           tp.prefetch.pop_front();
           tp.prefetch_bytes -= f->bytes;
           f->fetched = false;
+          read_from_memory = f->bytes > 0 && !f->request;
         }
       } else if (!dma_bound_ && !tp.idle()) {  // nothing to read first
         if (window_ && !window_open(port)) break;  // every window is full: an ACK wakes the port
@@ -365,7 +367,13 @@ void Nic::pump(unsigned port) {
         if (!f) continue;
       }
       if (f) {
+        // A frame read over a PCIe path slower than the wire waited for the
+        // last of its bytes; a real NIC would have sent each packet as it
+        // came, from when both the first byte and the port were there.
+        const Tick first_in = read_from_memory ? f->spread : kNever;
+        const Tick could_start = std::max({first_in, tp.free_at, injection_free_});
         f->head = std::max({f->head, now_ticks(), injection_free_});
+        f->spread = first_in != kNever && f->head > could_start ? f->head - could_start : 0;
         if (dcqcn_ && f->msg->notice == Message::Notice::kNone) f->head = dcqcn_->pace(Dcqcn::key(f->dst, f->flow), f->wire_bytes, f->head);
         f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
         if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
@@ -405,6 +413,7 @@ void Nic::pump(unsigned port) {
 void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
   TxPort& tp = tx_ports_[port];
   tp.frame_out = false;
+  tp.free_at = left;
   Message* m = f->msg;
   m->nic.left_at = std::max(m->nic.left_at, left);
   // Under a window transport a message is done when every frame is acknowledged (acknowledged()).
@@ -436,10 +445,11 @@ Tick Nic::receive_local(Frame* f) {
   Message* m = f->msg;
   if (dma_bound_ && f->bytes > 0 && !f->request) {
     // Into memory once the tail is in; the buffer frees when it is written.
-    // Its bytes came in from f->head on: a cut-through element on the way
-    // may pass them on as they came.
+    // Its bytes came in from f->head on, or from f->spread before if the
+    // sender sent them whole after they trickled in: a cut-through element
+    // on the way may pass them on as they came.
     MemoryStreaming streaming;
-    streaming.first_byte = f->head;
+    streaming.first_byte = f->head - std::min(f->spread, f->head);
     dma.stream(true, f->bytes, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(f) | 1u), f->tail - now_ticks(),
                streaming);
     return kNever;
@@ -465,6 +475,7 @@ void Nic::memory_done(void* ctx, tlm::tlm_response_status status) {
   }
   f->fetched = true;
   f->head = now_ticks();
+  f->spread = dma.first_byte_in();  // scratch until it leaves (pump())
   pump(f->hop_in);
 }
 

@@ -202,6 +202,7 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     Message* last_posted = nullptr;
     bool idle() const { return sending[0].empty() && sending[1].empty(); }
     bool frame_out = false;        // a frame offered and not yet started
+    Tick free_at = 0;              // when its last frame left: it could send from then
     bool wake_pending = false;
     bool pumping = false;
     Fifo<Frame*> prefetch;         // taken from the messages, in order: being read from memory, or read

@@ -223,8 +223,9 @@ void PcieSwitch::memory_done(Access* a) {
   const Tick first_in =
       start + bandwidth_.time_for(static_cast<double>(std::min(bytes, params_.max_payload_bytes))) + params_.latency;
   Tick answer = last_in;
-  if (const StreamTiming* t = gp.get_extension<StreamTiming>(); t && t->consume_time > 0) {
+  if (StreamTiming* t = gp.get_extension<StreamTiming>(); t && t->consume_time > 0) {
     answer = std::max(first_in, last_in > t->consume_time ? last_in - t->consume_time : 0);
+    t->first_byte = first_in;
   }
   Calendar::instance().schedule(answer, this, kRespond, a);
 }

@@ -21,7 +21,8 @@
 //   already on it) and cross back (latency). The device gets its response
 //   when the last byte is in, or, if its payload carries StreamTiming with a
 //   consume_time, as early as using the bytes at that pace (a NIC putting
-//   them on the wire) cannot outrun them, and never before the first TLP is in.
+//   them on the wire) cannot outrun them, and never before the first TLP is in;
+//   its StreamTiming then says when that first TLP came in (first_byte).
 //   WRITE: the bytes take the pipe toward the memory from when the first was
 //   ready at the device (StreamTiming::first_byte; without it, from the
 //   request), and cannot finish before the last one plus one TLP's time;
@@ -45,12 +46,12 @@
 // with 64-bit addresses); read completions carry a 3DW header, 4 bytes less,
 // so reads are about 1.4% faster than modelled at 256-byte payloads.
 //
-// Frames cross the wire whole (a NIC sends a frame once enough of it is in
-// for the wire not to outrun its bytes), so the receiving side's PCIe cannot
-// begin a frame's write before that frame's head arrives. Where the PCIe
-// path is slower than the link, a message then ends one frame's PCIe time
-// later than a NIC forwarding packet by packet would finish it; where it is
-// faster (every shipped platform), one TLP's time.
+// Frames cross the wire whole: a NIC sends a frame once enough of it is in
+// for the wire not to outrun its bytes. Where the PCIe path is slower than
+// the link, that is later than a real NIC's first packet, so the frame
+// carries how much later (Frame::spread), and the receiving NIC writes it
+// through its own PCIe switch as from that earlier time: a message then ends
+// as its last byte comes over the receiver's PCIe, as packet by packet.
 //
 // Not modelled: read requests' upstream bytes, ACK and flow-control DLLPs
 // (about 1-2% of a link), several devices' traffic meeting inside the switch

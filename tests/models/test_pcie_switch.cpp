@@ -430,6 +430,7 @@ TEST(PcieSwitchUnderANic, FasterThanTheWireItAddsLatencyOnlyAndTheFramesGoBackTo
   }
   EXPECT_EQ(b.npu_out.left(m), first + 4 * frame);
   EXPECT_EQ(b.pcie.stats().bytes_to_device, 8000u);
+  for (const auto& a : b.sink.arrivals()) EXPECT_EQ(a.spread, 0u) << "a frame sent as its bytes came";
   m->unref();
 }
 
@@ -448,6 +449,10 @@ TEST(PcieSwitchUnderANic, SlowerThanTheWireItPacesTheFramesAndEachEndsAsItsLastB
   for (std::size_t k = 0; k < 4; ++k) {
     EXPECT_EQ(b.sink.arrivals()[k].tail, s + (k + 1) * T + kPcieLatency + kLinkLatency) << "frame " << k;
     EXPECT_EQ(b.sink.arrivals()[k].head, s + (k + 1) * T + kPcieLatency - frame + kLinkLatency) << "frame " << k;
+    // Its first TLP was in at s + k T + 16 ns + 20 ns, when the port was
+    // free (frame k - 1 left at s + k T + 20 ns): packet by packet it would
+    // have started then, so it carries the difference for the receiver.
+    EXPECT_EQ(b.sink.arrivals()[k].spread, T - frame - gen3_time(256, 4)) << "frame " << k;
   }
   m->unref();
 }
@@ -473,5 +478,26 @@ TEST(PcieSwitchUnderANic, ReceivedFramesAreWrittenThroughItFromTheirFirstByte) {
   ASSERT_EQ(b.npu_in.delivered().size(), 1u);
   EXPECT_EQ(b.npu_in.delivered()[0].second, kStart + 4 * gen3_time(2000, 4) + kPcieLatency + memory_time(2000));
   EXPECT_EQ(b.pcie.stats().bytes_to_memory, 8000u);
+  m->unref();
+}
+
+TEST(PcieSwitchUnderANic, AReceivedFrameSentWholeAfterItsBytesTrickledInIsWrittenFromItsSpread) {
+  // One 2,000-byte frame whose head arrives at kStart and tail 250 ns later,
+  // having trickled in at its sender from 600 ns before its head (spread):
+  // the x4 pipe (508 ns for it) takes it from kStart - 600 ns, so it is
+  // through one TLP (65 ns) after its tail, not 508 ns after its head.
+  NicOverPcie b("spread", gen3(4));
+  Message* m = incoming(1);
+  const Tick frame = 2000 * 1000 / kLinkGBps;
+  Frame* f = testutil::make_frame(2000, 0);
+  f->msg = m;
+  f->src = 1;
+  f->last = true;
+  f->spread = 600'000;
+  b.input.send(f, kStart, frame);
+  testutil::run_to_end();
+  ASSERT_EQ(b.npu_in.delivered().size(), 1u);
+  EXPECT_EQ(b.npu_in.delivered()[0].second,
+            kStart + frame + gen3_time(256, 4) + kPcieLatency + memory_time(2000));
   m->unref();
 }

@@ -102,6 +102,7 @@ tlm::tlm_sync_enum FrameSink::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_
   a.head = absolute(delay);
   a.tail = f->tail;
   a.released = std::max(a.head, a.tail) + hold_;
+  a.spread = f->spread;
   a.src = f->src;
   a.dst = f->dst;
   a.bytes = f->bytes;

@@ -84,6 +84,7 @@ class FrameSink : public sc_core::sc_module, private Calendar::Client {
     Tick head = 0;    // when its head arrived (BEGIN_REQ's time)
     Tick tail = 0;    // when its tail arrived
     Tick released = 0;
+    Tick spread = 0;  // Frame::spread
     Address src = kNoAddress;
     Address dst = kNoAddress;
     std::uint64_t bytes = 0;
