@@ -187,6 +187,7 @@ mutations=(
   "PCIe responses ignore END_RESP|models/pcie/pcie_switch.cpp|  if (out.awaiting_end_resp) {  // the base protocol|  if (false) {  // the base protocol|PcieSwitch.ADeviceThatEnds"
   "a frame sent whole after trickling in carries no spread|models/nic/nic.cpp|        f->spread = first_in != kNever && f->head > could_start ? f->head - could_start : 0;|        f->spread = 0;|PcieSwitchUnderANic.Slower"
   "a receiving NIC ignores the spread|models/nic/nic.cpp|    streaming.first_byte = f->head - std::min(f->spread, f->head);|    streaming.first_byte = f->head;|PcieSwitchUnderANic.AReceivedFrameSentWhole"
+  "a frame that waits at a link keeps its spread|models/link/link.cpp|    f->spread = f->spread > waited ? f->spread - waited : 0;|    f->spread = f->spread;|LinkTiming.AFrameThatWaits"
   "PCIe TLP overhead ignored|models/pcie/pcie_switch.cpp|                                     (payload + static_cast<double>(tlp_overhead_bytes)));|                                     payload);|PcieSwitchParams"
   "a sweep point computed by another build taken as this one's|platforms/cli/main.cpp|input_file_sha256(\"/proc/self/exe\", \"fabricsim's own executable\")|std::string(\"any build\")|Sweep.ResumesAfterAKill"
   "the H100 collective cut in chunks that hide NCCL's step costs|platforms/dgx_h100.yaml|  chunks: 1 |  chunks: 4 |ShippedPlatforms.DgxH100RingPaysNccl"

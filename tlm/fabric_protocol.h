@@ -283,7 +283,9 @@ class Frame : public tlm::tlm_generic_payload {
   /// once the wire cannot outrun the rest, where a real NIC sends each packet
   /// as it comes. A receiver that passes the bytes on as they come (a NIC
   /// writing through a PCIe switch) takes them as having come over
-  /// [head - spread, tail]. Kept from hop to hop; 0 for a frame sent whole.
+  /// [head - spread, tail]. Kept from hop to hop, less what the frame waits
+  /// for a link or DCQCN's pacing (its packets would have been squeezed
+  /// together too); 0 for a frame sent whole.
   /// (The sending NIC's scratch until the frame leaves: when its first byte
   /// came in from memory.)
   Tick spread = 0;

@@ -172,6 +172,12 @@ void Link::launch(Frame* f, Tick start, Tick end, Tick duration, std::uint64_t u
     to_sender_(f->payload(), phase, d);
   }
 
+  // A frame that waited here had its packets squeezed together as they would
+  // have been: less of its spread (fabric_protocol.h) is left.
+  if (f->spread > 0) {
+    const Tick waited = start > f->head ? start - f->head : 0;
+    f->spread = f->spread > waited ? f->spread - waited : 0;
+  }
   // Hand the frame to the receiver: head after the wire latency.
   f->head = start + params_.latency;
   f->tail = end + params_.latency;

@@ -374,7 +374,13 @@ void Nic::pump(unsigned port) {
         const Tick could_start = std::max({first_in, tp.free_at, injection_free_});
         f->head = std::max({f->head, now_ticks(), injection_free_});
         f->spread = first_in != kNever && f->head > could_start ? f->head - could_start : 0;
-        if (dcqcn_ && f->msg->notice == Message::Notice::kNone) f->head = dcqcn_->pace(Dcqcn::key(f->dst, f->flow), f->wire_bytes, f->head);
+        if (dcqcn_ && f->msg->notice == Message::Notice::kNone) {
+          const Tick unpaced = f->head;
+          f->head = dcqcn_->pace(Dcqcn::key(f->dst, f->flow), f->wire_bytes, f->head);
+          // Paced later, its packets would have gone together too.
+          const Tick waited = f->head - unpaced;
+          f->spread = f->spread > waited ? f->spread - waited : 0;
+        }
         f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));
         if (!params_.injection.is_unlimited()) injection_free_ = f->tail;
         tp.frame_out = true;

@@ -60,6 +60,26 @@ TEST(LinkTiming, OneFrameLeavesAfterItsSerializationAndArrivesALatencyAfterItSta
   EXPECT_EQ(b.link.stats().busy, T);
 }
 
+TEST(LinkTiming, AFrameThatWaitsForTheLinkLosesThatMuchOfItsSpread) {
+  // Three frames queued at once: the second carries a spread of 2T and waits
+  // T for the first, so T of it is left; the third, spread T/2, waits 2T
+  // and arrives with none (its packets would have been squeezed together).
+  Bench b("spread", link_params(), false);
+  Frame* plain = make_frame(kFrame);
+  Frame* two = make_frame(kFrame);
+  two->spread = 2 * T;
+  Frame* half = make_frame(kFrame);
+  half->spread = T / 2;
+  b.source.send(plain, kStart);
+  b.source.send(two, kStart);
+  b.source.send(half, kStart);
+  testutil::run_to_end();
+  ASSERT_EQ(b.sink.arrivals().size(), 3u);
+  EXPECT_EQ(b.sink.arrivals()[0].spread, 0u);
+  EXPECT_EQ(b.sink.arrivals()[1].spread, T);
+  EXPECT_EQ(b.sink.arrivals()[2].spread, 0u);
+}
+
 TEST(LinkTiming, BackToBackFramesFollowEachOtherAtTheLinkRate) {
   // Frames of different sizes, once offered each when the one before has left
   // (as a NIC port does) and once all at once (queued in the link): frame k

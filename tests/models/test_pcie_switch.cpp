@@ -495,9 +495,22 @@ TEST(PcieSwitchUnderANic, AReceivedFrameSentWholeAfterItsBytesTrickledInIsWritte
   f->last = true;
   f->spread = 600'000;
   b.input.send(f, kStart, frame);
+  // A frame whose bytes began only 100 ns before its head: the pipe, taking
+  // it from then, is through at kStart - 100 ns + 508 ns, after its tail.
+  Message* m2 = incoming(1);
+  Frame* g = testutil::make_frame(2000, 0);
+  g->msg = m2;
+  g->src = 1;
+  g->last = true;
+  g->spread = 100'000;
+  const Tick later = 10'000'000;
+  b.input.send(g, later, frame);
   testutil::run_to_end();
-  ASSERT_EQ(b.npu_in.delivered().size(), 1u);
+  ASSERT_EQ(b.npu_in.delivered().size(), 2u);
   EXPECT_EQ(b.npu_in.delivered()[0].second,
             kStart + frame + gen3_time(256, 4) + kPcieLatency + memory_time(2000));
+  EXPECT_EQ(b.npu_in.delivered()[1].second,
+            later - 100'000 + gen3_time(2000, 4) + kPcieLatency + memory_time(2000));
   m->unref();
+  m2->unref();
 }
