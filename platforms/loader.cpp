@@ -280,13 +280,11 @@ std::optional<PcieSwitch::Params> read_pcie(const YamlInput& in, const YAML::Nod
   if (!node) return std::nullopt;
   PcieSwitch::Params p;
   read_params(in, node, PcieSwitch::Params::table(), p, "fabric pcie");
-  const unsigned l = p.lanes;
-  if (l != 1 && l != 2 && l != 4 && l != 8 && l != 16 && l != 32) {
-    in.fail(node["lanes"], "pcie lanes " + std::to_string(l) + ": a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
+  if (!PcieSwitch::Params::valid_lanes(p.lanes)) {
+    in.fail(node["lanes"], "pcie lanes " + std::to_string(p.lanes) + ": a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
   }
-  const std::uint64_t mps = p.max_payload_bytes;
-  if ((mps & (mps - 1)) != 0) {
-    in.fail(node["max_payload"], "pcie max_payload " + std::to_string(mps) +
+  if (!PcieSwitch::Params::valid_max_payload(p.max_payload_bytes)) {
+    in.fail(node["max_payload"], "pcie max_payload " + std::to_string(p.max_payload_bytes) +
                                      " bytes: PCIe allows 128, 256, 512, 1024, 2048 or 4096");
   }
   if (!spec.hbm) {

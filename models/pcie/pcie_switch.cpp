@@ -51,6 +51,14 @@ const ParamTable<PcieSwitch::Params>& PcieSwitch::Params::table() {
   return table;
 }
 
+bool PcieSwitch::Params::valid_lanes(unsigned lanes) {
+  return lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 16 || lanes == 32;
+}
+
+bool PcieSwitch::Params::valid_max_payload(std::uint64_t bytes) {
+  return bytes >= 128 && bytes <= 4096 && (bytes & (bytes - 1)) == 0;
+}
+
 PcieSwitch::PcieSwitch(const sc_core::sc_module_name& name, const Params& params)
     : sc_core::sc_module(name), from_devices("from_devices"), to_memory("to_memory"), params_(params) {
   const unsigned l = params_.lanes;
@@ -59,11 +67,11 @@ PcieSwitch::PcieSwitch(const sc_core::sc_module_name& name, const Params& params
     throw std::invalid_argument(std::string(this->name()) + ": PCIe generation " + std::to_string(params_.generation) +
                                 " is not modelled (1 to 5)");
   }
-  if (l != 1 && l != 2 && l != 4 && l != 8 && l != 16 && l != 32) {
+  if (!Params::valid_lanes(l)) {
     throw std::invalid_argument(std::string(this->name()) + ": " + std::to_string(l) +
                                 " lanes; a PCIe port has 1, 2, 4, 8, 16 or 32");
   }
-  if (mps < 128 || mps > 4096 || (mps & (mps - 1)) != 0) {
+  if (!Params::valid_max_payload(mps)) {
     throw std::invalid_argument(std::string(this->name()) + ": max_payload " + std::to_string(mps) +
                                 " bytes; PCIe allows 128, 256, 512, 1024, 2048 or 4096");
   }
@@ -98,6 +106,10 @@ Tick PcieSwitch::reserve(Tick& pipe_free, Tick earliest, std::uint64_t bytes, Ti
   pipe_free = start + take;
   busy += take;
   return pipe_free;
+}
+
+Tick PcieSwitch::one_tlp(std::uint64_t bytes) const {
+  return bandwidth_.time_for(static_cast<double>(std::min(bytes, params_.max_payload_bytes)));
 }
 
 tlm::tlm_sync_enum PcieSwitch::nb_transport_fw(int device, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -143,8 +155,7 @@ void PcieSwitch::arrive(Access* a) {
     first = std::min(t->first_byte, now);
   }
   // The last TLP cannot leave before the last byte is in.
-  const Tick last_tlp = bandwidth_.time_for(static_cast<double>(std::min(bytes, params_.max_payload_bytes)));
-  const Tick through = std::max(reserve(to_memory_free_, first, bytes, stats_.busy_to_memory), now + last_tlp);
+  const Tick through = std::max(reserve(to_memory_free_, first, bytes, stats_.busy_to_memory), now + one_tlp(bytes));
   forward(a, through - now + params_.latency);
 }
 
@@ -220,8 +231,7 @@ void PcieSwitch::memory_done(Access* a) {
   stats_.bytes_to_device += bytes;
   const Tick start = std::max(now, to_device_free_);
   const Tick last_in = reserve(to_device_free_, now, bytes, stats_.busy_to_device) + params_.latency;
-  const Tick first_in =
-      start + bandwidth_.time_for(static_cast<double>(std::min(bytes, params_.max_payload_bytes))) + params_.latency;
+  const Tick first_in = start + one_tlp(bytes) + params_.latency;
   Tick answer = last_in;
   if (StreamTiming* t = gp.get_extension<StreamTiming>(); t && t->consume_time > 0) {
     answer = std::max(first_in, last_in > t->consume_time ? last_in - t->consume_time : 0);

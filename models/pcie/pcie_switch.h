@@ -91,6 +91,10 @@ class PcieSwitch : public sc_core::sc_module, private Calendar::Client {
     Tick latency = ns_to_ticks(115);  // through the switch, one way
     /// The data rate of each direction (see the header's comment).
     Bandwidth data_bandwidth() const;
+    /// Whether PCIe has ports of `lanes` lanes: 1, 2, 4, 8, 16 or 32.
+    static bool valid_lanes(unsigned lanes);
+    /// Whether PCIe allows a Max_Payload_Size of `bytes`: 128 to 4096, a power of two.
+    static bool valid_max_payload(std::uint64_t bytes);
     /// Every user-settable parameter, with unit, range and description.
     static const ParamTable<Params>& table();
   };
@@ -148,6 +152,8 @@ class PcieSwitch : public sc_core::sc_module, private Calendar::Client {
   /// Reserves `bytes` on the pipe whose free time is `pipe_free`, from
   /// `earliest` on; returns when the last byte is through.
   Tick reserve(Tick& pipe_free, Tick earliest, std::uint64_t bytes, Tick& busy);
+  /// How long the first (or last) TLP of an access of `bytes` takes on a pipe.
+  Tick one_tlp(std::uint64_t bytes) const;
   Access* new_access(tlm::tlm_generic_payload& gp, int device);
   void free_access(Access* a);
 

@@ -411,6 +411,17 @@ Message* incoming(std::uint32_t frames) {
   return m;
 }
 
+/// Frame `index` (2,000 bytes) of `m`, as the wire brings it to the NIC.
+Frame* incoming_frame(Message* m, std::uint32_t index) {
+  Frame* f = testutil::make_frame(2000, 0);
+  f->msg = m;
+  f->src = 1;
+  f->index = index;
+  f->offset = index * 2000;
+  f->last = index + 1 == m->nic.frames_total;
+  return f;
+}
+
 }  // namespace
 
 TEST(PcieSwitchUnderANic, FasterThanTheWireItAddsLatencyOnlyAndTheFramesGoBackToBack) {
@@ -465,15 +476,7 @@ TEST(PcieSwitchUnderANic, ReceivedFramesAreWrittenThroughItFromTheirFirstByte) {
   NicOverPcie b("receive", gen3(4));
   Message* m = incoming(4);
   const Tick frame = 2000 * 1000 / kLinkGBps;
-  for (std::uint32_t k = 0; k < 4; ++k) {
-    Frame* f = testutil::make_frame(2000, 0);
-    f->msg = m;
-    f->src = 1;
-    f->index = k;
-    f->offset = k * 2000;
-    f->last = k == 3;
-    b.input.send(f, kStart + k * frame, frame);
-  }
+  for (std::uint32_t k = 0; k < 4; ++k) b.input.send(incoming_frame(m, k), kStart + k * frame, frame);
   testutil::run_to_end();
   ASSERT_EQ(b.npu_in.delivered().size(), 1u);
   EXPECT_EQ(b.npu_in.delivered()[0].second, kStart + 4 * gen3_time(2000, 4) + kPcieLatency + memory_time(2000));
@@ -489,19 +492,13 @@ TEST(PcieSwitchUnderANic, AReceivedFrameSentWholeAfterItsBytesTrickledInIsWritte
   NicOverPcie b("spread", gen3(4));
   Message* m = incoming(1);
   const Tick frame = 2000 * 1000 / kLinkGBps;
-  Frame* f = testutil::make_frame(2000, 0);
-  f->msg = m;
-  f->src = 1;
-  f->last = true;
+  Frame* f = incoming_frame(m, 0);
   f->spread = 600'000;
   b.input.send(f, kStart, frame);
   // A frame whose bytes began only 100 ns before its head: the pipe, taking
   // it from then, is through at kStart - 100 ns + 508 ns, after its tail.
   Message* m2 = incoming(1);
-  Frame* g = testutil::make_frame(2000, 0);
-  g->msg = m2;
-  g->src = 1;
-  g->last = true;
+  Frame* g = incoming_frame(m2, 0);
   g->spread = 100'000;
   const Tick later = 10'000'000;
   b.input.send(g, later, frame);
