@@ -164,9 +164,20 @@ namespace {
 /// One row: the collective of `bytes` over `world`, on a platform whose
 /// memory streams start at their base (so a row does not depend on the
 /// rows measured before it in the same simulation).
+std::optional<nlohmann::json> probe_row(Platform& platform, const CollbenchOptions& o, const Group& world,
+                                        Bench& bench, std::uint64_t bytes);
+CollbenchRow row_from_json(const nlohmann::json& j);
+[[noreturn]] void rethrow_child_error(const nlohmann::json& error);
+
 CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
-                         std::uint64_t bytes) {
+                         std::uint64_t bytes, std::vector<std::string>& data_errors) {
   const int n = static_cast<int>(world.ranks.size());
+  if (!o.algorithm) {
+    if (const auto probed = probe_row(platform, o, world, bench, bytes)) {
+      for (const auto& e : probed->at("data_errors")) data_errors.push_back(e.get<std::string>());
+      return row_from_json(probed->at("row"));
+    }
+  }
   const auto& config = platform.spec().collectives;
   const unsigned elem = element_bytes(o.dtype);
   CollectiveSpec spec;
@@ -260,13 +271,11 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
   }
   row.algbw_GBps = row.time_us > 0 ? static_cast<double>(moved) / (row.time_us * 1e3) : 0;
   row.busbw_GBps = row.algbw_GBps * busbw_factor(o.type, n);
-  return row;
-}
-
-void collect_data_errors(Platform& platform, const Group& world, std::vector<std::string>& errors) {
   for (int r : world.ranks) {
-    for (const auto& err : platform.npu(r).data_errors()) errors.push_back(err);
+    for (const auto& err : platform.npu(r).data_errors()) data_errors.push_back(err);
+    platform.npu(r).clear_data_errors();  // the next row's are its own
   }
+  return row;
 }
 
 // ---- rows in processes of their own --------------------------------------------------
@@ -289,6 +298,9 @@ nlohmann::json row_to_json(const CollbenchRow& r) {
   auto estimates = nlohmann::json::array();
   for (const auto& [a, t] : r.estimates_us) estimates.push_back({static_cast<int>(a), t});
   j["estimates_us"] = std::move(estimates);
+  auto probed = nlohmann::json::array();
+  for (const auto& [a, t] : r.probed_us) probed.push_back({static_cast<int>(a), t});
+  j["probed_us"] = std::move(probed);
   return j;
 }
 
@@ -304,6 +316,9 @@ CollbenchRow row_from_json(const nlohmann::json& j) {
   for (const auto& a : j.at("levels")) r.levels.push_back(static_cast<AlgorithmKind>(a.get<int>()));
   for (const auto& e : j.at("estimates_us")) {
     r.estimates_us.emplace_back(static_cast<AlgorithmKind>(e.at(0).get<int>()), e.at(1).get<double>());
+  }
+  for (const auto& e : j.at("probed_us")) {
+    r.probed_us.emplace_back(static_cast<AlgorithmKind>(e.at(0).get<int>()), e.at(1).get<double>());
   }
   return r;
 }
@@ -323,9 +338,8 @@ CollbenchRow row_from_json(const nlohmann::json& j) {
       result["error"] = {{"kind", kind}, {"message", message}};
     };
     try {
-      result["row"] = row_to_json(measure_row(platform, o, world, bench, bytes));
       std::vector<std::string> errors;
-      collect_data_errors(platform, world, errors);
+      result["row"] = row_to_json(measure_row(platform, o, world, bench, bytes, errors));
       result["data_errors"] = errors;
     } catch (const InputError& e) {
       failed("input", e.what());
@@ -458,6 +472,85 @@ std::vector<CollbenchRow> run_rows_in_children(Platform& platform, const Collben
   return rows;
 }
 
+/// One row measured in a child forked here, as measure_in_child reports it.
+nlohmann::json measure_in_one_child(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
+                                    std::uint64_t bytes) {
+  ChildReaper children;  // kills the child if this process is interrupted by an exception
+  children.running.reserve(1);
+  std::signal(SIGCHLD, SIG_DFL);
+  Child c;
+  c.out = std::tmpfile();
+  if (!c.out) throw std::runtime_error(std::string("collbench: a temporary file: ") + std::strerror(errno));
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  const pid_t parent = ::getpid();
+  c.pid = ::fork();
+  if (c.pid < 0) {
+    std::fclose(c.out);
+    throw std::runtime_error(std::string("collbench: fork: ") + std::strerror(errno));
+  }
+  if (c.pid == 0) measure_in_child(platform, o, world, bench, bytes, c.out, parent);
+  children.running.push_back(c);
+  int status = 0;
+  while (::waitpid(c.pid, &status, 0) < 0) {
+    if (errno != EINTR) throw std::runtime_error(std::string("collbench: waitpid: ") + std::strerror(errno));
+  }
+  children.running.clear();
+  std::string text;
+  std::rewind(c.out);
+  char buffer[65536];
+  for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, c.out)) > 0;) text.append(buffer, got);
+  std::fclose(c.out);
+  const std::string name = "the " + std::to_string(bytes) + "-byte " + to_string(*o.algorithm) + " probe's process";
+  if (WIFSIGNALED(status)) {
+    throw std::runtime_error(name + " ended with signal " + std::to_string(WTERMSIG(status)) + " (" +
+                             strsignal(WTERMSIG(status)) + ")");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) {
+    throw std::runtime_error(name + " exited with status " + std::to_string(WEXITSTATUS(status)) + " without its row");
+  }
+  return nlohmann::json::parse(text);
+}
+
+/// The default choice where the cost model cannot tell its candidates apart
+/// (probe_candidates): each candidate runs in a process of its own, a copy
+/// of this one at the row's start, and the fastest's outcome is the row's
+/// (its row with the estimates and every candidate's time added, and its
+/// data errors). nullopt: nothing to probe; the estimate decides.
+std::optional<nlohmann::json> probe_row(Platform& platform, const CollbenchOptions& o, const Group& world,
+                                        Bench& bench, std::uint64_t bytes) {
+  const int n = static_cast<int>(world.ranks.size());
+  const auto& config = platform.spec().collectives;
+  const bool is_world = n == platform.npus();
+  const auto candidates = probe_candidates(config, o.type, bytes, world.ranks, is_world, platform.spec().hints);
+  if (candidates.empty()) return std::nullopt;
+  std::optional<nlohmann::json> best;
+  auto probed = nlohmann::json::array();
+  for (const AlgorithmKind a : candidates) {
+    CollbenchOptions forced = o;
+    forced.algorithm = a;
+    nlohmann::json result = measure_in_one_child(platform, forced, world, bench, bytes);
+    if (result.contains("error")) {
+      // An algorithm the estimate weighed that does not run here is passed
+      // over; anything else stops the sweep, as it would unprobed.
+      if (result["error"].at("kind") == "input") continue;
+      rethrow_child_error(result["error"]);
+    }
+    const double t = result["row"].at("time_us").get<double>();
+    probed.push_back({static_cast<int>(a), t});
+    if (!best || t < (*best)["row"].at("time_us").get<double>()) best = std::move(result);
+  }
+  if (!best) return std::nullopt;  // none ran: the estimate's choice reports why
+  auto estimates = nlohmann::json::array();
+  for (const auto& [a, t] : default_estimates(config, o.type, bytes, world.ranks, is_world, platform.spec().hints)) {
+    estimates.push_back({static_cast<int>(a), t / 1e6});
+  }
+  (*best)["row"]["estimates_us"] = std::move(estimates);
+  (*best)["row"]["probed_us"] = std::move(probed);
+  return best;
+}
+
 }  // namespace
 
 std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptions& o, std::vector<std::string>& errors,
@@ -480,10 +573,9 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
     rows = run_rows_in_children(platform, o, world, bench, sizes, jobs, errors, on_row);
   } else {
     for (const std::uint64_t bytes : sizes) {
-      rows.push_back(measure_row(platform, o, world, bench, bytes));
+      rows.push_back(measure_row(platform, o, world, bench, bytes, errors));
       if (on_row) on_row(rows.back());
     }
-    collect_data_errors(platform, world, errors);
   }
   for (int r = 0; r < platform.npus(); ++r) platform.npu(r).finalize();
   return rows;
@@ -551,6 +643,15 @@ void print_collbench_row(std::ostream& os, const CollbenchOptions& o, const Coll
     }
     os << "\n";
   }
+  if (o.why && !r.probed_us.empty()) {
+    os << "#   why: too close to tell; simulated (us):";
+    const char* sep = " ";
+    for (const auto& [a, t] : r.probed_us) {
+      os << sep << to_string(a) << " " << std::setprecision(2) << t;
+      sep = ", ";
+    }
+    os << "\n";
+  }
   os.flags(flags);
   os.flush();  // a row as it is measured, also through a pipe
 }
@@ -576,6 +677,11 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
       nlohmann::ordered_json est;
       for (const auto& [a, t] : r.estimates_us) est[to_string(a)] = t;
       e["estimates_us"] = std::move(est);
+    }
+    if (!r.probed_us.empty()) {
+      nlohmann::ordered_json probed;
+      for (const auto& [a, t] : r.probed_us) probed[to_string(a)] = t;
+      e["probed_us"] = std::move(probed);
     }
     e["time_us"] = r.time_us;
     e["algbw_GBps"] = r.algbw_GBps;

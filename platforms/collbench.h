@@ -61,6 +61,10 @@ struct CollbenchRow {
   /// The default choice: the cost model's estimate of each algorithm it
   /// weighed, us (empty when an algorithm was named or no cost model ran).
   std::vector<std::pair<AlgorithmKind, double>> estimates_us;
+  /// The default choice, where the estimates were too close to tell
+  /// (collectives.probe_margin): each candidate's simulated time, us, in the
+  /// order simulated; the row is the fastest's. Empty: nothing was probed.
+  std::vector<std::pair<AlgorithmKind, double>> probed_us;
 };
 
 /// nccl-tests' bus-bandwidth factor for n ranks.

@@ -56,6 +56,7 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   options.custom_collectives = &platform_->spec().custom_collectives;
   options.hints = &platform_->spec().hints;
   options.groups = &groups_;
+  options.probe = &probe_;
   bounds_ = work_bounds(platform_->spec(), settings.force);
   options.bounds = &bounds_;
   const int n = settings.npus ? settings.npus : platform_->npus();
@@ -82,8 +83,9 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
 Simulation::Outcome Simulation::run() {
   Kickoff kickoff(workloads_);
   Calendar::instance().schedule(now_ticks(), &kickoff, 0);
-  auto rethrow = [] {
+  auto rethrow = [this] {
     if (auto e = Calendar::instance().take_error()) {
+      probe_.end_child_if_any();  // a probe that failed: its parent passes the candidate over
       try {
         std::rethrow_exception(e);
       } catch (const traces::TraceError& t) {
@@ -96,12 +98,16 @@ Simulation::Outcome Simulation::run() {
     rethrow();
     bool all_done = true;
     for (auto& w : workloads_) all_done &= w->finished();
-    if (all_done) break;
+    if (all_done) {
+      probe_.end_child_if_any();  // its collective did not end: it was not this run's
+      break;
+    }
     // Before calling it stuck, let every NPU read past its window.
     bool progressed = false;
     for (auto& w : workloads_) progressed |= w->unstick();
     rethrow();
     if (progressed) continue;
+    probe_.end_child_if_any();  // stuck with the candidate: passed over
     // A receive stuck on a send made under another tag is the traces'
     // fault, not the platform's: bad input.
     for (int r = 0; r < platform_->npus(); ++r) {
@@ -425,6 +431,24 @@ nlohmann::ordered_json Simulation::report() const {
   j["fabrics"] = fabric_shapes(platform_->spec());
   j["reduction_units"] = unit_entries(*platform_, span);
   j["memories"] = memory_entries(*platform_, span);
+  if (!probe_.decisions().empty()) {
+    nlohmann::ordered_json probes;
+    probes["simulations"] = probe_.children_run();
+    auto list = nlohmann::ordered_json::array();
+    for (const auto& d : probe_.decisions()) {
+      nlohmann::ordered_json e;
+      e["group"] = d.group;
+      e["type"] = to_string(d.type);
+      e["bytes"] = d.bytes;
+      e["chosen"] = to_string(d.chosen);
+      nlohmann::ordered_json times;
+      for (const auto& [a, t] : d.simulated) times[to_string(a)] = t == kNever ? nlohmann::ordered_json() : nlohmann::ordered_json(ns(t));
+      e["simulated_ns"] = std::move(times);
+      list.push_back(std::move(e));
+    }
+    probes["collectives"] = std::move(list);
+    j["default_choice_probes"] = std::move(probes);
+  }
   j["parameters"] = resolved_parameters(platform_->spec());
   return j;
 }

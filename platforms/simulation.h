@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "traces/workload/choice_probe.h"
 #include "traces/workload/trace_workload.h"
 #include "platforms/builder.h"
 
@@ -69,6 +70,7 @@ class Simulation {
   GroupTable groups_;
   WorkloadSettings settings_;
   WorkBounds bounds_;
+  ChoiceProbe probe_;  // before the workloads, which point to it
   std::vector<std::unique_ptr<TraceWorkload>> workloads_;
   void clear_progress();
 

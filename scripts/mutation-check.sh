@@ -190,6 +190,11 @@ mutations=(
   "a frame that waits at a link keeps its spread|models/link/link.cpp|    f->spread = f->spread > waited ? f->spread - waited : 0;|    f->spread = f->spread;|LinkTiming.AFrameThatWaits"
   "PCIe TLP overhead ignored|models/pcie/pcie_switch.cpp|                                     (payload + static_cast<double>(tlp_overhead_bytes)));|                                     payload);|PcieSwitchParams"
   "a sweep point computed by another build taken as this one's|platforms/cli/main.cpp|input_file_sha256(\"/proc/self/exe\", \"fabricsim's own executable\")|std::string(\"any build\")|Sweep.ResumesAfterAKill"
+  "collbench's probe keeps the slowest candidate|platforms/collbench.cpp|t < (*best)[\"row\"].at(\"time_us\")|t > (*best)[\"row\"].at(\"time_us\")|DefaultChoice.AlgorithmsTooClose"
+  "no probe: the estimate alone decides|models/collectives/algorithm_choice.cpp|  if (out.size() < 2) out.clear();|  out.clear();|DefaultChoice.AlgorithmsTooClose|DefaultChoice.ATraceProbes|RingTorusAndPool"
+  "a trace's probe keeps the slowest candidate|traces/workload/choice_probe.cpp|t < best)) {|t > best)) {|DefaultChoice.ATraceProbes"
+  "a trace's probe timed to the first member's end|traces/workload/choice_probe.cpp|--child_.remaining > 0) return;|(child_.remaining = 0) > 0) return;|DefaultChoice.ATraceProbes"
+  "a repeat probed again|traces/workload/choice_probe.cpp|    by_shape_.emplace(shape, pick);|    (void)shape;|DefaultChoice.ATraceProbes"
   "the H100 collective cut in chunks that hide NCCL's step costs|platforms/dgx_h100.yaml|  chunks: 1 |  chunks: 4 |ShippedPlatforms.DgxH100RingPaysNccl"
 )
 

@@ -551,6 +551,76 @@ TEST(ClosedForm, AChunkedRingBroadcastPipelinesAlongTheChain) {
   EXPECT_NEAR(chosen["estimates_us"]["ring"].get<double>(), expected, 0.01 * expected);
 }
 
+TEST(DefaultChoice, AlgorithmsTooCloseToTellAreSimulatedAndTheFastestRuns) {
+  // torus4x4, 256 MiB all-reduce: the cost model puts direct (4,095 us) and
+  // a phase per dimension (4,225 us) within 10%, and cannot see the
+  // head-of-line blocking that slows direct by 18% in the simulation
+  // (docs/collectives.md). Within collectives.probe_margin both are
+  // simulated from the row's start and the faster runs, with its own time;
+  // at a margin of 0 the estimate's choice runs.
+  const std::string dir = testutil::scratch_dir("probe-collbench");
+  const std::string base = "--platform " + std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml" + " -b 256M -e 256M";
+  const double direct = collbench_row(dir, base + " --algo direct")["time_us"];
+  const double phases = collbench_row(dir, base + " --algo hierarchical")["time_us"];
+  ASSERT_GT(direct, 1.1 * phases);  // what makes this a test of the probe
+  const auto probed = collbench_row(dir, base + " --why");
+  EXPECT_EQ(probed["algorithm"], "hierarchical");
+  EXPECT_DOUBLE_EQ(probed["time_us"].get<double>(), phases);
+  ASSERT_TRUE(probed.contains("probed_us")) << probed.dump();
+  EXPECT_DOUBLE_EQ(probed["probed_us"]["direct"].get<double>(), direct);
+  EXPECT_DOUBLE_EQ(probed["probed_us"]["hierarchical"].get<double>(), phases);
+  EXPECT_EQ(probed["probed_us"].size(), 2u);  // ring, 26% off the best estimate, is not simulated
+  const auto estimated = collbench_row(dir, base + " --set collectives.probe_margin=0");
+  EXPECT_EQ(estimated["algorithm"], "direct");
+  EXPECT_DOUBLE_EQ(estimated["time_us"].get<double>(), direct);
+  EXPECT_FALSE(estimated.contains("probed_us"));
+}
+
+TEST(DefaultChoice, ATraceProbesACollectiveOnceForEveryMemberAndEveryRepeatAndWritesItsFilesOnce) {
+  // The same all-reduce twice in a trace on torus4x4: the first member to
+  // reach it forks a copy of the simulation per candidate; every member
+  // then runs the faster (a phase per dimension), and the repeat takes the
+  // same without simulating again. The children write nothing: the
+  // timeline has each collective once per NPU.
+  const std::string dir = testutil::scratch_dir("probe-trace");
+  const std::string platform = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml";
+  const auto gen = testutil::run_fabricsim("gen collective --npus 16 --type all_reduce --bytes 256M --iterations 2 --out " +
+                                           dir + "/ar");
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const double phases = collbench_row(dir, "--platform " + platform + " -b 256M -e 256M --algo hierarchical")["time_us"];
+  const double direct = collbench_row(dir, "--platform " + platform + " -b 256M -e 256M --algo direct")["time_us"];
+  const auto run = [&](const std::string& extra, const std::string& name) {
+    const auto r = testutil::run_fabricsim("run --platform " + platform + " --workload " + dir + "/ar --report " + dir +
+                                           "/" + name + ".json --timeline " + dir + "/" + name + "-timeline.json" + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(testutil::read_text(dir + "/" + name + ".json"));
+  };
+  const auto probed = run("", "probed");
+  const auto estimated = run(" --set collectives.probe_margin=0", "estimated");
+  EXPECT_NEAR(probed["sim_time_ns"].get<double>(), 2 * phases * 1e3, 0.002 * 2 * phases * 1e3);
+  EXPECT_GT(estimated["sim_time_ns"].get<double>(), 1.1 * probed["sim_time_ns"].get<double>());
+  ASSERT_TRUE(probed.contains("default_choice_probes")) << probed.dump();
+  const auto& probes = probed["default_choice_probes"];
+  EXPECT_EQ(probes["simulations"], 2);
+  ASSERT_EQ(probes["collectives"].size(), 1u) << probes.dump();
+  const auto& decision = probes["collectives"][0];
+  EXPECT_EQ(decision["chosen"], "hierarchical");
+  EXPECT_EQ(decision["bytes"], 256 * MiB);
+  // Each candidate timed from the first member's start to the last one's
+  // end, as collbench times it alone; direct's first members to finish
+  // start the repeat while the others end, and slow them by 1.7%.
+  EXPECT_NEAR(decision["simulated_ns"]["hierarchical"].get<double>(), phases * 1e3, 0.002 * phases * 1e3);
+  EXPECT_NEAR(decision["simulated_ns"]["direct"].get<double>(), direct * 1.017e3, 0.002 * direct * 1e3);
+  EXPECT_FALSE(estimated.contains("default_choice_probes"));
+  const auto timeline = nlohmann::json::parse(testutil::read_text(dir + "/probed-timeline.json"));
+  std::map<std::string, int> collectives;
+  for (const auto& e : timeline["traceEvents"]) {
+    const std::string name = e.value("name", "");
+    if (name.rfind("all_reduce ", 0) == 0) ++collectives[name];
+  }
+  EXPECT_EQ(collectives, (std::map<std::string, int>{{"all_reduce ALL_REDUCE_0", 16}, {"all_reduce ALL_REDUCE_1", 16}}));
+}
+
 TEST(DefaultChoice, TheHierarchicalEstimateTakesTheLevelsInTurnInOneChunkAndPipelinedInMany) {
   // Two levels (4 NPUs at 200 GB/s in a node, rings of 4 at 25 GB/s across)
   // cut into 4 MiB chunks: at 4 MiB one chunk takes the levels one after

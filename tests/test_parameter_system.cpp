@@ -152,7 +152,7 @@ nic: { mtu: 8 KiB, header: 64, segment: 1 MiB, message_overhead: 1.5 us, injecti
        step_overhead_ll128: 1.1 us }
 collectives: { chunks: 8, channels: 4, active_chunks: 16, chunks_per_stage: 3, pipeline_chunk: 8 MiB, scheduling: lifo, local_reduction_bandwidth: 200 GB/s,
                protocol: ll128, launch_simple: 8.4 us, launch_ll: 6.6 us, launch_ll128: 14 us, dimension_order: themis,
-               level_data: whole, direct_window: 2 }
+               level_data: whole, direct_window: 2, probe_margin: 0.25 }
 fabrics:
   - topology: switch
     link: { bandwidth: 3.6 Tb/s, latency: 0.25 us, buffer: 8 MiB }
@@ -171,7 +171,7 @@ nic: { mtu_bytes: 8192, header_bytes: 64, segment_bytes: 1048576, message_overhe
        step_overhead_ll: 200 ns, step_overhead_ll128: 1100 ns }
 collectives: { chunks: 8, channels: 4, active_chunks: 16, chunks_per_stage: 3, pipeline_chunk: 8388608, scheduling: lifo, local_reduction_bandwidth: 1.6 Tb/s,
                protocol: ll128, launch_simple: 8400 ns, launch_ll: 6600 ns, launch_ll128: 14000 ns, dimension_order: themis,
-               level_data: whole, direct_window: 2 }
+               level_data: whole, direct_window: 2, probe_margin: 0.25 }
 fabrics:
   - topology: switch
     link: { bandwidth_GBps: 450, latency_ns: 250, buffer_bytes: 8388608 }

@@ -535,6 +535,39 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
   return out;
 }
 
+std::vector<AlgorithmKind> probe_candidates(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
+                                            const std::vector<int>& ranks, bool group_is_world,
+                                            const PlatformHints& hints) {
+  if (!(config.probe_margin > 0)) return {};
+  switch (type) {  // default_algorithm takes these without weighing
+    case CollectiveType::kGather:
+    case CollectiveType::kScatter:
+    case CollectiveType::kAllToAll:
+    case CollectiveType::kBarrier:
+      return {};
+    default:
+      break;
+  }
+  auto estimates = default_estimates(config, type, bytes, ranks, group_is_world, hints);
+  if (estimates.size() < 2) return {};
+  // Stable: equal estimates keep the order weighed, so the first is the one
+  // default_algorithm takes.
+  std::stable_sort(estimates.begin(), estimates.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  const double limit = estimates.front().second * (1 + config.probe_margin);
+  std::vector<AlgorithmKind> out;
+  double last = -1;
+  for (const auto& [a, t] : estimates) {
+    // An estimate equal to the one before: the cost model routed the same
+    // messages (on two members ring, direct, halving-doubling and the tree
+    // are one exchange), so simulating it again would tell nothing.
+    if (t <= limit && t != last) out.push_back(a);
+    last = t;
+  }
+  if (out.size() < 2) out.clear();
+  return out;
+}
+
 const std::vector<Dimension>* choose_levels(const CollectiveConfig& config, const PlatformHints& hints,
                                             CollectiveType type, std::uint64_t bytes) {
   if (type != CollectiveType::kAllReduce) return &config.levels_for(type);

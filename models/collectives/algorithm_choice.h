@@ -79,6 +79,15 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
                                                                 std::uint64_t bytes, const std::vector<int>& ranks,
                                                                 bool group_is_world, const PlatformHints& hints);
 
+/// The algorithms the default choice simulates before it takes one: those
+/// default_estimates puts within config.probe_margin of its fastest, the
+/// fastest estimate first, one of any with equal estimates (the same
+/// messages). Fewer than two (no cost model, a margin of 0, or one clear
+/// winner): the estimate decides alone, nothing is simulated.
+std::vector<AlgorithmKind> probe_candidates(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
+                                            const std::vector<int>& ranks, bool group_is_world,
+                                            const PlatformHints& hints);
+
 /// The levels a hierarchical collective of `bytes` over the whole platform
 /// runs. All-reduce: those the platform or the user named keep their
 /// algorithm, the others take the cost model's fastest (the platform's own

@@ -51,6 +51,11 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
           .choice("protocol", &CollectiveConfig::protocol, {"auto", "simple", "ll", "ll128"},
                   "NCCL's protocol for the steps of ring, tree, direct and halving-doubling collectives: auto picks "
                   "per collective the one its cost model finds fastest")
+          .add("probe_margin", Quantity::kNumber, &CollectiveConfig::probe_margin,
+               "the default choice: algorithms the cost model estimates within this fraction of its fastest "
+               "(0.1: 10%) are each simulated from the same start, in a copy of the simulation, and the fastest "
+               "runs; 0: the estimate alone decides (docs/collectives.md, \"Probing\")")
+          .range(0, 10)
           .add("launch_simple", Quantity::kDuration, &CollectiveConfig::launch_simple,
                "per collective of a point-to-point algorithm under the Simple protocol: the kernel's start and "
                "setup before its first step (NCCL's base latency); in-switch collectives have none")

@@ -61,6 +61,11 @@ struct CollectiveConfig {
   bool data = false;                  // carry and check real bytes
   Bandwidth local_reduce = Bandwidth::unlimited();  // time to combine received bytes locally
   ProtocolChoice protocol = ProtocolChoice::kAuto;
+  /// The default choice: algorithms the cost model estimates within this
+  /// fraction of its fastest are simulated before one is taken (what the
+  /// estimate does not see, such as head-of-line blocking, then decides);
+  /// 0: the estimate alone decides.
+  double probe_margin = 0.1;
   /// Per collective of a point-to-point algorithm (ring, tree, direct,
   /// halving-doubling), by its protocol: the kernel's start and setup before
   /// its first step (NCCL's base latency). In-switch collectives have none.

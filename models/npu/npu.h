@@ -130,6 +130,7 @@ class Npu : public sc_core::sc_module,
   const std::vector<CollectiveRecord>& collectives() const { return collective_log_; }
   /// Data-mode mismatches found by this NPU (empty when all collectives checked out).
   const std::vector<std::string>& data_errors() const { return data_errors_; }
+  void clear_data_errors() { data_errors_.clear(); }
   std::uint64_t unmatched_messages() const;
   /// A receive that waits for a peer which sent this NPU a message under
   /// another tag (the traces disagree), described; "" when there is none.

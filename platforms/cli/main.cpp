@@ -537,8 +537,9 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("-q,--quiet", a.quiet, "Print nothing but errors");
   cmd->add_flag("--why", a.why,
-                "Under each row chosen by default, the cost model's estimate of every algorithm it weighed "
-                "(the JSON has them as estimates_us)");
+                "Under each row chosen by default, the cost model's estimate of every algorithm it weighed, and "
+                "where they were too close to tell (collectives.probe_margin) each candidate's simulated time "
+                "(the JSON has them as estimates_us and probed_us)");
   return cmd;
 }
 

@@ -15,9 +15,14 @@
 #include "tlm/errors.h"
 #include "tlm/json_input.h"
 #include "traces/reader/et_reader.h"
+#include "traces/workload/choice_probe.h"
 #include "traces/workload/kernel_work.h"
 
 namespace fabricsim {
+
+namespace {
+constexpr std::uint64_t kNoCollectiveKey = ~std::uint64_t{0};  // not the engine's
+}  // namespace
 
 using traces::attr_int;
 using traces::attr_string;
@@ -180,6 +185,9 @@ struct TraceWorkload::Node {
   std::int64_t priority = 0;
   std::int64_t root = 0;
   std::string pg_name;
+  /// A collective the engine runs: the group's key for it (group id << 40 |
+  /// its sequence in the group), as the choice probe knows it.
+  std::uint64_t collective_key = kNoCollectiveKey;
   std::uint32_t deps_left = 0;
   bool issued = false;
 };
@@ -659,9 +667,19 @@ void TraceWorkload::start_collective(Node* n) {
   spec.group = group;
   spec.root = static_cast<int>(n->root);
   spec.dims = &options_.collectives->dims;
+  // Every member numbers the group's collectives alike (the engine's
+  // agreement checks they are the same calls).
+  n->collective_key = (static_cast<std::uint64_t>(group->id) << 40) | group_calls_[group->id]++;
   try {  // the default choice weighs the platform's levels, which may not run
     spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, bytes, group->ranks,
                                       group->id == 0);
+    if (options_.probe && !options_.collectives->algorithm[static_cast<int>(*type)] &&
+        !options_.collectives->subgroups_ring) {
+      spec.algorithm = options_.probe->choose(
+          n->collective_key, *group, *type, bytes,
+          probe_candidates(*options_.collectives, *type, bytes, group->ranks, group->id == 0, *options_.hints),
+          spec.algorithm);
+    }
     spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, bytes,
                                     group->ranks);
     if (spec.algorithm == AlgorithmKind::kHierarchical) {
@@ -709,6 +727,7 @@ void TraceWorkload::start_custom_collective(Node* n, const std::string& prefix) 
 void TraceWorkload::operation_done(void* ctx) {
   Node* n = static_cast<Node*>(ctx);
   if (n->type == ChakraProtoMsg::COMM_COLL_NODE) {
+    if (options_.probe && n->collective_key != kNoCollectiveKey) options_.probe->member_done(n->collective_key);
     --collectives_running_;
     if (!collective_queue_.empty()) {
       Node* c = collective_queue_.front();

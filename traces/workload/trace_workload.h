@@ -29,6 +29,8 @@
 
 namespace fabricsim {
 
+class ChoiceProbe;
+
 struct WorkloadOptions {
   bool replay = false;                      // use recorded durations for compute
   bool model_operators = false;             // time GPU nodes without num_ops from their op and shapes
@@ -41,6 +43,9 @@ struct WorkloadOptions {
   /// Per collective type, a Chakra trace prefix run in its place (ASTRA-sim's
   /// custom collectives); null or absent: the collective engine runs it.
   const std::map<CollectiveType, std::string>* custom_collectives = nullptr;
+  /// Decides by simulation where the estimate cannot (choice_probe.h); null:
+  /// the estimate decides.
+  ChoiceProbe* probe = nullptr;
 };
 
 /// How the compute nodes of a trace were timed, for the report.
@@ -148,6 +153,7 @@ class TraceWorkload final : public NpuClient {
   std::uint64_t missing_deps_ = 0;
   std::uint64_t self_deps_ = 0;
   std::uint64_t broken_cycles_ = 0;
+  std::unordered_map<int, std::uint64_t> group_calls_;  // collectives started per group id, for their keys
   std::vector<std::pair<std::string, std::string>> warnings_;
   std::map<std::string, int> warned_;
   ComputeTiming timing_;

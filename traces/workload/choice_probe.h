@@ -1,0 +1,87 @@
+// The default choice by simulation, for trace replays: where the cost model
+// estimates several algorithms too close to tell apart
+// (collectives.probe_margin), the first member to reach the collective forks
+// this process once per candidate. Each child is the whole simulation at that
+// moment, goes on with its candidate forced on every member, and reports
+// the time from that start to the last member's end; the parent then takes
+// the fastest and goes on as if it had known. The children carry the rest
+// of the workload as it runs at that time, so the choice sees the
+// contention the collective meets (docs/collectives.md, "Probing").
+//
+// One per simulation, shared by its NPUs' workloads. A child neither probes
+// again (its other collectives take the estimate's choice) nor writes to
+// any file: its descriptors point at /dev/null, all but its report's.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <unordered_map>
+#include <vector>
+
+#include "models/collectives/collective.h"
+#include "tlm/time.h"
+
+namespace fabricsim {
+
+class ChoiceProbe {
+ public:
+  /// The algorithm a member of `group` runs for the group's collective `key`
+  /// (as the engine keys it: group id << 40 | sequence).
+  /// The first member decides: the decision for an earlier collective of
+  /// the same shape if there was one (type, bytes, and the group's ranks
+  /// less its first: the repeats of a step, and the same collective on
+  /// each data-parallel group), else, with two candidates or more, the
+  /// fastest simulated (`estimated` where none ran); the others take that.
+  AlgorithmKind choose(std::uint64_t key, const Group& group, CollectiveType type, std::uint64_t bytes,
+                       const std::vector<AlgorithmKind>& candidates, AlgorithmKind estimated);
+  /// A member ended the collective `key`. In a child probing it, the last
+  /// member's end reports the time and ends the child.
+  void member_done(std::uint64_t key);
+  /// In a child: ends it without a report (its simulation ended without the
+  /// collective). Call after every sc_start.
+  void end_child_if_any() const;
+
+  bool in_child() const { return child_.out != nullptr; }
+  /// A collective decided by simulation, for the report.
+  struct Decision {
+    std::string group;
+    CollectiveType type = CollectiveType::kAllReduce;
+    std::uint64_t bytes = 0;
+    AlgorithmKind chosen = AlgorithmKind::kRing;
+    /// Each candidate, in the order simulated, and its time from the first
+    /// member's start to the last member's end (kNever: it did not end).
+    std::vector<std::pair<AlgorithmKind, Tick>> simulated;
+  };
+  const std::vector<Decision>& decisions() const { return decisions_; }
+  /// Children run for them.
+  std::uint64_t children_run() const { return children_run_; }
+
+ private:
+  /// Forks a child to probe `key`: true in the child; false in the parent,
+  /// which has then read the child's time into `time` (`has_time` false
+  /// when the child ended without one).
+  bool fork_child(std::uint64_t key, std::size_t members, bool* has_time, Tick* time);
+
+  struct Decided {
+    AlgorithmKind algorithm = AlgorithmKind::kRing;
+    std::size_t started = 0;  // members that have taken it
+  };
+  struct Child {
+    std::FILE* out = nullptr;  // set in a child only
+    std::uint64_t key = 0;
+    std::size_t remaining = 0;
+    Tick start = 0;
+  };
+  std::unordered_map<std::uint64_t, Decided> open_;  // until every member has taken it
+  using Shape = std::tuple<int, std::uint64_t, std::vector<int>>;  // type, bytes, ranks less the first
+  std::map<Shape, AlgorithmKind> by_shape_;
+  Child child_;
+  std::vector<Decision> decisions_;
+  std::uint64_t children_run_ = 0;
+};
+
+}  // namespace fabricsim
