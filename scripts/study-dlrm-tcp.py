@@ -7,10 +7,12 @@ Runs four sweeps with `fabricsim sweep`:
   docs/examples/sweeps/dlrm-sensitivity-hier.yaml        the same on Hier
   docs/examples/sweeps/dlrm-injection-network-hier.yaml  Hier's injection latency on
                                                          its network NICs only
+  docs/examples/sweeps/dlrm-injection-flat800g.yaml      Flat800G's injection latency
+  docs/examples/sweeps/dlrm-injection-network-hieropt.yaml  HierOpt's, network NICs only
 prints the tables of docs/studies/dlrm-tcp.md (iteration time of each system
 and each sensitivity point, and its ratio to the system's base point), and
-writes the results beside --out (OUT.csv, OUT.png). 23 points of under a
-minute to 10 minutes each: about 35 minutes on a 2-core machine with -j 2.
+writes the results beside --out (OUT.csv, OUT.png). 31 points of under a
+minute to 10 minutes each: about an hour on a 2-core machine with -j 2.
 
   scripts/study-dlrm-tcp.py [--fabricsim F] [--work DIR] [--out docs/img/dlrm-tcp]
 
@@ -97,6 +99,11 @@ def main():
     # A memory copy to host buffers is a TCP/IP send's cost; NVLink copies
     # GPU to GPU. So Hier is also run with the latency on its network only.
     hier_network = sweep(a.fabricsim, "dlrm-injection-network-hier", a.work, a.j, run)
+    # The other two systems' injection latency, each with its base point
+    # (0.01, 1, 10, 100 us): a flat and a hierarchical system of about the
+    # same iteration time.
+    flat800 = sweep(a.fabricsim, "dlrm-injection-flat800g", a.work, a.j, run)
+    hieropt_network = sweep(a.fabricsim, "dlrm-injection-network-hieropt", a.work, a.j, run)
 
     best = min(systems.values())
     print("| system | iteration | / best |")
@@ -125,6 +132,16 @@ def main():
         print(f"| {POINTS[i][1]} | {flat:.2f} ms ({flat / systems['Flat100G']:.2f}x), "
               f"{flat - systems['Flat100G']:+.2f} ms | "
               f"{t:.2f} ms ({t / systems['Hier']:.2f}x), {t - systems['Hier']:+.2f} ms |")
+
+    print("\n| injection latency (1 us) | Flat800G | HierOpt, network NICs only |")
+    print("|---|---|---|")
+    for k, value in enumerate(("0.01 us", "1 us", "10 us", "100 us")):
+        f, h = flat800[k], hieropt_network[k]
+        print(f"| {value} | {f:.2f} ms ({f / flat800[1]:.2f}x), {f - flat800[1]:+.2f} ms | "
+              f"{h:.2f} ms ({h / hieropt_network[1]:.2f}x), {h - hieropt_network[1]:+.2f} ms |")
+        if value != "1 us":
+            rows.append(("injection latency", value, "Flat800G", f))
+            rows.append(("injection latency", value, "HierOpt (network only)", h))
 
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out + ".csv", "w", newline="") as f:
