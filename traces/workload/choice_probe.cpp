@@ -83,7 +83,7 @@ bool ChoiceProbe::fork_child(std::uint64_t key, std::size_t members, bool* has_t
 }
 
 AlgorithmKind ChoiceProbe::choose(std::uint64_t key, const Group& group, CollectiveType type, std::uint64_t bytes,
-                                  const std::vector<AlgorithmKind>& candidates, AlgorithmKind estimated) {
+                                  const std::function<std::vector<AlgorithmKind>()>& weigh, AlgorithmKind estimated) {
   const std::size_t members = group.ranks.size();
   if (const auto it = open_.find(key); it != open_.end()) {
     const AlgorithmKind a = it->second.algorithm;
@@ -97,7 +97,7 @@ AlgorithmKind ChoiceProbe::choose(std::uint64_t key, const Group& group, Collect
   const Shape shape{static_cast<int>(type), bytes, std::move(offsets)};
   if (const auto known = by_shape_.find(shape); known != by_shape_.end()) {
     pick = known->second;
-  } else if (candidates.size() >= 2 && !in_child()) {
+  } else if (std::vector<AlgorithmKind> candidates; !in_child() && (candidates = weigh()).size() >= 2) {
     Decision d{group.name, type, bytes, estimated, {}};
     bool found = false;
     Tick best = 0;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -36,8 +37,9 @@ class ChoiceProbe {
   /// less its first: the repeats of a step, and the same collective on
   /// each data-parallel group), else, with two candidates or more, the
   /// fastest simulated (`estimated` where none ran); the others take that.
+  /// `candidates` (probe_candidates) is asked only where a decision is made.
   AlgorithmKind choose(std::uint64_t key, const Group& group, CollectiveType type, std::uint64_t bytes,
-                       const std::vector<AlgorithmKind>& candidates, AlgorithmKind estimated);
+                       const std::function<std::vector<AlgorithmKind>()>& candidates, AlgorithmKind estimated);
   /// A member ended the collective `key`. In a child probing it, the last
   /// member's end reports the time and ends the child.
   void member_done(std::uint64_t key);

@@ -677,7 +677,10 @@ void TraceWorkload::start_collective(Node* n) {
         !options_.collectives->subgroups_ring) {
       spec.algorithm = options_.probe->choose(
           n->collective_key, *group, *type, bytes,
-          probe_candidates(*options_.collectives, *type, bytes, group->ranks, group->id == 0, *options_.hints),
+          [&] {
+            return probe_candidates(*options_.collectives, *type, bytes, group->ranks, group->id == 0,
+                                    *options_.hints);
+          },
           spec.algorithm);
     }
     spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, bytes,
