@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <system_error>
 
 #include "models/collectives/algorithm_choice.h"
 #include "platforms/parameter_catalogue.h"
@@ -24,6 +25,7 @@
 #include "tlm/calendar.h"
 #include "tlm/errors.h"
 #include "tlm/reduction.h"
+#include "tlm/simulation_copy.h"
 
 namespace fabricsim {
 
@@ -174,8 +176,19 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
   const int n = static_cast<int>(world.ranks.size());
   if (!o.algorithm) {
     if (const auto probed = probe_row(platform, o, world, bench, bytes)) {
-      for (const auto& e : probed->at("data_errors")) data_errors.push_back(e.get<std::string>());
-      return row_from_json(probed->at("row"));
+      CollbenchRow row = row_from_json(probed->at("row"));
+      if (platform.spec().rtl.vcd.empty()) {
+        for (const auto& e : probed->at("data_errors")) data_errors.push_back(e.get<std::string>());
+        return row;
+      }
+      // The waveform asked for is of the row that runs: the fastest runs
+      // again here (the copies wrote none), to the same time.
+      CollbenchOptions fastest = o;
+      fastest.algorithm = row.algorithm;
+      CollbenchRow again = measure_row(platform, fastest, world, bench, bytes, data_errors);
+      again.estimates_us = std::move(row.estimates_us);
+      again.probed_us = std::move(row.probed_us);
+      return again;
     }
   }
   const auto& config = platform.spec().collectives;
@@ -332,7 +345,8 @@ CollbenchRow row_from_json(const nlohmann::json& j) {
   try {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed from outside takes its rows with it
     if (::getppid() != parent) ::_exit(status);  // it died before the line above
-    Calendar::instance().set_progress_hook(nullptr);  // the parent's terminal line is not the child's
+    detach_from_parent_files(::fileno(out));      // a waveform, the terminal: the parent's
+    Calendar::instance().set_progress_hook(nullptr);
     nlohmann::json result;
     const auto failed = [&](const char* kind, const char* message) {
       result["error"] = {{"kind", kind}, {"message", message}};
@@ -480,15 +494,16 @@ nlohmann::json measure_in_one_child(Platform& platform, const CollbenchOptions& 
   std::signal(SIGCHLD, SIG_DFL);
   Child c;
   c.out = std::tmpfile();
-  if (!c.out) throw std::runtime_error(std::string("collbench: a temporary file: ") + std::strerror(errno));
+  if (!c.out) throw std::system_error(errno, std::generic_category(), "a temporary file");
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
   const pid_t parent = ::getpid();
   c.pid = ::fork();
   if (c.pid < 0) {
+    const int error = errno;
     std::fclose(c.out);
-    throw std::runtime_error(std::string("collbench: fork: ") + std::strerror(errno));
+    throw std::system_error(error, std::generic_category(), "fork");
   }
   if (c.pid == 0) measure_in_child(platform, o, world, bench, bytes, c.out, parent);
   children.running.push_back(c);
@@ -530,12 +545,23 @@ std::optional<nlohmann::json> probe_row(Platform& platform, const CollbenchOptio
   for (const AlgorithmKind a : candidates) {
     CollbenchOptions forced = o;
     forced.algorithm = a;
-    nlohmann::json result = measure_in_one_child(platform, forced, world, bench, bytes);
+    nlohmann::json result;
+    try {
+      result = measure_in_one_child(platform, forced, world, bench, bytes);
+    } catch (const std::system_error& e) {
+      // No copy to run it in: the candidates measured so far decide, else
+      // the estimate.
+      std::cerr << "warning: the " << bytes << "-byte row's default choice: simulating " << to_string(a)
+                << ": " << e.what() << "; choosing among what ran\n";
+      break;
+    }
     if (result.contains("error")) {
-      // An algorithm the estimate weighed that does not run here is passed
-      // over; anything else stops the sweep, as it would unprobed.
-      if (result["error"].at("kind") == "input") continue;
-      rethrow_child_error(result["error"]);
+      // A candidate that fails (one the estimate weighed that does not run
+      // here, or a model error in an algorithm the user did not ask for) is
+      // passed over; the row is the fastest of the others. Only the
+      // estimate's own choice failing is the row's error, as unprobed.
+      if (a == candidates.front() && result["error"].at("kind") != "input") rethrow_child_error(result["error"]);
+      continue;
     }
     const double t = result["row"].at("time_us").get<double>();
     probed.push_back({static_cast<int>(a), t});

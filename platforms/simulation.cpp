@@ -81,11 +81,22 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
 }
 
 Simulation::Outcome Simulation::run() {
+  try {
+    return run_to_end();
+  } catch (...) {
+    // A probe's copy must not carry an error into the parent's code (its
+    // destructors would remove the parent's temporary files): it ends here,
+    // and the parent passes the candidate over.
+    probe_.end_child_if_any();
+    throw;
+  }
+}
+
+Simulation::Outcome Simulation::run_to_end() {
   Kickoff kickoff(workloads_);
   Calendar::instance().schedule(now_ticks(), &kickoff, 0);
   auto rethrow = [this] {
     if (auto e = Calendar::instance().take_error()) {
-      probe_.end_child_if_any();  // a probe that failed: its parent passes the candidate over
       try {
         std::rethrow_exception(e);
       } catch (const traces::TraceError& t) {
@@ -444,6 +455,7 @@ nlohmann::ordered_json Simulation::report() const {
       nlohmann::ordered_json times;
       for (const auto& [a, t] : d.simulated) times[to_string(a)] = t == kNever ? nlohmann::ordered_json() : nlohmann::ordered_json(ns(t));
       e["simulated_ns"] = std::move(times);
+      if (!d.failure.empty()) e["probe_failed"] = d.failure;
       list.push_back(std::move(e));
     }
     probes["collectives"] = std::move(list);

@@ -66,6 +66,7 @@ class Simulation {
   void enable_progress();
 
  private:
+  Outcome run_to_end();
   std::unique_ptr<Platform> platform_;
   GroupTable groups_;
   WorkloadSettings settings_;

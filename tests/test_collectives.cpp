@@ -621,6 +621,49 @@ TEST(DefaultChoice, ATraceProbesACollectiveOnceForEveryMemberAndEveryRepeatAndWr
   EXPECT_EQ(collectives, (std::map<std::string, int>{{"all_reduce ALL_REDUCE_0", 16}, {"all_reduce ALL_REDUCE_1", 16}}));
 }
 
+TEST(DefaultChoice, AProbeOfATraceLongerThanItsWindowReadsOnInItsOwnCopy) {
+  // 9,000 independent nodes per NPU on torus4x4, a 256 MiB all-reduce among
+  // them at node 2,999: while it runs, the compute nodes around it finish
+  // and the workload reads on past its 4,096-node window. Each probe's copy
+  // reads the trace on from where the parent was, at its own offset (cut
+  // off at /dev/null, every candidate's copy ended without a time and the
+  // estimate's direct ran, 18% slower), and the parent reads on from where
+  // it was, as if nothing had forked.
+  const std::string dir = testutil::scratch_dir("probe-long-trace");
+  const std::string platform = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml";
+  const auto gen = testutil::run_fabricsim("gen long --npus 16 --nodes 9000 --collective-every 3000 --collective-bytes "
+                                           "256M --independent --out " + dir + "/long");
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const double phases = collbench_row(dir, "--platform " + platform + " -b 256M -e 256M --algo hierarchical")["time_us"];
+  const auto run = testutil::run_fabricsim("run --platform " + platform + " --workload " + dir + "/long --report " +
+                                           dir + "/r.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto report = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  ASSERT_TRUE(report.contains("default_choice_probes")) << report.dump();
+  const auto& probes = report["default_choice_probes"]["collectives"];
+  ASSERT_EQ(probes.size(), 1u) << probes.dump();  // the two later all-reduces take its decision
+  EXPECT_EQ(probes[0]["chosen"], "hierarchical");
+  ASSERT_TRUE(probes[0]["simulated_ns"]["direct"].is_number()) << probes.dump();
+  ASSERT_TRUE(probes[0]["simulated_ns"]["hierarchical"].is_number()) << probes.dump();
+  EXPECT_NEAR(probes[0]["simulated_ns"]["hierarchical"].get<double>(), phases * 1e3, 0.002 * phases * 1e3);
+  // Every node ran, in the parent, once: the compute node the copies read
+  // past the window is counted once per NPU.
+  for (const auto& npu : report["npus"]) EXPECT_EQ(npu["nodes_done"], 9000) << npu.dump();
+}
+
+TEST(DefaultChoice, AnAlgorithmThePlatformNamesIsNotProbedAway) {
+  // torus4x4 at 256 MiB probes direct against a phase per dimension and
+  // runs the latter (above); a platform (or --set) that names direct for
+  // all-reduces gets direct, unprobed.
+  const std::string dir = testutil::scratch_dir("probe-named");
+  const std::string base = "--platform " + std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml -b 256M -e 256M";
+  const double direct = collbench_row(dir, base + " --algo direct")["time_us"];
+  const auto named = collbench_row(dir, base + " --set collectives.algorithms.all_reduce=direct");
+  EXPECT_EQ(named["algorithm"], "direct");
+  EXPECT_DOUBLE_EQ(named["time_us"].get<double>(), direct);
+  EXPECT_FALSE(named.contains("probed_us")) << named.dump();
+}
+
 TEST(DefaultChoice, TheHierarchicalEstimateTakesTheLevelsInTurnInOneChunkAndPipelinedInMany) {
   // Two levels (4 NPUs at 200 GB/s in a node, rings of 4 at 25 GB/s across)
   // cut into 4 MiB chunks: at 4 MiB one chunk takes the levels one after

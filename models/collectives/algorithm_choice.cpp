@@ -165,13 +165,23 @@ AlgorithmKind point_to_point_default(CollectiveType type, std::uint64_t bytes, i
 }
 }  // namespace
 
+namespace {
+/// ASTRA-sim's system files run every group smaller than the platform as a ring.
+bool subgroup_ring(const CollectiveConfig& config, CollectiveType type, const std::vector<int>& ranks) {
+  if (!config.subgroups_ring || type == CollectiveType::kGather || type == CollectiveType::kScatter) return false;
+  std::size_t npus = 1;
+  for (const Dimension& d : config.dims) npus *= static_cast<std::size_t>(d.size);
+  return ranks.size() != npus;
+}
+}  // namespace
+
+bool chosen_by_default(const CollectiveConfig& config, CollectiveType type, const std::vector<int>& ranks) {
+  return !subgroup_ring(config, type, ranks) && !config.algorithm[static_cast<int>(type)];
+}
+
 AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
                                std::uint64_t bytes, const std::vector<int>& ranks, bool group_is_world) {
-  if (config.subgroups_ring && type != CollectiveType::kGather && type != CollectiveType::kScatter) {
-    std::size_t npus = 1;
-    for (const Dimension& d : config.dims) npus *= static_cast<std::size_t>(d.size);
-    if (ranks.size() != npus) return AlgorithmKind::kRing;
-  }
+  if (subgroup_ring(config, type, ranks)) return AlgorithmKind::kRing;
   const auto& chosen = config.algorithm[static_cast<int>(type)];
   if (chosen) return *chosen;
   return default_algorithm(config, type, bytes, ranks, group_is_world, hints);
@@ -538,7 +548,7 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
 std::vector<AlgorithmKind> probe_candidates(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
                                             const std::vector<int>& ranks, bool group_is_world,
                                             const PlatformHints& hints) {
-  if (!(config.probe_margin > 0)) return {};
+  if (!(config.probe_margin > 0) || !chosen_by_default(config, type, ranks)) return {};
   switch (type) {  // default_algorithm takes these without weighing
     case CollectiveType::kGather:
     case CollectiveType::kScatter:

@@ -79,11 +79,17 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
                                                                 std::uint64_t bytes, const std::vector<int>& ranks,
                                                                 bool group_is_world, const PlatformHints& hints);
 
+/// Whether the default choice picks this collective's algorithm: false where
+/// the platform, the system file or --set names one for the type, or the
+/// system file runs groups smaller than the platform as rings.
+bool chosen_by_default(const CollectiveConfig& config, CollectiveType type, const std::vector<int>& ranks);
+
 /// The algorithms the default choice simulates before it takes one: those
 /// default_estimates puts within config.probe_margin of its fastest, the
 /// fastest estimate first, one of any with equal estimates (the same
-/// messages). Fewer than two (no cost model, a margin of 0, or one clear
-/// winner): the estimate decides alone, nothing is simulated.
+/// messages). Fewer than two (the algorithm is not the default choice's to
+/// make, no cost model, a margin of 0, or one clear winner): the estimate
+/// decides alone, nothing is simulated.
 std::vector<AlgorithmKind> probe_candidates(const CollectiveConfig& config, CollectiveType type, std::uint64_t bytes,
                                             const std::vector<int>& ranks, bool group_is_world,
                                             const PlatformHints& hints);

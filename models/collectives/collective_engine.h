@@ -214,6 +214,12 @@ class CollectiveEngine : public Calendar::Client {
   /// Checks every collective against the other members' calls (null: not
   /// checked; models/collectives/collective_agreement.h).
   void set_agreement(CollectiveAgreement* agreement) { agreement_ = agreement; }
+  /// The key the next collective this NPU starts in group `group_id` gets:
+  /// (group id << 40) | its sequence in the group, the same on every member.
+  std::uint64_t next_key(std::uint32_t group_id) const {
+    const auto it = group_seq_.find(group_id);
+    return (static_cast<std::uint64_t>(group_id) << 40) | (it == group_seq_.end() ? 0 : it->second);
+  }
   /// Records collectives and their chunks' phases (null: not recorded).
   void set_timeline(TimelineSink* timeline) { timeline_ = timeline; }
   /// One line per collective that has not finished, for stuck reports.

@@ -112,6 +112,9 @@ class Npu : public sc_core::sc_module,
                     const OpLabel& label = {});
   /// Checks this NPU's collectives against the other members' calls.
   void set_agreement(CollectiveAgreement* agreement) { collectives_.set_agreement(agreement); }
+  /// The key of the next collective started here in group `group_id`
+  /// (however many workloads, custom collectives' included, start them).
+  std::uint64_t next_collective_key(std::uint32_t group_id) const { return collectives_.next_key(group_id); }
   /// Records this NPU's operations on a timeline, if it is in its subset.
   void set_timeline(TimelineSink* timeline);
 

@@ -682,6 +682,9 @@ class GenCommands {
     cmd->add_option("--nodes", long_.nodes, "Nodes per NPU")->check(CLI::Range(std::uint64_t{1}, kMaxGeneratedNodes));
     cmd->add_option("--collective-every", long_.every, "An all-reduce every N nodes (0: none)")
         ->check(CLI::Range(std::uint64_t{0}, kMaxGeneratedNodes));
+    cmd->add_option("--collective-bytes", long_.collective_bytes, "Each all-reduce's size in bytes (default 1M)")
+        ->transform(kSize)
+        ->check(kByteRange);
     cmd->add_flag("--independent", long_.independent, "No dependencies between nodes (the trace window's worst case)");
     cmd->add_option("--out", long_.out, "Output prefix")->required();
     add(cmd, [this] {
@@ -689,7 +692,8 @@ class GenCommands {
         throw InputError("--nodes x --npus is more than " + std::to_string(kMaxGeneratedNodes) +
                          " nodes (about 4 GB of traces)");
       }
-      traces::write_long_trace(long_.out, long_.npus, long_.nodes, long_.every, long_.independent);
+      traces::write_long_trace(long_.out, long_.npus, long_.nodes, long_.every, long_.independent,
+                               long_.collective_bytes);
     });
   }
 
@@ -722,7 +726,7 @@ class GenCommands {
   } off_;
   struct {
     int npus = 8;
-    std::uint64_t nodes = 1000, every = 100;
+    std::uint64_t nodes = 1000, every = 100, collective_bytes = 1 << 20;
     bool independent = false;
     std::string out;
   } long_;

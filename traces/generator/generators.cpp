@@ -341,7 +341,8 @@ std::vector<std::string> write_offload(const std::string& prefix, int npus, int 
 }
 
 std::vector<std::string> write_long_trace(const std::string& prefix, int npus, std::uint64_t nodes,
-                                          std::uint64_t collective_every, bool independent) {
+                                          std::uint64_t collective_every, bool independent,
+                                          std::uint64_t collective_bytes) {
   std::vector<std::string> files;
   for (int r = 0; r < npus; ++r) {
     NodeList t(rank_path(prefix, r));
@@ -349,7 +350,7 @@ std::vector<std::string> write_long_trace(const std::string& prefix, int npus, s
     for (std::uint64_t i = 0; i < nodes; ++i) {
       const std::int64_t after = independent ? -1 : last;
       if (collective_every && i % collective_every == collective_every - 1) {
-        last = t.collective("all_reduce_" + std::to_string(i), 0, 1 << 20, "", {after});
+        last = t.collective("all_reduce_" + std::to_string(i), 0, collective_bytes, "", {after});
       } else {
         last = t.compute("compute_" + std::to_string(i), 1e9, 1 << 20, 10, {after});
       }

@@ -78,10 +78,11 @@ std::vector<std::string> write_offload(const std::string& prefix, int npus, int 
                                        std::uint64_t gradient_bytes, std::uint64_t state_bytes);
 
 /// A long trace for benchmarks: per rank, `nodes` nodes: chains of compute
-/// nodes with an all-reduce every `collective_every` nodes, or, when
-/// `independent`, nodes with no dependencies at all (the trace window's worst
-/// case: every node could run at once).
+/// nodes with an all-reduce of `collective_bytes` every `collective_every`
+/// nodes, or, when `independent`, nodes with no dependencies at all (the
+/// trace window's worst case: every node could run at once).
 std::vector<std::string> write_long_trace(const std::string& prefix, int npus, std::uint64_t nodes,
-                                          std::uint64_t collective_every, bool independent = false);
+                                          std::uint64_t collective_every, bool independent = false,
+                                          std::uint64_t collective_bytes = 1 << 20);
 
 }  // namespace fabricsim::traces

@@ -1,7 +1,5 @@
 #include "traces/workload/choice_probe.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -9,43 +7,19 @@
 
 #include <cerrno>
 #include <csignal>
-#include <cstring>
 #include <iostream>
-#include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include "tlm/calendar.h"
+#include "tlm/simulation_copy.h"
 
 namespace fabricsim {
-
-namespace {
-/// Every descriptor but `keep` now writes to and reads from /dev/null, so
-/// that nothing the child does reaches a file the parent writes.
-void silence_all_but(int keep) {
-  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null < 0) ::_exit(4);
-  std::vector<int> fds;
-  if (DIR* dir = ::opendir("/proc/self/fd")) {
-    const int own = ::dirfd(dir);
-    while (const dirent* e = ::readdir(dir)) {
-      const int fd = std::atoi(e->d_name);
-      if (e->d_name[0] != '.' && fd != own && fd != keep && fd != null) fds.push_back(fd);
-    }
-    ::closedir(dir);
-  } else {
-    ::_exit(4);  // without the list, a descriptor could stay on a user's file
-  }
-  for (const int fd : fds) {
-    if (::dup2(null, fd) < 0 && errno != EBADF) ::_exit(4);
-  }
-  ::close(null);
-}
-}  // namespace
 
 bool ChoiceProbe::fork_child(std::uint64_t key, std::size_t members, bool* has_time, Tick* time) {
   *has_time = false;
   std::FILE* out = std::tmpfile();
-  if (!out) throw std::runtime_error(std::string("probing the default choice: a temporary file: ") + std::strerror(errno));
+  if (!out) throw std::system_error(errno, std::generic_category(), "a temporary file");
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);  // the child must not write the parent's buffered output again
@@ -53,13 +27,14 @@ bool ChoiceProbe::fork_child(std::uint64_t key, std::size_t members, bool* has_t
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
+    const int error = errno;
     std::fclose(out);
-    throw std::runtime_error(std::string("probing the default choice: fork: ") + std::strerror(errno));
+    throw std::system_error(error, std::generic_category(), "fork");
   }
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed from outside takes its probes with it
     if (::getppid() != parent) ::_exit(3);
-    silence_all_but(::fileno(out));
+    detach_from_parent_files(::fileno(out));
     Calendar::instance().set_progress_hook(nullptr);
     child_ = Child{out, key, members, now_ticks()};
     return true;
@@ -68,8 +43,10 @@ bool ChoiceProbe::fork_child(std::uint64_t key, std::size_t members, bool* has_t
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
+      const int error = errno;
+      ::kill(pid, SIGKILL);  // not left running on its own
       std::fclose(out);
-      throw std::runtime_error(std::string("probing the default choice: waitpid: ") + std::strerror(errno));
+      throw std::system_error(error, std::generic_category(), "waitpid");
     }
   }
   unsigned long long ticks = 0;
@@ -82,7 +59,22 @@ bool ChoiceProbe::fork_child(std::uint64_t key, std::size_t members, bool* has_t
   return false;
 }
 
-AlgorithmKind ChoiceProbe::choose(std::uint64_t key, const Group& group, CollectiveType type, std::uint64_t bytes,
+ChoiceProbe::Shape ChoiceProbe::Shape::of(CollectiveType type, std::uint64_t bytes, int root, bool world,
+                                          const Group& group, const PlatformHints& hints) {
+  Shape s;
+  s.type = static_cast<int>(type);
+  s.bytes = bytes;
+  s.root = root;
+  s.world = world;
+  if (const int d = hints.in_switch_domain(group.ranks); d >= 0) {
+    s.in_switch = static_cast<std::size_t>(d) < hints.in_switch_pull.size() && hints.in_switch_pull[d] ? 1 : 0;
+  }
+  s.offsets.reserve(group.ranks.size());
+  for (const int r : group.ranks) s.offsets.push_back(r - group.ranks.front());
+  return s;
+}
+
+AlgorithmKind ChoiceProbe::choose(std::uint64_t key, const Group& group, const Shape& shape,
                                   const std::function<std::vector<AlgorithmKind>()>& weigh, AlgorithmKind estimated) {
   const std::size_t members = group.ranks.size();
   if (const auto it = open_.find(key); it != open_.end()) {
@@ -91,21 +83,24 @@ AlgorithmKind ChoiceProbe::choose(std::uint64_t key, const Group& group, Collect
     return a;
   }
   AlgorithmKind pick = estimated;
-  std::vector<int> offsets;
-  offsets.reserve(members);
-  for (const int r : group.ranks) offsets.push_back(r - group.ranks.front());
-  const Shape shape{static_cast<int>(type), bytes, std::move(offsets)};
   if (const auto known = by_shape_.find(shape); known != by_shape_.end()) {
     pick = known->second;
   } else if (std::vector<AlgorithmKind> candidates; !in_child() && (candidates = weigh()).size() >= 2) {
-    Decision d{group.name, type, bytes, estimated, {}};
+    Decision d{group.name, static_cast<CollectiveType>(shape.type), shape.bytes, estimated, {}, {}};
     bool found = false;
     Tick best = 0;
     for (const AlgorithmKind a : candidates) {
       bool has_time = false;
       Tick t = 0;
-      if (fork_child(key, members, &has_time, &t)) {
-        pick = a;  // the child: goes on with this candidate
+      try {
+        if (fork_child(key, members, &has_time, &t)) {
+          pick = a;  // the child: goes on with this candidate
+          break;
+        }
+      } catch (const std::system_error& e) {
+        // No copy of the simulation to run it in: the candidates simulated
+        // so far decide, else the estimate; the report says why.
+        d.failure = std::string(to_string(a)) + ": " + e.what();
         break;
       }
       d.simulated.emplace_back(a, has_time ? t : kNever);

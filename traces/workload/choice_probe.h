@@ -8,9 +8,10 @@
 // of the workload as it runs at that time, so the choice sees the
 // contention the collective meets (docs/collectives.md, "Probing").
 //
-// One per simulation, shared by its NPUs' workloads. A child neither probes
-// again (its other collectives take the estimate's choice) nor writes to
-// any file: its descriptors point at /dev/null, all but its report's.
+// One per simulation, shared by its NPUs' workloads. A child does not probe
+// again (its other collectives take the estimate's choice) and writes to no
+// file but its report: its descriptors are cut loose from the parent's
+// (simulation_copy.h); it reads on in the traces.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/collectives/algorithm_choice.h"
 #include "models/collectives/collective.h"
 #include "tlm/time.h"
 
@@ -30,15 +32,35 @@ namespace fabricsim {
 
 class ChoiceProbe {
  public:
+  /// What makes two collectives the same question: type, size, root, whether
+  /// the group is the whole platform, whether it lies in a domain of
+  /// reduction units (and whose units pull or push), and the group's ranks
+  /// less its first. The repeats of a step, and the same collective on each
+  /// data-parallel group of a symmetric platform, share one; a group inside
+  /// a node and a group across two do not.
+  struct Shape {
+    int type = 0;
+    std::uint64_t bytes = 0;
+    int root = 0;
+    bool world = false;
+    int in_switch = -1;  // -1: no domain holds the group; 0: push units; 1: pull units
+    std::vector<int> offsets;
+    static Shape of(CollectiveType type, std::uint64_t bytes, int root, bool world, const Group& group,
+                    const PlatformHints& hints);
+    bool operator<(const Shape& o) const {
+      return std::tie(type, bytes, root, world, in_switch, offsets) <
+             std::tie(o.type, o.bytes, o.root, o.world, o.in_switch, o.offsets);
+    }
+  };
+
   /// The algorithm a member of `group` runs for the group's collective `key`
   /// (as the engine keys it: group id << 40 | sequence).
   /// The first member decides: the decision for an earlier collective of
-  /// the same shape if there was one (type, bytes, and the group's ranks
-  /// less its first: the repeats of a step, and the same collective on
-  /// each data-parallel group), else, with two candidates or more, the
-  /// fastest simulated (`estimated` where none ran); the others take that.
-  /// `candidates` (probe_candidates) is asked only where a decision is made.
-  AlgorithmKind choose(std::uint64_t key, const Group& group, CollectiveType type, std::uint64_t bytes,
+  /// the same shape if there was one, else, with two candidates or more,
+  /// the fastest simulated (`estimated` where none ran); the others take
+  /// that. `candidates` (probe_candidates) is asked only where a decision is
+  /// made.
+  AlgorithmKind choose(std::uint64_t key, const Group& group, const Shape& shape,
                        const std::function<std::vector<AlgorithmKind>()>& candidates, AlgorithmKind estimated);
   /// A member ended the collective `key`. In a child probing it, the last
   /// member's end reports the time and ends the child.
@@ -57,6 +79,9 @@ class ChoiceProbe {
     /// Each candidate, in the order simulated, and its time from the first
     /// member's start to the last member's end (kNever: it did not end).
     std::vector<std::pair<AlgorithmKind, Tick>> simulated;
+    /// Why probing stopped before every candidate ran (no process or
+    /// temporary file could be made), or empty.
+    std::string failure;
   };
   const std::vector<Decision>& decisions() const { return decisions_; }
   /// Children run for them.
@@ -65,7 +90,8 @@ class ChoiceProbe {
  private:
   /// Forks a child to probe `key`: true in the child; false in the parent,
   /// which has then read the child's time into `time` (`has_time` false
-  /// when the child ended without one).
+  /// when the child ended without one). Throws std::system_error where no
+  /// child could be made.
   bool fork_child(std::uint64_t key, std::size_t members, bool* has_time, Tick* time);
 
   struct Decided {
@@ -79,7 +105,6 @@ class ChoiceProbe {
     Tick start = 0;
   };
   std::unordered_map<std::uint64_t, Decided> open_;  // until every member has taken it
-  using Shape = std::tuple<int, std::uint64_t, std::vector<int>>;  // type, bytes, ranks less the first
   std::map<Shape, AlgorithmKind> by_shape_;
   Child child_;
   std::vector<Decision> decisions_;

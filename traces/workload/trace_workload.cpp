@@ -667,20 +667,17 @@ void TraceWorkload::start_collective(Node* n) {
   spec.group = group;
   spec.root = static_cast<int>(n->root);
   spec.dims = &options_.collectives->dims;
-  // Every member numbers the group's collectives alike (the engine's
-  // agreement checks they are the same calls).
-  n->collective_key = (static_cast<std::uint64_t>(group->id) << 40) | group_calls_[group->id]++;
+  // Every member numbers the group's collectives alike, as the engine
+  // does (its agreement checks they are the same calls); a custom
+  // collective's own workload shares the numbering.
+  n->collective_key = npu_.next_collective_key(group->id);
   try {  // the default choice weighs the platform's levels, which may not run
-    spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, bytes, group->ranks,
-                                      group->id == 0);
-    if (options_.probe && !options_.collectives->algorithm[static_cast<int>(*type)] &&
-        !options_.collectives->subgroups_ring) {
+    const bool is_world = group->id == 0;
+    spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, bytes, group->ranks, is_world);
+    if (options_.probe && chosen_by_default(*options_.collectives, *type, group->ranks)) {
       spec.algorithm = options_.probe->choose(
-          n->collective_key, *group, *type, bytes,
-          [&] {
-            return probe_candidates(*options_.collectives, *type, bytes, group->ranks, group->id == 0,
-                                    *options_.hints);
-          },
+          n->collective_key, *group, ChoiceProbe::Shape::of(*type, bytes, spec.root, is_world, *group, *options_.hints),
+          [&] { return probe_candidates(*options_.collectives, *type, bytes, group->ranks, is_world, *options_.hints); },
           spec.algorithm);
     }
     spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, bytes,

@@ -153,7 +153,6 @@ class TraceWorkload final : public NpuClient {
   std::uint64_t missing_deps_ = 0;
   std::uint64_t self_deps_ = 0;
   std::uint64_t broken_cycles_ = 0;
-  std::unordered_map<int, std::uint64_t> group_calls_;  // collectives started per group id, for their keys
   std::vector<std::pair<std::string, std::string>> warnings_;
   std::map<std::string, int> warned_;
   ComputeTiming timing_;
