@@ -339,13 +339,16 @@ CollbenchRow row_from_json(const nlohmann::json& j) {
 /// In the child: measures the row, writes the outcome to `out`, and exits
 /// without running this process's destructors or flushing its copies of the
 /// parent's stdio buffers (they belong to the parent).
+/// `probe`: the child is a copy run for the default choice, cut loose from
+/// the parent's files (a waveform, the terminal); a row's own process keeps
+/// them (its warnings are the row's).
 [[noreturn]] void measure_in_child(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
-                                   std::uint64_t bytes, std::FILE* out, pid_t parent) {
+                                   std::uint64_t bytes, std::FILE* out, pid_t parent, bool probe) {
   int status = 3;
   try {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed from outside takes its rows with it
     if (::getppid() != parent) ::_exit(status);  // it died before the line above
-    detach_from_parent_files(::fileno(out));      // a waveform, the terminal: the parent's
+    if (probe) detach_from_parent_files(::fileno(out));
     Calendar::instance().set_progress_hook(nullptr);
     nlohmann::json result;
     const auto failed = [&](const char* kind, const char* message) {
@@ -438,7 +441,7 @@ std::vector<CollbenchRow> run_rows_in_children(Platform& platform, const Collben
         std::fclose(c.out);
         throw std::runtime_error(std::string("collbench: fork: ") + std::strerror(errno));
       }
-      if (c.pid == 0) measure_in_child(platform, o, world, bench, sizes[c.index], c.out, parent);
+      if (c.pid == 0) measure_in_child(platform, o, world, bench, sizes[c.index], c.out, parent, false);
       children.running.push_back(c);
       ++launched;
     }
@@ -505,7 +508,7 @@ nlohmann::json measure_in_one_child(Platform& platform, const CollbenchOptions& 
     std::fclose(c.out);
     throw std::system_error(error, std::generic_category(), "fork");
   }
-  if (c.pid == 0) measure_in_child(platform, o, world, bench, bytes, c.out, parent);
+  if (c.pid == 0) measure_in_child(platform, o, world, bench, bytes, c.out, parent, true);
   children.running.push_back(c);
   int status = 0;
   while (::waitpid(c.pid, &status, 0) < 0) {
@@ -517,13 +520,19 @@ nlohmann::json measure_in_one_child(Platform& platform, const CollbenchOptions& 
   char buffer[65536];
   for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, c.out)) > 0;) text.append(buffer, got);
   std::fclose(c.out);
+  // A process that ended without its row is that candidate's error, weighed
+  // as the others are (probe_row).
   const std::string name = "the " + std::to_string(bytes) + "-byte " + to_string(*o.algorithm) + " probe's process";
   if (WIFSIGNALED(status)) {
-    throw std::runtime_error(name + " ended with signal " + std::to_string(WTERMSIG(status)) + " (" +
-                             strsignal(WTERMSIG(status)) + ")");
+    return {{"error",
+             {{"kind", "internal"},
+              {"message", name + " ended with signal " + std::to_string(WTERMSIG(status)) + " (" +
+                              strsignal(WTERMSIG(status)) + ")"}}}};
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) {
-    throw std::runtime_error(name + " exited with status " + std::to_string(WEXITSTATUS(status)) + " without its row");
+    return {{"error",
+             {{"kind", "internal"},
+              {"message", name + " exited with status " + std::to_string(WEXITSTATUS(status)) + " without its row"}}}};
   }
   return nlohmann::json::parse(text);
 }
@@ -557,9 +566,10 @@ std::optional<nlohmann::json> probe_row(Platform& platform, const CollbenchOptio
     }
     if (result.contains("error")) {
       // A candidate that fails (one the estimate weighed that does not run
-      // here, or a model error in an algorithm the user did not ask for) is
-      // passed over; the row is the fastest of the others. Only the
-      // estimate's own choice failing is the row's error, as unprobed.
+      // here, a model error or a crash in an algorithm the user did not ask
+      // for) is passed over; the row is the fastest of the others. Only the
+      // estimate's own choice failing other than as not running here is the
+      // row's error, as it would have been unprobed.
       if (a == candidates.front() && result["error"].at("kind") != "input") rethrow_child_error(result["error"]);
       continue;
     }

@@ -196,6 +196,8 @@ mutations=(
   "a trace's probe timed to the first member's end|traces/workload/choice_probe.cpp|--child_.remaining > 0) return;|(child_.remaining = 0) > 0) return;|DefaultChoice.ATraceProbes"
   "a repeat probed again|traces/workload/choice_probe.cpp|    by_shape_.emplace(shape, pick);|    (void)shape;|DefaultChoice.ATraceProbes"
   "a probe's copy reads its traces from /dev/null|tlm/simulation_copy.cpp|const int with = copy >= 0 ? copy : null;|const int with = null;|DefaultChoice.AProbeOfATraceLonger"
+  "a probe's shape blind to nodes|traces/workload/choice_probe.cpp|  s.nodes = node_offsets(config, group.ranks);|  (void)config;|DefaultChoice.AProbedDecisionIsShared"
+  "a probe's shape blind to reduction units|traces/workload/choice_probe.cpp|  if (const int d = hints.in_switch_domain(group.ranks); d >= 0) {|  if (const int d = hints.in_switch_domain(group.ranks); d < -1) {|DefaultChoice.AProbedDecisionIsShared"
   "an algorithm the platform names probed away|models/collectives/algorithm_choice.cpp|!chosen_by_default(config, type, ranks)) return {};|false) return {};|DefaultChoice.AnAlgorithmThePlatformNames"
   "the H100 collective cut in chunks that hide NCCL's step costs|platforms/dgx_h100.yaml|  chunks: 1 |  chunks: 4 |ShippedPlatforms.DgxH100RingPaysNccl"
 )

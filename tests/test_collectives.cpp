@@ -16,6 +16,7 @@
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
 #include "traces/generator/et_writer.h"
+#include "traces/workload/choice_probe.h"
 
 using namespace fabricsim;
 
@@ -649,6 +650,38 @@ TEST(DefaultChoice, AProbeOfATraceLongerThanItsWindowReadsOnInItsOwnCopy) {
   // Every node ran, in the parent, once: the compute node the copies read
   // past the window is counted once per NPU.
   for (const auto& npu : report["npus"]) EXPECT_EQ(npu["nodes_done"], 9000) << npu.dump();
+}
+
+TEST(DefaultChoice, AProbedDecisionIsSharedOnlyByGroupsOfTheSameShape) {
+  // Nodes of 4 NPUs whose switches reduce (pull): the same collective on
+  // {0..3} and {4..7} is one question, on {2..5} (across two nodes, no
+  // reduction units) another, which {6..9} shares; a group across nodes
+  // and one inside a node differ by their nodes alone where no switch
+  // reduces, two nodes by their reduction units alone where one has them.
+  // Shared, a decision for in_switch inside a node reached a group across
+  // two, where in_switch does not run.
+  CollectiveConfig config;
+  config.dims = {Dimension{4, 1}, Dimension{4, 4}};
+  PlatformHints reducing;
+  reducing.in_switch_domains = {{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}};
+  reducing.in_switch_pull = {true, true, true, true};
+  const PlatformHints plain;
+  const auto shape = [&](std::vector<int> ranks, const PlatformHints& hints, int root = 0) {
+    Group g;
+    g.ranks = std::move(ranks);
+    return ChoiceProbe::Shape::of(CollectiveType::kAllReduce, 64 * MiB, root, false, g, config, hints);
+  };
+  const auto same = [](const ChoiceProbe::Shape& a, const ChoiceProbe::Shape& b) { return !(a < b) && !(b < a); };
+  EXPECT_TRUE(same(shape({0, 1, 2, 3}, reducing), shape({4, 5, 6, 7}, reducing)));
+  EXPECT_FALSE(same(shape({0, 1, 2, 3}, reducing), shape({2, 3, 4, 5}, reducing)));
+  EXPECT_TRUE(same(shape({2, 3, 4, 5}, reducing), shape({6, 7, 8, 9}, reducing)));
+  EXPECT_FALSE(same(shape({0, 1, 2, 3}, plain), shape({2, 3, 4, 5}, plain)));
+  EXPECT_TRUE(same(shape({0, 1, 2, 3}, plain), shape({8, 9, 10, 11}, plain)));
+  EXPECT_FALSE(same(shape({0, 1, 2, 3}, plain), shape({0, 1, 2, 3}, plain, 1)));
+  PlatformHints first_node_reduces;  // alike but for the reduction units
+  first_node_reduces.in_switch_domains = {{0, 1, 2, 3}};
+  first_node_reduces.in_switch_pull = {true};
+  EXPECT_FALSE(same(shape({0, 1, 2, 3}, first_node_reduces), shape({4, 5, 6, 7}, first_node_reduces)));
 }
 
 TEST(DefaultChoice, AnAlgorithmThePlatformNamesIsNotProbedAway) {

@@ -8,6 +8,16 @@
 
 namespace fabricsim {
 
+std::vector<int> node_offsets(const CollectiveConfig& config, const std::vector<int>& ranks) {
+  if (config.dims.size() < 2 || ranks.empty()) return {};
+  const Dimension& node = config.dims.front();
+  const auto node_of = [&](int r) { return r / (node.size * node.stride) * node.stride + r % node.stride; };
+  std::vector<int> out;
+  out.reserve(ranks.size());
+  for (const int r : ranks) out.push_back(node_of(r) - node_of(ranks.front()));
+  return out;
+}
+
 namespace {
 constexpr std::uint64_t kLarge = 1u << 20;  // where bandwidth starts to matter more than latency
 bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
@@ -36,9 +46,7 @@ bool runs_protocol(const CollectiveConfig& config, AlgorithmKind a, CommProtocol
 /// per node"); on one level there is no telling nodes from the network.
 bool one_per_node(const CollectiveConfig& config, const std::vector<int>& ranks) {
   if (config.dims.size() < 2) return false;
-  const Dimension& node = config.dims.front();
-  std::vector<int> nodes;
-  for (int r : ranks) nodes.push_back(r / (node.size * node.stride) * node.stride + r % node.stride);
+  std::vector<int> nodes = node_offsets(config, ranks);
   std::sort(nodes.begin(), nodes.end());
   return std::adjacent_find(nodes.begin(), nodes.end()) == nodes.end();
 }

@@ -79,6 +79,10 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
                                                                 std::uint64_t bytes, const std::vector<int>& ranks,
                                                                 bool group_is_world, const PlatformHints& hints);
 
+/// Each rank's node (a group of the platform's lowest level) less the first
+/// rank's; empty on a platform of one level.
+std::vector<int> node_offsets(const CollectiveConfig& config, const std::vector<int>& ranks);
+
 /// Whether the default choice picks this collective's algorithm: false where
 /// the platform, the system file or --set names one for the type, or the
 /// system file runs groups smaller than the platform as rings.

@@ -45,6 +45,8 @@ bool ChoiceProbe::fork_child(std::uint64_t key, std::size_t members, bool* has_t
     if (errno != EINTR) {
       const int error = errno;
       ::kill(pid, SIGKILL);  // not left running on its own
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
       std::fclose(out);
       throw std::system_error(error, std::generic_category(), "waitpid");
     }
@@ -60,7 +62,8 @@ bool ChoiceProbe::fork_child(std::uint64_t key, std::size_t members, bool* has_t
 }
 
 ChoiceProbe::Shape ChoiceProbe::Shape::of(CollectiveType type, std::uint64_t bytes, int root, bool world,
-                                          const Group& group, const PlatformHints& hints) {
+                                          const Group& group, const CollectiveConfig& config,
+                                          const PlatformHints& hints) {
   Shape s;
   s.type = static_cast<int>(type);
   s.bytes = bytes;
@@ -71,10 +74,11 @@ ChoiceProbe::Shape ChoiceProbe::Shape::of(CollectiveType type, std::uint64_t byt
   }
   s.offsets.reserve(group.ranks.size());
   for (const int r : group.ranks) s.offsets.push_back(r - group.ranks.front());
+  s.nodes = node_offsets(config, group.ranks);
   return s;
 }
 
-AlgorithmKind ChoiceProbe::choose(std::uint64_t key, const Group& group, const Shape& shape,
+AlgorithmKind ChoiceProbe::choose(std::uint64_t key, const Group& group, const std::function<Shape()>& shape_of,
                                   const std::function<std::vector<AlgorithmKind>()>& weigh, AlgorithmKind estimated) {
   const std::size_t members = group.ranks.size();
   if (const auto it = open_.find(key); it != open_.end()) {
@@ -83,6 +87,7 @@ AlgorithmKind ChoiceProbe::choose(std::uint64_t key, const Group& group, const S
     return a;
   }
   AlgorithmKind pick = estimated;
+  const Shape shape = shape_of();
   if (const auto known = by_shape_.find(shape); known != by_shape_.end()) {
     pick = known->second;
   } else if (std::vector<AlgorithmKind> candidates; !in_child() && (candidates = weigh()).size() >= 2) {

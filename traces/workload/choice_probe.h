@@ -34,10 +34,11 @@ class ChoiceProbe {
  public:
   /// What makes two collectives the same question: type, size, root, whether
   /// the group is the whole platform, whether it lies in a domain of
-  /// reduction units (and whose units pull or push), and the group's ranks
-  /// less its first. The repeats of a step, and the same collective on each
-  /// data-parallel group of a symmetric platform, share one; a group inside
-  /// a node and a group across two do not.
+  /// reduction units (and whose units pull or push), the group's ranks less
+  /// its first, and their nodes less the first's (node_offsets). The repeats
+  /// of a step, and the same collective on each data-parallel group of a
+  /// symmetric platform, share one; a group inside a node and a group across
+  /// two do not.
   struct Shape {
     int type = 0;
     std::uint64_t bytes = 0;
@@ -45,11 +46,12 @@ class ChoiceProbe {
     bool world = false;
     int in_switch = -1;  // -1: no domain holds the group; 0: push units; 1: pull units
     std::vector<int> offsets;
+    std::vector<int> nodes;
     static Shape of(CollectiveType type, std::uint64_t bytes, int root, bool world, const Group& group,
-                    const PlatformHints& hints);
+                    const CollectiveConfig& config, const PlatformHints& hints);
     bool operator<(const Shape& o) const {
-      return std::tie(type, bytes, root, world, in_switch, offsets) <
-             std::tie(o.type, o.bytes, o.root, o.world, o.in_switch, o.offsets);
+      return std::tie(type, bytes, root, world, in_switch, offsets, nodes) <
+             std::tie(o.type, o.bytes, o.root, o.world, o.in_switch, o.offsets, o.nodes);
     }
   };
 
@@ -58,9 +60,9 @@ class ChoiceProbe {
   /// The first member decides: the decision for an earlier collective of
   /// the same shape if there was one, else, with two candidates or more,
   /// the fastest simulated (`estimated` where none ran); the others take
-  /// that. `candidates` (probe_candidates) is asked only where a decision is
-  /// made.
-  AlgorithmKind choose(std::uint64_t key, const Group& group, const Shape& shape,
+  /// that. `shape` and `candidates` (probe_candidates) are asked only by the
+  /// first member, `candidates` only where a decision is made.
+  AlgorithmKind choose(std::uint64_t key, const Group& group, const std::function<Shape()>& shape,
                        const std::function<std::vector<AlgorithmKind>()>& candidates, AlgorithmKind estimated);
   /// A member ended the collective `key`. In a child probing it, the last
   /// member's end reports the time and ends the child.

@@ -674,9 +674,14 @@ void TraceWorkload::start_collective(Node* n) {
   try {  // the default choice weighs the platform's levels, which may not run
     const bool is_world = group->id == 0;
     spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, bytes, group->ranks, is_world);
-    if (options_.probe && chosen_by_default(*options_.collectives, *type, group->ranks)) {
+    if (options_.probe && options_.collectives->probe_margin > 0 &&
+        chosen_by_default(*options_.collectives, *type, group->ranks)) {
       spec.algorithm = options_.probe->choose(
-          n->collective_key, *group, ChoiceProbe::Shape::of(*type, bytes, spec.root, is_world, *group, *options_.hints),
+          n->collective_key, *group,
+          [&] {
+            return ChoiceProbe::Shape::of(*type, bytes, spec.root, is_world, *group, *options_.collectives,
+                                          *options_.hints);
+          },
           [&] { return probe_candidates(*options_.collectives, *type, bytes, group->ranks, is_world, *options_.hints); },
           spec.algorithm);
     }
