@@ -1,5 +1,5 @@
-// A forked copy of a running simulation (the default choice's probes, and
-// collbench's rows in processes of their own) shares the parent's open file
+// A forked copy of a running simulation (the default choice's probes, in a
+// trace replay or a collbench row) shares the parent's open file
 // descriptions: its reads would move the parent's offsets and its writes
 // would land in the parent's files. One call at the start of the child
 // cuts it loose.
