@@ -193,6 +193,8 @@ mutations=(
   "collbench's probe keeps the slowest candidate|platforms/collbench.cpp|t < (*best)[\"row\"].at(\"time_us\")|t > (*best)[\"row\"].at(\"time_us\")|DefaultChoice.AlgorithmsTooClose"
   "no probe: the estimate alone decides|models/collectives/algorithm_choice.cpp|  if (out.size() < 2) out.clear();|  out.clear();|DefaultChoice.AlgorithmsTooClose|DefaultChoice.ATraceProbes|RingTorusAndPool"
   "a trace's probe keeps the slowest candidate|traces/workload/choice_probe.cpp|t < best)) {|t > best)) {|DefaultChoice.ATraceProbes"
+  "a trace's candidates timed as the first of their batch|traces/workload/choice_probe.cpp|        d.simulated.emplace_back(a, has_time ? t : kNever);|        d.simulated.emplace_back(running.front().first, has_time ? t : kNever);|DefaultChoice.ATracesCandidatesRunSideBySide"
+  "a trace's probe stops after its first batch|traces/workload/choice_probe.cpp|first < candidates.size() && d.failure.empty()|first < width && d.failure.empty()|DefaultChoice.ATracesCandidatesRunSideBySide"
   "a trace's probe timed to the first member's end|traces/workload/choice_probe.cpp|--child_.remaining > 0) return;|(child_.remaining = 0) > 0) return;|DefaultChoice.ATraceProbes"
   "a repeat probed again|traces/workload/choice_probe.cpp|    by_shape_.emplace(shape, pick);|    (void)shape;|DefaultChoice.ATraceProbes"
   "a probe's copy reads its traces from /dev/null|tlm/simulation_copy.cpp|const int with = copy >= 0 ? copy : null;|const int with = null;|DefaultChoice.AProbeOfATraceLonger"

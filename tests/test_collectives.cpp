@@ -622,6 +622,48 @@ TEST(DefaultChoice, ATraceProbesACollectiveOnceForEveryMemberAndEveryRepeatAndWr
   EXPECT_EQ(collectives, (std::map<std::string, int>{{"all_reduce ALL_REDUCE_0", 16}, {"all_reduce ALL_REDUCE_1", 16}}));
 }
 
+TEST(DefaultChoice, ATracesCandidatesRunSideBySideEachWithItsOwnTime) {
+  // A 4 MiB all-reduce on torus4x4 with every algorithm within the margin
+  // (10: 1,000%): five candidates, run as many at once as the process has
+  // CPUs, then the next ones. Each candidate's time is its own (a
+  // collective alone from the start: collbench's row for that algorithm),
+  // and the decision is the same with one CPU (taskset: one after another)
+  // as with all of this machine's.
+  const std::string dir = testutil::scratch_dir("probe-side-by-side");
+  const std::string platform = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml";
+  const auto gen =
+      testutil::run_fabricsim("gen collective --npus 16 --type all_reduce --bytes 4M --iterations 1 --out " + dir + "/ar");
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const auto run = [&](const std::string& launcher, const std::string& name) {
+    const auto r = testutil::run_fabricsim("run --platform " + platform + " --workload " + dir + "/ar --report " + dir +
+                                               "/" + name + ".json --set collectives.probe_margin=10",
+                                           launcher);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto report = nlohmann::json::parse(testutil::read_text(dir + "/" + name + ".json"));
+    EXPECT_TRUE(report.contains("default_choice_probes")) << report.dump();
+    return report.value("default_choice_probes", nlohmann::json::object());
+  };
+  const auto side_by_side = run("", "free");
+  const auto one_cpu = run("taskset -c 0", "one-cpu");
+  EXPECT_EQ(side_by_side, one_cpu);
+  EXPECT_EQ(side_by_side["simulations"], 5);
+  ASSERT_EQ(side_by_side["collectives"].size(), 1u) << side_by_side.dump();
+  const auto& simulated = side_by_side["collectives"][0]["simulated_ns"];
+  ASSERT_EQ(simulated.size(), 5u) << simulated.dump();
+  std::string fastest;
+  double best = 0;
+  for (const char* algorithm : {"ring", "direct", "halving_doubling", "double_binary_tree", "hierarchical"}) {
+    const double alone = collbench_row(dir, "--platform " + platform + " -b 4M -e 4M --algo " + algorithm)["time_us"];
+    ASSERT_TRUE(simulated.contains(algorithm)) << simulated.dump();
+    EXPECT_NEAR(simulated[algorithm].get<double>(), alone * 1e3, 0.002 * alone * 1e3) << algorithm;
+    if (fastest.empty() || alone < best) {
+      fastest = algorithm;
+      best = alone;
+    }
+  }
+  EXPECT_EQ(side_by_side["collectives"][0]["chosen"], fastest);
+}
+
 TEST(DefaultChoice, AProbeOfATraceLongerThanItsWindowReadsOnInItsOwnCopy) {
   // 9,000 independent nodes per NPU on torus4x4, a 256 MiB all-reduce among
   // them at node 2,999: while it runs, the compute nodes around it finish

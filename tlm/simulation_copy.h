@@ -15,4 +15,8 @@ namespace fabricsim {
 /// with status 4 (a descriptor left on a user's file would be worse).
 void detach_from_parent_files(int keep);
 
+/// The CPUs this process may run on (a Slurm or taskset allocation, not the
+/// whole machine): how many copies can run side by side.
+unsigned cpus_available();
+
 }  // namespace fabricsim

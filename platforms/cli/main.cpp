@@ -14,7 +14,6 @@
 #include <memory>
 #include <tuple>
 
-#include <sched.h>
 #include <unistd.h>
 #include <iostream>
 #include <optional>
@@ -33,6 +32,7 @@
 #include "tlm/input_file.h"
 #include "tlm/output_file.h"
 #include "tlm/reduction.h"
+#include "tlm/simulation_copy.h"
 #include "platforms/loader.h"
 #include "platforms/parameter_catalogue.h"
 #include "platforms/reduction_models.h"
@@ -330,15 +330,6 @@ struct CollbenchArgs {
   int jobs = 0;  // 0: one per CPU
   RtlArgs rtl;
 };
-
-/// The CPUs this process may run on (a Slurm or taskset allocation, not
-/// the whole machine).
-unsigned cpus_available() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN)));
-}
 
 int collbench(const CollbenchArgs& a) {
   PlatformSpec spec = load_platform(a.platform, overrides_of(a.sets));

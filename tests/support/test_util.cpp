@@ -51,10 +51,11 @@ std::string read_text(const std::string& path) {
   return os.str();
 }
 
-CommandResult run_fabricsim(const std::string& args) {
+CommandResult run_fabricsim(const std::string& args, const std::string& launcher) {
   const std::string dir = scratch_dir("cmd");
   const std::string out = dir + "/out.txt", err = dir + "/err.txt";
-  const std::string cmd = std::string(FABRICSIM_BINARY) + " " + args + " >" + out + " 2>" + err;
+  const std::string cmd =
+      (launcher.empty() ? "" : launcher + " ") + std::string(FABRICSIM_BINARY) + " " + args + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

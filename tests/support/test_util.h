@@ -21,8 +21,9 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
-/// Runs the fabricsim binary with `args` (shell-quoted by the caller).
-CommandResult run_fabricsim(const std::string& args);
+/// Runs the fabricsim binary with `args` (shell-quoted by the caller),
+/// under `launcher` if one is given (`taskset -c 0`).
+CommandResult run_fabricsim(const std::string& args, const std::string& launcher = "");
 
 /// Path of a trace folder in ../shared/traces.
 std::string shared_trace(const std::string& relative);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <iostream>
@@ -16,49 +17,52 @@
 
 namespace fabricsim {
 
-bool ChoiceProbe::fork_child(std::uint64_t key, std::size_t members, bool* has_time, Tick* time) {
-  *has_time = false;
-  std::FILE* out = std::tmpfile();
-  if (!out) throw std::system_error(errno, std::generic_category(), "a temporary file");
+bool ChoiceProbe::start_child(std::uint64_t key, std::size_t members, Started* started) {
+  started->out = std::tmpfile();
+  if (!started->out) throw std::system_error(errno, std::generic_category(), "a temporary file");
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);  // the child must not write the parent's buffered output again
   std::signal(SIGCHLD, SIG_DFL);
   const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  started->pid = ::fork();
+  if (started->pid < 0) {
     const int error = errno;
-    std::fclose(out);
+    std::fclose(started->out);
     throw std::system_error(error, std::generic_category(), "fork");
   }
-  if (pid == 0) {
+  if (started->pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed from outside takes its probes with it
     if (::getppid() != parent) ::_exit(3);
-    detach_from_parent_files(::fileno(out));
+    detach_from_parent_files(::fileno(started->out));
     Calendar::instance().set_progress_hook(nullptr);
-    child_ = Child{out, key, members, now_ticks()};
+    child_ = Child{started->out, key, members, now_ticks()};
     return true;
   }
   ++children_run_;
+  return false;
+}
+
+void ChoiceProbe::finish_child(const Started& started, bool* has_time, Tick* time) {
+  *has_time = false;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
+  while (::waitpid(started.pid, &status, 0) < 0) {
     if (errno != EINTR) {
       const int error = errno;
-      ::kill(pid, SIGKILL);  // not left running on its own
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      ::kill(started.pid, SIGKILL);  // not left running on its own
+      while (::waitpid(started.pid, &status, 0) < 0 && errno == EINTR) {
       }
-      std::fclose(out);
+      std::fclose(started.out);
       throw std::system_error(error, std::generic_category(), "waitpid");
     }
   }
   unsigned long long ticks = 0;
-  std::rewind(out);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && std::fscanf(out, "%llu", &ticks) == 1) {
+  std::rewind(started.out);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && std::fscanf(started.out, "%llu", &ticks) == 1) {
     *has_time = true;
     *time = static_cast<Tick>(ticks);
   }
-  std::fclose(out);
-  return false;
+  std::fclose(started.out);
 }
 
 ChoiceProbe::Shape ChoiceProbe::Shape::of(CollectiveType type, std::uint64_t bytes, int root, bool world,
@@ -94,25 +98,43 @@ AlgorithmKind ChoiceProbe::choose(std::uint64_t key, const Group& group, const s
     Decision d{group.name, static_cast<CollectiveType>(shape.type), shape.bytes, estimated, {}, {}};
     bool found = false;
     Tick best = 0;
-    for (const AlgorithmKind a : candidates) {
-      bool has_time = false;
-      Tick t = 0;
-      try {
-        if (fork_child(key, members, &has_time, &t)) {
-          pick = a;  // the child: goes on with this candidate
+    // As many copies side by side as this process has CPUs: each is a whole
+    // simulation with nothing to share with the others while it runs.
+    const std::size_t width = std::max<std::size_t>(1, side_by_side_);
+    std::vector<std::pair<AlgorithmKind, Started>> running;
+    running.reserve(width);  // no allocation between a fork and the record of its child
+    for (std::size_t first = 0; first < candidates.size() && d.failure.empty() && !in_child(); first += width) {
+      running.clear();
+      for (std::size_t i = first; i < std::min(first + width, candidates.size()); ++i) {
+        Started started;
+        try {
+          if (start_child(key, members, &started)) {
+            pick = candidates[i];  // the child: goes on with this candidate
+            break;
+          }
+        } catch (const std::system_error& e) {
+          // No copy of the simulation to run it in: the candidates simulated
+          // so far decide, else the estimate; the report says why.
+          d.failure = std::string(to_string(candidates[i])) + ": " + e.what();
           break;
         }
-      } catch (const std::system_error& e) {
-        // No copy of the simulation to run it in: the candidates simulated
-        // so far decide, else the estimate; the report says why.
-        d.failure = std::string(to_string(a)) + ": " + e.what();
-        break;
+        running.emplace_back(candidates[i], started);
       }
-      d.simulated.emplace_back(a, has_time ? t : kNever);
-      if (has_time && (!found || t < best)) {
-        found = true;
-        best = t;
-        pick = a;
+      if (in_child()) break;
+      for (const auto& [a, started] : running) {  // every one started is reaped, in candidate order
+        bool has_time = false;
+        Tick t = 0;
+        try {
+          finish_child(started, &has_time, &t);
+        } catch (const std::system_error& e) {
+          if (d.failure.empty()) d.failure = std::string(to_string(a)) + ": " + e.what();
+        }
+        d.simulated.emplace_back(a, has_time ? t : kNever);
+        if (has_time && (!found || t < best)) {
+          found = true;
+          best = t;
+          pick = a;
+        }
       }
     }
     if (!in_child()) {

@@ -8,9 +8,11 @@
 // of the workload as it runs at that time, so the choice sees the
 // contention the collective meets (docs/collectives.md, "Probing").
 //
-// One per simulation, shared by its NPUs' workloads. A child does not probe
-// again (its other collectives take the estimate's choice) and writes to no
-// file but its report: its descriptors are cut loose from the parent's
+// The children run side by side, as many at once as the process has CPUs
+// (cpus_available: a Slurm or taskset allocation). One probe per
+// simulation, shared by its NPUs' workloads. A child does not probe again
+// (its other collectives take the estimate's choice) and writes to no file
+// but its report: its descriptors are cut loose from the parent's
 // (simulation_copy.h); it reads on in the traces.
 #pragma once
 
@@ -26,6 +28,7 @@
 
 #include "models/collectives/algorithm_choice.h"
 #include "models/collectives/collective.h"
+#include "tlm/simulation_copy.h"
 #include "tlm/time.h"
 
 namespace fabricsim {
@@ -90,11 +93,19 @@ class ChoiceProbe {
   std::uint64_t children_run() const { return children_run_; }
 
  private:
+  /// A child started and not yet reaped.
+  struct Started {
+    int pid = -1;
+    std::FILE* out = nullptr;  // where it writes its time
+  };
   /// Forks a child to probe `key`: true in the child; false in the parent,
-  /// which has then read the child's time into `time` (`has_time` false
-  /// when the child ended without one). Throws std::system_error where no
-  /// child could be made.
-  bool fork_child(std::uint64_t key, std::size_t members, bool* has_time, Tick* time);
+  /// with the child in `started`. Throws std::system_error where no child
+  /// could be made.
+  bool start_child(std::uint64_t key, std::size_t members, Started* started);
+  /// Waits for a started child and reads its time into `time` (`has_time`
+  /// false when it ended without one). Throws std::system_error where it
+  /// cannot be waited for (it is killed and reaped first).
+  static void finish_child(const Started& started, bool* has_time, Tick* time);
 
   struct Decided {
     AlgorithmKind algorithm = AlgorithmKind::kRing;
@@ -111,6 +122,7 @@ class ChoiceProbe {
   Child child_;
   std::vector<Decision> decisions_;
   std::uint64_t children_run_ = 0;
+  unsigned side_by_side_ = cpus_available();  // children run at once
 };
 
 }  // namespace fabricsim
