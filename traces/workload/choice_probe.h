@@ -85,7 +85,8 @@ class ChoiceProbe {
     /// member's start to the last member's end (kNever: it did not end).
     std::vector<std::pair<AlgorithmKind, Tick>> simulated;
     /// Why probing stopped before every candidate ran (no process or
-    /// temporary file could be made), or empty.
+    /// temporary file could be made; a copy that could not be waited for is
+    /// listed above without a time), or empty.
     std::string failure;
   };
   const std::vector<Decision>& decisions() const { return decisions_; }
