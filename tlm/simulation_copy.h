@@ -16,7 +16,7 @@ namespace fabricsim {
 void detach_from_parent_files(int keep);
 
 /// The CPUs this process may run on (a Slurm or taskset allocation, not the
-/// whole machine): how many copies can run side by side.
+/// whole machine; at least 1): how many copies can run side by side.
 unsigned cpus_available();
 
 }  // namespace fabricsim

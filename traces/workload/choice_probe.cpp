@@ -100,10 +100,10 @@ AlgorithmKind ChoiceProbe::choose(std::uint64_t key, const Group& group, const s
     Tick best = 0;
     // As many copies side by side as this process has CPUs: each is a whole
     // simulation with nothing to share with the others while it runs.
-    const std::size_t width = std::max<std::size_t>(1, side_by_side_);
+    const std::size_t width = side_by_side_;  // at least 1
     std::vector<std::pair<AlgorithmKind, Started>> running;
     running.reserve(width);  // no allocation between a fork and the record of its child
-    for (std::size_t first = 0; first < candidates.size() && d.failure.empty() && !in_child(); first += width) {
+    for (std::size_t first = 0; first < candidates.size() && d.failure.empty(); first += width) {
       running.clear();
       for (std::size_t i = first; i < std::min(first + width, candidates.size()); ++i) {
         Started started;
