@@ -260,6 +260,151 @@ TEST(PcieSwitch, AWriteWithoutStreamTimingTakesThePipeWholeFromItsRequest) {
   EXPECT_EQ(b.device.response_of(gp), gen3_time(n, 16) + kPcieLatency + memory_time(n));
 }
 
+constexpr Tick kHostLatency = 300'000;  // 300 ns into host memory and out
+
+PcieSwitch::Params staged(unsigned lanes, PcieSwitch::GpuDirect mode = PcieSwitch::GpuDirect::kOff) {
+  PcieSwitch::Params p = gen3(lanes);
+  p.gpudirect_rdma = mode;
+  p.uplink_lanes = lanes;
+  p.host_latency = kHostLatency;
+  return p;
+}
+
+TEST(PcieSwitch, AStagedReadGoesUpToHostMemoryAndBackCutThrough) {
+  // Request across (20 ns), the GPU's memory (100 ns + n ps); its copy up
+  // the GPU's port and the uplink (one pipe's time, cut-through) and across
+  // (20 ns); host memory (300 ns) from its first 256-byte TLP; the uplink
+  // back and the device's port, ending no earlier than the last byte came
+  // in plus 300 ns; across (20 ns).
+  Bench b(staged(8));
+  const std::uint64_t n = 64 << 10;
+  tlm::tlm_generic_payload gp;
+  b.device.script = [&](Initiator& self) {
+    setup(gp, tlm::TLM_READ_COMMAND, 4096, n);
+    self.post(gp);
+  };
+  testutil::run_to_end();
+  EXPECT_EQ(b.device.response_of(gp), kPcieLatency + memory_time(n) + gen3_time(256, 8) + kPcieLatency +
+                                          kHostLatency + gen3_time(n, 8) + kPcieLatency);
+  EXPECT_EQ(b.pcie.stats().bytes_via_host, n);
+  EXPECT_EQ(b.pcie.stats().busy_to_host, gen3_time(n, 8));
+  EXPECT_EQ(b.pcie.stats().busy_from_host, gen3_time(n, 8));
+}
+
+TEST(PcieSwitch, AStagedWriteGoesThroughHostMemoryThenIntoTheGpu) {
+  Bench b(staged(16));
+  const std::uint64_t n = 64 << 10;
+  tlm::tlm_generic_payload gp;
+  b.device.script = [&](Initiator& self) {
+    setup(gp, tlm::TLM_WRITE_COMMAND, 0, n);
+    self.post(gp);
+  };
+  testutil::run_to_end();
+  EXPECT_EQ(b.device.response_of(gp), gen3_time(256, 16) + kPcieLatency + kHostLatency + gen3_time(n, 16) +
+                                          kPcieLatency + memory_time(n));
+  EXPECT_EQ(b.pcie.stats().bytes_via_host, n);
+}
+
+TEST(PcieSwitch, WriteOnlyGpuDirectStagesReadsAndWritesStraightToTheGpu) {
+  Bench b(staged(16, PcieSwitch::GpuDirect::kWriteOnly));
+  const std::uint64_t n = 64 << 10;
+  tlm::tlm_generic_payload write, read;
+  b.device.script = [&](Initiator& self) {
+    setup(write, tlm::TLM_WRITE_COMMAND, 0, n);
+    self.post(write);
+    sc_core::wait(sc_core::sc_time(100, sc_core::SC_US));
+    setup(read, tlm::TLM_READ_COMMAND, 1 << 20, n);
+    self.post(read);
+  };
+  testutil::run_to_end();
+  EXPECT_EQ(b.device.response_of(write), gen3_time(n, 16) + kPcieLatency + memory_time(n));
+  EXPECT_EQ(b.device.response_of(read), 100'000'000 + kPcieLatency + memory_time(n) + gen3_time(256, 16) +
+                                            kPcieLatency + kHostLatency + gen3_time(n, 16) + kPcieLatency);
+  EXPECT_EQ(b.pcie.stats().bytes_via_host, n);
+}
+
+/// Two devices, each with its own memory, on one switch.
+struct TwoPairBench {
+  Initiator device0{"device0"}, device1{"device1"};
+  PcieSwitch pcie;
+  Memory memory0{"memory0", fast_memory()}, memory1{"memory1", fast_memory()};
+  explicit TwoPairBench(PcieSwitch::Params p) : pcie("pcie", (p.devices_per_switch = 2, p)) {
+    device0.socket.bind(pcie.from_devices);
+    pcie.to_memory.bind(memory0.in);
+    device1.socket.bind(pcie.from_devices);
+    pcie.to_memory.bind(memory1.in);
+  }
+};
+
+/// Both devices read n bytes at once, each from its own GPU: when each is answered.
+std::pair<Tick, Tick> two_reads_at_once(const PcieSwitch::Params& p, std::uint64_t n) {
+  TwoPairBench b(p);
+  tlm::tlm_generic_payload gp0, gp1;
+  b.device0.script = [&](Initiator& self) {
+    setup(gp0, tlm::TLM_READ_COMMAND, 0, n);
+    self.post(gp0);
+  };
+  b.device1.script = [&](Initiator& self) {
+    setup(gp1, tlm::TLM_READ_COMMAND, 0, n);
+    self.post(gp1);
+  };
+  testutil::run_to_end();
+  const Tick t0 = b.device0.response_of(gp0), t1 = b.device1.response_of(gp1);
+  return {std::min(t0, t1), std::max(t0, t1)};
+}
+
+TEST(PcieSwitch, PairsOnASwitchDoNotShareTheirPortsWithGpuDirect) {
+  const std::uint64_t n = 64 << 10;
+  const auto [first, second] = two_reads_at_once(gen3(8), n);
+  EXPECT_EQ(first, kPcieLatency + memory_time(n) + gen3_time(n, 8) + kPcieLatency);
+  EXPECT_EQ(second, first);
+}
+
+TEST(PcieSwitch, StagedPairsOnASwitchTakeItsUplinkInTurn) {
+  // Both copies take the one uplink: the second comes one copy's time later.
+  const std::uint64_t n = 64 << 10;
+  const auto [first, second] = two_reads_at_once(staged(8), n);
+  EXPECT_EQ(first, kPcieLatency + memory_time(n) + gen3_time(256, 8) + kPcieLatency + kHostLatency +
+                       gen3_time(n, 8) + kPcieLatency);
+  EXPECT_EQ(second, first + gen3_time(n, 8));
+}
+
+TEST(PcieSwitch, MoreDevicesThanDevicesPerSwitchAreRefused) {
+  Initiator device0{"device0"}, device1{"device1"};
+  PcieSwitch pcie("pcie", gen3(8));  // devices_per_switch 1
+  Memory memory0{"memory0", fast_memory()}, memory1{"memory1", fast_memory()};
+  device0.socket.bind(pcie.from_devices);
+  pcie.to_memory.bind(memory0.in);
+  device1.socket.bind(pcie.from_devices);
+  pcie.to_memory.bind(memory1.in);
+  device0.script = device1.script = [](Initiator&) {};
+  try {
+    testutil::run_to_end();
+    FAIL() << "two devices on a switch of one accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("bound to 2 devices, more than devices_per_switch (1)"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PcieSwitch, ADeviceWithoutAMemoryIsRefused) {
+  Initiator device0{"device0"}, device1{"device1"};
+  PcieSwitch::Params p = gen3(8);
+  p.devices_per_switch = 2;
+  PcieSwitch pcie("pcie", p);
+  Memory memory0{"memory0", fast_memory()};
+  device0.socket.bind(pcie.from_devices);
+  pcie.to_memory.bind(memory0.in);
+  device1.socket.bind(pcie.from_devices);
+  device0.script = device1.script = [](Initiator&) {};
+  try {
+    testutil::run_to_end();
+    FAIL() << "two devices and one memory accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("bound to 2 devices and 1 memories"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PcieSwitch, AnAccessTheMemoryRefusesComesBackWithItsErrorAfterCrossingTwice) {
   Bench b(gen3(16));
   tlm::tlm_generic_payload gp;
