@@ -260,10 +260,17 @@ Forwarder* Platform::make_nic(const NodeContext& c) {
   if (spec_.hbm) {
     Memory& hbm = *memories_[static_cast<std::size_t>(n.npu)].memory;
     if (c.spec.pcie) {  // the NIC reaches the GPU's memory through a PCIe switch
-      auto pcie = std::make_unique<PcieSwitch>((bf.name + "_" + n.name + "_pcie").c_str(), *c.spec.pcie);
+      // Consecutive NPUs share a switch, each NIC beside its own GPU.
+      const int per_switch = static_cast<int>(c.spec.pcie->devices_per_switch);
+      PcieSwitch*& pcie = bf.pcie_switch_of_group[n.npu / per_switch];
+      if (!pcie) {
+        const std::string name = per_switch == 1 ? bf.name + "_" + n.name + "_pcie"
+                                                 : bf.name + "_pcie" + std::to_string(n.npu / per_switch);
+        bf.pcie_switches.push_back(std::make_unique<PcieSwitch>(name.c_str(), *c.spec.pcie));
+        pcie = bf.pcie_switches.back().get();
+      }
       m->dma.socket.bind(pcie->from_devices);
       pcie->to_memory.bind(hbm.in);
-      bf.pcie_switches.push_back(std::move(pcie));
     } else {
       m->dma.socket.bind(hbm.in);
     }

@@ -47,6 +47,7 @@ class Platform {
     std::vector<Nic*> nic_of_rank;  // nullptr where the rank is not on this fabric
     std::vector<std::unique_ptr<Nic>> nics;
     std::vector<std::unique_ptr<PcieSwitch>> pcie_switches;  // between NICs and their NPUs' memories
+    std::map<int, PcieSwitch*> pcie_switch_of_group;         // by NPU / pcie.devices_per_switch
     std::vector<std::unique_ptr<Switch>> switches;
     std::vector<BuiltLink> links;
     std::unique_ptr<AggregationManager> aggregation;  // with reduction units

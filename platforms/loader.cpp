@@ -283,6 +283,19 @@ std::optional<PcieSwitch::Params> read_pcie(const YamlInput& in, const YAML::Nod
   if (!PcieSwitch::Params::valid_lanes(p.lanes)) {
     in.fail(node["lanes"], "pcie lanes " + std::to_string(p.lanes) + ": a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
   }
+  // A switch stays within a node: the first level's groups split into whole switches.
+  const std::vector<Dimension>& dims = spec.collectives.dims;
+  if (dims.size() > 1 && dims[0].stride == 1 && dims[0].size % static_cast<int>(p.devices_per_switch) != 0) {
+    in.fail(node["devices_per_switch"],
+            "pcie devices_per_switch " + std::to_string(p.devices_per_switch) + ": a node's " +
+                std::to_string(dims[0].size) + " NPUs (the first fabric's groups) do not split into PCIe switches of " +
+                std::to_string(p.devices_per_switch) + ", and a switch stays within its node: give a divisor of " +
+                std::to_string(dims[0].size));
+  }
+  if (!PcieSwitch::Params::valid_lanes(p.uplink_lanes)) {
+    in.fail(node["uplink_lanes"],
+            "pcie uplink_lanes " + std::to_string(p.uplink_lanes) + ": a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
+  }
   if (!PcieSwitch::Params::valid_max_payload(p.max_payload_bytes)) {
     in.fail(node["max_payload"], "pcie max_payload " + std::to_string(p.max_payload_bytes) +
                                      " bytes: PCIe allows 128, 256, 512, 1024, 2048 or 4096");

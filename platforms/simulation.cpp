@@ -384,6 +384,27 @@ ordered_json memory_entries(const Platform& platform, double span) {
   return memories;
 }
 
+/// Per PCIe switch that carried anything: bytes each way and through host
+/// memory, and the share of the run each direction of its uplink was busy.
+ordered_json pcie_entries(const Platform& platform, double span) {
+  ordered_json out = ordered_json::array();
+  for (const auto& f : platform.fabrics()) {
+    for (const auto& p : f.pcie_switches) {
+      const PcieSwitch::Stats& s = p->stats();
+      if (s.reads + s.writes == 0) continue;
+      ordered_json pe;
+      pe["name"] = p->name();
+      pe["bytes_to_devices"] = s.bytes_to_device;
+      pe["bytes_to_memories"] = s.bytes_to_memory;
+      pe["bytes_via_host"] = s.bytes_via_host;
+      pe["uplink_to_host_utilization"] = span > 0 ? static_cast<double>(s.busy_to_host) / span : 0.0;
+      pe["uplink_from_host_utilization"] = span > 0 ? static_cast<double>(s.busy_from_host) / span : 0.0;
+      out.push_back(std::move(pe));
+    }
+  }
+  return out;
+}
+
 /// Per fabric with a transport that does more than credits: what its NICs
 /// and links did about congestion and loss, summed.
 ordered_json transport_entries(const Platform& platform) {
@@ -442,6 +463,7 @@ nlohmann::ordered_json Simulation::report() const {
   j["fabrics"] = fabric_shapes(platform_->spec());
   j["reduction_units"] = unit_entries(*platform_, span);
   j["memories"] = memory_entries(*platform_, span);
+  if (auto p = pcie_entries(*platform_, span); !p.empty()) j["pcie_switches"] = std::move(p);
   if (!probe_.decisions().empty()) {
     nlohmann::ordered_json probes;
     probes["simulations"] = probe_.children_run();

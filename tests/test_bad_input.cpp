@@ -162,6 +162,16 @@ TEST(BadYaml, APcieSectionPcieCannotHaveOrWithoutAMemoryToReachIsRefused) {
   expect_refused(run_platform(dir, hbm + "    pcie: { generation: 6 }\n"), dir + "/p.yaml:5:", "\"generation\"");
   expect_refused(run_platform(dir, "npus: 4\nfabrics:\n  - topology: switch\n    pcie: { lanes: 16 }\n"),
                  dir + "/p.yaml:4:", "this platform has none: give npu.hbm, or leave pcie out");
+  expect_refused(run_platform(dir, hbm + "    pcie: { uplink_lanes: 3 }\n"), dir + "/p.yaml:5:",
+                 "pcie uplink_lanes 3: a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
+  expect_refused(run_platform(dir, hbm + "    pcie: { gpudirect_rdma: sometimes }\n"), dir + "/p.yaml:5:",
+                 "on, write_only, off");
+  // Two nodes of 4 NPUs: a switch of 3 would hold NICs of both.
+  const std::string nodes = "npus: 8\nnpu: { hbm: h100 }\nfabrics:\n  - topology: switch\n    group_size: 4\n"
+                            "  - topology: switch\n    pcie: { devices_per_switch: 3 }\n";
+  expect_refused(run_platform(dir, nodes), dir + "/p.yaml:7:",
+                 "pcie devices_per_switch 3: a node's 4 NPUs (the first fabric's groups) do not split into PCIe "
+                 "switches of 3, and a switch stays within its node: give a divisor of 4");
 }
 
 TEST(BadPaths, DirectoriesFifosAndDevicesAreRefusedAsInputsWithoutBlocking) {
