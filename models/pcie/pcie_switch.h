@@ -55,10 +55,15 @@
 //   and takes no pipe. The base protocol's exclusion rules hold on both
 //   sides: one request to each memory until its END_REQ, one response to a
 //   device until its END_RESP (the others wait, in order).
-// Pipes are reserved in time order: a read's at the memory's answer (its
-// way back from host memory when its first TLP is there), a write's at its
-// request (its first byte may be earlier; writes are then ordered by their
-// last byte).
+// A pair's own pipes are reserved in time order: a read's at the memory's
+// answer (its way back from host memory when its first TLP is there), a
+// write's at its request (its first byte may be earlier; writes are then
+// ordered by their last byte). The uplink is asked for out of order (a
+// write from its first byte, a read's copy from when the GPU's port is
+// free), so it keeps its busy intervals and a reservation takes the first
+// gap long enough. Where the uplink is faster than the ports, a transfer
+// holds it for its own time at the uplink's rate from when its bytes start
+// out of the port: as a burst, where the bytes would share it spread out.
 // The memory's own time (its latency, its bandwidth share) is not overlapped
 // with the pipe: an H100's HBM (3.35 TB/s) moves bytes 58x faster than a
 // PCIe 5.0 x16 port, one HBM3 stack 14x. Host memory's bandwidth is not
