@@ -130,6 +130,17 @@ struct Bench {
   }
 };
 
+/// One access of n bytes at `address`, posted alone at t = 0: when it was answered.
+Tick answered_alone(Bench& b, tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, std::uint64_t address,
+                    std::uint64_t n) {
+  b.device.script = [&gp, cmd, address, n](Initiator& self) {
+    setup(gp, cmd, address, n);
+    self.post(gp);
+  };
+  testutil::run_to_end();
+  return b.device.response_of(gp);
+}
+
 }  // namespace
 
 TEST(PcieSwitchParams, TheDataRateIsLanesTimesTheEncodedLaneRateLessTheTlpOverhead) {
@@ -167,12 +178,8 @@ TEST(PcieSwitch, AReadWithoutStreamTimingIsAnsweredWhenItsLastByteIsIn) {
   Bench b(gen3(8));
   const std::uint64_t n = 64 << 10;
   tlm::tlm_generic_payload gp;
-  b.device.script = [&](Initiator& self) {
-    setup(gp, tlm::TLM_READ_COMMAND, 4096, n);
-    self.post(gp);
-  };
-  testutil::run_to_end();
-  EXPECT_EQ(b.device.response_of(gp), kPcieLatency + memory_time(n) + gen3_time(n, 8) + kPcieLatency);
+  EXPECT_EQ(answered_alone(b, gp, tlm::TLM_READ_COMMAND, 4096, n),
+            kPcieLatency + memory_time(n) + gen3_time(n, 8) + kPcieLatency);
   EXPECT_EQ(gp.get_response_status(), tlm::TLM_OK_RESPONSE);
   EXPECT_EQ(b.pcie.stats().reads, 1u);
   EXPECT_EQ(b.pcie.stats().bytes_to_device, n);
@@ -252,12 +259,7 @@ TEST(PcieSwitch, AWriteWithoutStreamTimingTakesThePipeWholeFromItsRequest) {
   const std::uint64_t n = 64 << 10;
   Bench b(gen3(16));
   tlm::tlm_generic_payload gp;
-  b.device.script = [&](Initiator& self) {
-    setup(gp, tlm::TLM_WRITE_COMMAND, 0, n);
-    self.post(gp);
-  };
-  testutil::run_to_end();
-  EXPECT_EQ(b.device.response_of(gp), gen3_time(n, 16) + kPcieLatency + memory_time(n));
+  EXPECT_EQ(answered_alone(b, gp, tlm::TLM_WRITE_COMMAND, 0, n), gen3_time(n, 16) + kPcieLatency + memory_time(n));
 }
 
 constexpr Tick kHostLatency = 300'000;  // 300 ns into host memory and out
@@ -270,6 +272,12 @@ PcieSwitch::Params staged(unsigned lanes, PcieSwitch::GpuDirect mode = PcieSwitc
   return p;
 }
 
+/// A lone staged read of n bytes, its uplink as wide as its ports (below).
+Tick staged_read_time(std::uint64_t n, unsigned lanes) {
+  return kPcieLatency + memory_time(n) + gen3_time(256, lanes) + kPcieLatency + kHostLatency + gen3_time(n, lanes) +
+         kPcieLatency;
+}
+
 TEST(PcieSwitch, AStagedReadGoesUpToHostMemoryAndBackCutThrough) {
   // Request across (20 ns), the GPU's memory (100 ns + n ps); its copy up
   // the GPU's port and the uplink (one pipe's time, cut-through) and across
@@ -279,13 +287,7 @@ TEST(PcieSwitch, AStagedReadGoesUpToHostMemoryAndBackCutThrough) {
   Bench b(staged(8));
   const std::uint64_t n = 64 << 10;
   tlm::tlm_generic_payload gp;
-  b.device.script = [&](Initiator& self) {
-    setup(gp, tlm::TLM_READ_COMMAND, 4096, n);
-    self.post(gp);
-  };
-  testutil::run_to_end();
-  EXPECT_EQ(b.device.response_of(gp), kPcieLatency + memory_time(n) + gen3_time(256, 8) + kPcieLatency +
-                                          kHostLatency + gen3_time(n, 8) + kPcieLatency);
+  EXPECT_EQ(answered_alone(b, gp, tlm::TLM_READ_COMMAND, 4096, n), staged_read_time(n, 8));
   EXPECT_EQ(b.pcie.stats().bytes_via_host, n);
   EXPECT_EQ(b.pcie.stats().busy_to_host, gen3_time(n, 8));
   EXPECT_EQ(b.pcie.stats().busy_from_host, gen3_time(n, 8));
@@ -295,12 +297,7 @@ TEST(PcieSwitch, AStagedWriteGoesThroughHostMemoryThenIntoTheGpu) {
   Bench b(staged(16));
   const std::uint64_t n = 64 << 10;
   tlm::tlm_generic_payload gp;
-  b.device.script = [&](Initiator& self) {
-    setup(gp, tlm::TLM_WRITE_COMMAND, 0, n);
-    self.post(gp);
-  };
-  testutil::run_to_end();
-  EXPECT_EQ(b.device.response_of(gp), gen3_time(256, 16) + kPcieLatency + kHostLatency + gen3_time(n, 16) +
+  EXPECT_EQ(answered_alone(b, gp, tlm::TLM_WRITE_COMMAND, 0, n), gen3_time(256, 16) + kPcieLatency + kHostLatency + gen3_time(n, 16) +
                                           kPcieLatency + memory_time(n));
   EXPECT_EQ(b.pcie.stats().bytes_via_host, n);
 }
@@ -318,8 +315,7 @@ TEST(PcieSwitch, WriteOnlyGpuDirectStagesReadsAndWritesStraightToTheGpu) {
   };
   testutil::run_to_end();
   EXPECT_EQ(b.device.response_of(write), gen3_time(n, 16) + kPcieLatency + memory_time(n));
-  EXPECT_EQ(b.device.response_of(read), 100'000'000 + kPcieLatency + memory_time(n) + gen3_time(256, 16) +
-                                            kPcieLatency + kHostLatency + gen3_time(n, 16) + kPcieLatency);
+  EXPECT_EQ(b.device.response_of(read), 100'000'000 + staged_read_time(n, 16));
   EXPECT_EQ(b.pcie.stats().bytes_via_host, n);
 }
 
@@ -364,8 +360,7 @@ TEST(PcieSwitch, StagedPairsOnASwitchTakeItsUplinkInTurn) {
   // Both copies take the one uplink: the second comes one copy's time later.
   const std::uint64_t n = 64 << 10;
   const auto [first, second] = two_reads_at_once(staged(8), n);
-  EXPECT_EQ(first, kPcieLatency + memory_time(n) + gen3_time(256, 8) + kPcieLatency + kHostLatency +
-                       gen3_time(n, 8) + kPcieLatency);
+  EXPECT_EQ(first, staged_read_time(n, 8));
   EXPECT_EQ(second, first + gen3_time(n, 8));
 }
 
@@ -408,13 +403,9 @@ TEST(PcieSwitch, ADeviceWithoutAMemoryIsRefused) {
 TEST(PcieSwitch, AnAccessTheMemoryRefusesComesBackWithItsErrorAfterCrossingTwice) {
   Bench b(gen3(16));
   tlm::tlm_generic_payload gp;
-  b.device.script = [&](Initiator& self) {
-    setup(gp, tlm::TLM_READ_COMMAND, 2ull << 30, 4096);  // past the 1 GiB memory
-    self.post(gp);
-  };
-  testutil::run_to_end();
+  const Tick answered = answered_alone(b, gp, tlm::TLM_READ_COMMAND, 2ull << 30, 4096);  // past the 1 GiB memory
   EXPECT_EQ(gp.get_response_status(), tlm::TLM_ADDRESS_ERROR_RESPONSE);
-  EXPECT_EQ(b.device.response_of(gp), 2 * kPcieLatency);
+  EXPECT_EQ(answered, 2 * kPcieLatency);
   EXPECT_EQ(b.pcie.stats().errors, 1u);
   EXPECT_EQ(b.pcie.stats().bytes_to_device, 0u);
 }
@@ -440,13 +431,9 @@ TEST(PcieSwitch, ADeviceThatEndsItsResponsesLateGetsTheNextOnlyAfterItsEndResp) 
 TEST(PcieSwitch, ACommandThatMovesNoDataCrossesBothWaysAndTakesNoPipe) {
   Bench b(gen3(4));
   tlm::tlm_generic_payload gp;
-  b.device.script = [&](Initiator& self) {
-    setup(gp, tlm::TLM_IGNORE_COMMAND, 0, 64 << 10);
-    self.post(gp);
-  };
-  testutil::run_to_end();
+  const Tick answered = answered_alone(b, gp, tlm::TLM_IGNORE_COMMAND, 0, 64 << 10);
   EXPECT_EQ(gp.get_response_status(), tlm::TLM_OK_RESPONSE);
-  EXPECT_EQ(b.device.response_of(gp), 2 * kPcieLatency);
+  EXPECT_EQ(answered, 2 * kPcieLatency);
   EXPECT_EQ(b.pcie.stats().reads + b.pcie.stats().writes, 0u);
   EXPECT_EQ(b.pcie.stats().busy_to_device + b.pcie.stats().busy_to_memory, 0u);
 }
