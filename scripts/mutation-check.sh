@@ -112,6 +112,8 @@ mutations=(
   "adaptive routing ignores queued frames|models/link/link.cpp|  return sending + params_.bandwidth.time_for(static_cast<double>(waiting_bytes_));|  return sending;|LoadBalancing.AdaptiveRoutingRuns"
   "spraying keeps one port|models/switch/forwarding.cpp|return choices[spray_next_++ % count];|return choices[0];|LoadBalancing.Spraying"
   "load balancing never applied|platforms/builder.cpp|        router[u]->set_port_choice(f.transport.load_balancing);|        (void)0;|LoadBalancing"
+  "ECN queue measured when the frame is handed over|models/link/link.cpp|  const Tick at = std::max(now_ticks(), f->head);|  const Tick at = now_ticks();|Ecn\\."
+  "ECN queue ignores what the port sends meanwhile|models/link/link.cpp|    if (end <= at) continue;|    if (false) continue;|Ecn\\.AnIncast|Ecn\\.ATwo"
   "timeline loses ECN marks|platforms/timeline.cpp|  l->marks[b] += marked ? 1 : 0;|  l->marks[b] += 0;|Timeline.MarksAndPauses"
   "timeline loses PFC pauses|models/link/link.cpp|      if (timeline_) timeline_->link_paused(timeline_id_, l.paused_since, now);|      (void)0;|Timeline.MarksAndPauses"
   "timeline loses drops|platforms/timeline.cpp|  ++l->drops[static_cast<std::size_t>(when / bucket_)];|  (void)0;|Timeline.DropsOfALossy"

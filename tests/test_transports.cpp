@@ -241,6 +241,82 @@ TEST(Transport, PfcAloneLetsTheQueueGrowToXoff) {
   EXPECT_GT(q.peak_queue_bytes, xoff);
 }
 
+/// Two or three NPUs on one RoCE switch that marks by RED (`kmin`, `kmax`,
+/// `pmax`), 4 KiB frames of no header (T = 4096 / 50 GB/s = 81.92 ns), links
+/// of `latency` with room for PFC's headroom; `injection` caps the NICs.
+std::string ecn_switch(int n, const std::string& red, const std::string& latency = "500 ns",
+                       const std::string& injection = "") {
+  return "npus: " + std::to_string(n) + "\nnic: { mtu: 4 KiB, header: 0" +
+         (injection.empty() ? "" : ", injection_bandwidth: " + injection) + R"( }
+fabrics:
+  - topology: switch
+    link: { bandwidth: 50 GB/s, latency: )" +
+         latency + R"(, buffer: 16 MiB }
+    switch: { latency: 100 ns }
+    transport: { kind: roce, congestion_control: dcqcn, )" +
+         red + " }\n";
+}
+
+/// One flow through the switch, at line rate or capped below it by the NIC.
+/// A link holds latency x rate = 25 kB in flight, far above kmin (1 kB): a
+/// port that measured its queue when the switch handed a frame over (its
+/// head still on the wire) instead of when the head arrives would mark it,
+/// and DCQCN would slow a flow that has the network to itself (it did: a
+/// 1 GiB transfer between two nodes of dgx_h100_4node_roce.yaml ran at 17.1
+/// GB/s where the link gives 48.4).
+void expect_a_lone_flow_unmarked(const std::string& injection, double rate_GBps) {
+  const std::uint64_t S = 16 * MiB;
+  const auto run = run_transfers(ecn_switch(2, "ecn_kmin: 1 kB, ecn_kmax: 2 kB, ecn_pmax: 1", "500 ns", injection),
+                                 {Flow{0, 1, S}});
+  const Link::Stats& egress = link_between(*run.platform, "switch", "npu1").stats();
+  EXPECT_EQ(egress.frames, S / 4096);
+  EXPECT_EQ(egress.ecn_marks, 0u);
+  EXPECT_EQ(egress.peak_queue_bytes, 0u);
+  // S at the flow's rate, plus two links and the switch: DCQCN cut nothing.
+  const double closed = S / rate_GBps + 2 * 500 + 100;
+  ASSERT_NE(run.done[0], kNever);
+  EXPECT_NEAR(ns(run.done[0]), closed, 0.001 * closed);
+}
+
+TEST(Ecn, ALoneFlowAtLineRateFindsNoQueueAndIsNeverMarked) { expect_a_lone_flow_unmarked("", 50.0); }
+
+TEST(Ecn, ALoneFlowBelowLineRateFindsNoQueueAndIsNeverMarked) { expect_a_lone_flow_unmarked("30 GB/s", 30.0); }
+
+TEST(Ecn, ATwoToOneIncastIsMarkedAtTheQueueItBuilds) {
+  // npu0 and npu1 each send N frames to npu2 from t = 0. Their frames reach
+  // the egress port to npu2 in pairs, one pair every T, and the port sends
+  // one per T: frame k of the first sender finds k frames ahead of it (2k
+  // arrived, k sent) and the second sender's k + 1. With kmin = kmax = K =
+  // 4.5 frames a frame is marked exactly when more than K bytes are ahead:
+  // the first sender's from k = 5, the second's from k = 4, 2N - 9 in all.
+  // The links' 50 us latency keeps every CNP away until both have sent all
+  // (N T = 1.3 us), so DCQCN changes nothing in between.
+  constexpr std::uint64_t F = 4096, N = 16;
+  const std::string red = "ecn_kmin: 18432, ecn_kmax: 18432, ecn_pmax: 1";
+  const auto run = run_transfers(ecn_switch(3, red, "50 us"), {Flow{0, 2, N * F}, Flow{1, 2, N * F}});
+  const Link::Stats& egress = link_between(*run.platform, "switch", "npu2").stats();
+  ASSERT_EQ(egress.frames, 2 * N);
+  EXPECT_EQ(egress.ecn_marks, 2 * N - 9);
+  EXPECT_EQ(egress.peak_queue_bytes, N * F);  // the last pair's second frame: N frames ahead
+  // sum over pairs of k F + (k + 1) F
+  EXPECT_EQ(egress.queue_bytes_seen, N * N * F);
+}
+
+TEST(Ecn, AnIncastIsMarkedWithREDsLinearProbability) {
+  // The same incast, 256 frames each, RED from kmin = 0 to kmax = 512
+  // frames with pmax = 1: a frame finding q bytes ahead is marked with
+  // probability q / kmax. The queues are k F and (k + 1) F for k < 256, so
+  // the expected count is sum (2k + 1) / 512 = 128, with a standard
+  // deviation of 9.2 (sum of p(1 - p)); the draws are repeatable.
+  constexpr std::uint64_t F = 4096, N = 256;
+  const std::string red = "ecn_kmin: 0, ecn_kmax: " + std::to_string(512 * F) + ", ecn_pmax: 1";
+  const auto run = run_transfers(ecn_switch(3, red, "50 us"), {Flow{0, 2, N * F}, Flow{1, 2, N * F}});
+  const Link::Stats& egress = link_between(*run.platform, "switch", "npu2").stats();
+  ASSERT_EQ(egress.frames, 2 * N);
+  EXPECT_EQ(egress.queue_bytes_seen, N * N * F);
+  EXPECT_NEAR(static_cast<double>(egress.ecn_marks), 128.0, 3 * 9.2);
+}
+
 TEST(Pfc, ASharedBufferPausesEachOfTwoCongestedPortsAtAThirdOfIt) {
   // Two senders into one receiver, PFC alone, the switch's 1 MiB shared
   // by its ports with alpha = 1: a port pauses when it holds more than the

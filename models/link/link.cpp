@@ -310,10 +310,12 @@ void Link::set_ecn(const Ecn& ecn) {
 
 void Link::mark_congestion(Frame* f) {
   Ethernet& l = *ethernet_;
-  const Tick now = now_ticks();
-  // Bytes ahead of it: those waiting, and what is left of the frame being sent.
-  std::uint64_t q = waiting_bytes_;
-  if (busy_until_ > now) q += static_cast<std::uint64_t>(params_.bandwidth.bytes_per_ps() * static_cast<double>(busy_until_ - now));
+  // The queue a switch sees is the one the frame finds when its head reaches
+  // the egress port, not the one there is when the switch hands it over
+  // early (with its head still on the way): measured at the head's arrival,
+  // a lone flow at or below line rate finds nothing ahead of it.
+  const Tick at = std::max(now_ticks(), f->head);
+  const std::uint64_t q = queued_at(at);
   stats_.peak_queue_bytes = std::max(stats_.peak_queue_bytes, q);
   stats_.queue_bytes_seen += q;
   const Ecn& e = l.ecn;
@@ -329,7 +331,42 @@ void Link::mark_congestion(Frame* f) {
     f->ecn = true;
     ++stats_.ecn_marks;
   }
-  if (timeline_) timeline_->link_queue(timeline_id_, now, q, mark);
+  if (timeline_) timeline_->link_queue(timeline_id_, at, q, mark);
+}
+
+std::uint64_t Link::queued_at(Tick at) const {
+  const Ethernet& l = *ethernet_;
+  // What is left of the frame being sent: it drains evenly from its start to
+  // its end (at the input's rate if its tail holds the link).
+  std::uint64_t q = 0;
+  if (busy_until_ > at && l.service_bytes > 0) {
+    const Tick start = std::min(l.service_start, at);
+    q += static_cast<std::uint64_t>(static_cast<double>(l.service_bytes) * static_cast<double>(busy_until_ - at) /
+                                    static_cast<double>(busy_until_ - start));
+  }
+  // The frames waiting ahead that will have arrived by then, less what the
+  // port sends of them meanwhile (in order, each once its head is in and the
+  // port is free; nothing while PFC holds the port).
+  Tick free_at = std::max(busy_until_, now_ticks());
+  for (std::size_t i = 0; i < waiting_.size(); ++i) {
+    const Frame* w = waiting_[i];
+    if (w->head > at) continue;
+    if (l.sender_paused) {
+      q += w->wire_bytes;
+      continue;
+    }
+    const Tick start = std::max(free_at, w->head);
+    const Tick end = std::max(start + params_.bandwidth.time_for(static_cast<double>(w->wire_bytes)), w->tail);
+    free_at = end;
+    if (end <= at) continue;
+    if (start >= at) {
+      q += w->wire_bytes;
+    } else {
+      q += static_cast<std::uint64_t>(static_cast<double>(w->wire_bytes) * static_cast<double>(end - at) /
+                                      static_cast<double>(end - start));
+    }
+  }
+  return q;
 }
 
 void Link::send_one_at_a_time() {
@@ -353,6 +390,8 @@ void Link::send_one_at_a_time() {
     const Tick duration = params_.bandwidth.time_for(static_cast<double>(f->wire_bytes));
     const Tick end = std::max(now + duration, f->tail);
     // Its bytes count in the receiver's buffer from when its head is there.
+    l.service_start = now;
+    l.service_bytes = f->wire_bytes;
     l.arrivals.push_back(Change{now + params_.latency, f->wire_bytes, l.lossy ? f : nullptr});
     Calendar::instance().schedule(now + params_.latency, this, kArrive);
     launch(f, now, end, duration, l.occupancy + f->wire_bytes, !l.lossy);

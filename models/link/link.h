@@ -152,6 +152,9 @@ class Link : public sc_core::sc_module, public OutputBacklog, private Calendar::
     bool sender_paused = false;      // the sender has heard PAUSE, not yet RESUME
     Tick paused_since = 0;
     bool wake_pending = false;
+    Tick service_start = 0;          // the frame being sent (one at a time): its start
+    std::uint64_t service_bytes = 0;  // and its wire bytes
+
     InlineRing<Change, 8> arrivals;  // frames' heads reaching the receiver, in time order
     InlineRing<Change, 8> releases;  // frames leaving the receiver's buffer, by time
   };
@@ -165,8 +168,12 @@ class Link : public sc_core::sc_module, public OutputBacklog, private Calendar::
   void lossy_arrivals();
   void receiver_released(std::uint64_t bytes, Tick at);
   void receiver_changed();
-  /// ECN: marks `f`, about to join the queue, by what it finds ahead of it.
+  /// ECN: marks `f`, about to join the queue, by what it finds ahead of it
+  /// when its head arrives.
   void mark_congestion(Frame* f);
+  /// Bytes queued at this port at time `at` (>= now): what is left of the
+  /// frame being sent and the waiting frames that have arrived by then.
+  std::uint64_t queued_at(Tick at) const;
   /// Starts a read request at once on its own virtual channel; returns when
   /// it has left, or kNever if it had to queue for credit.
   Tick send_request(Frame* f);
