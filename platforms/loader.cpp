@@ -464,6 +464,36 @@ PlatformHints::FabricCosts protocol_costs(const FabricSpec& f) {
   return c;
 }
 
+/// An unset `nic.read_ahead` on a fabric whose NICs read the NPU's memory:
+/// as deep as a port's rate and a frame's read need (Nic::derived_read_ahead).
+/// A read waits the memory's latency, and through a PCIe switch a crossing
+/// each way (staged through host memory, another crossing and the host's
+/// latency); it moves its bytes at the memory's bandwidth shared by every
+/// port of the NIC reading and writing at once, or the PCIe port's rate if
+/// that is slower.
+void resolve_read_ahead(const PlatformSpec& spec, FabricSpec& f) {
+  if (f.nic.read_ahead_bytes != 0 || !spec.hbm) return;
+  Tick path = spec.hbm->latency;
+  double read = spec.hbm->bandwidth.bytes_per_ps();
+  Bandwidth port;  // a NIC's port: its first link
+  int ports = 0;
+  for (std::size_t i = 0; i < f.nodes.size() && ports == 0; ++i) {
+    if (f.nodes[i].kind != FabricNode::Kind::kNic) continue;
+    for (const FabricEdge& e : f.edges) {
+      if (e.internal || (e.a != static_cast<int>(i) && e.b != static_cast<int>(i))) continue;
+      if (ports++ == 0) port = e.link.bandwidth;
+    }
+  }
+  read /= 2.0 * std::max(1, ports);
+  if (f.pcie) {
+    path += 2 * f.pcie->latency;
+    if (f.pcie->stages_reads()) path += f.pcie->latency + f.pcie->host_latency;
+    read = std::min(read, f.pcie->data_bandwidth().bytes_per_ps());
+  }
+  f.nic.read_ahead_bytes =
+      Nic::derived_read_ahead(port, path, Bandwidth::bytes_per_second(read * 1e12), f.nic.segment_bytes);
+}
+
 PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverride>& overrides) {
   const YamlDocument doc = load_yaml_document(path, overrides);
   const YAML::Node& root = doc.root;
@@ -554,6 +584,7 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
       spec.fabrics.push_back(std::move(f));
     }
   }
+  for (FabricSpec& f : spec.fabrics) resolve_read_ahead(spec, f);
   for (const FabricSpec& f : spec.fabrics) spec.hints.fabric_costs.push_back(protocol_costs(f));
   for (const FabricSpec& f : spec.fabrics) {
     std::vector<int> domain;

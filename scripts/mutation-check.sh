@@ -114,6 +114,8 @@ mutations=(
   "load balancing never applied|platforms/builder.cpp|        router[u]->set_port_choice(f.transport.load_balancing);|        (void)0;|LoadBalancing"
   "ECN queue measured when the frame is handed over|models/link/link.cpp|  const Tick at = std::max(now_ticks(), f->head);|  const Tick at = now_ticks();|Ecn\\."
   "ECN queue ignores what the port sends meanwhile|models/link/link.cpp|    if (end <= at) continue;|    if (false) continue;|Ecn\\.AnIncast|Ecn\\.ATwo"
+  "read-ahead left at one segment|platforms/loader.cpp|  if (f.nic.read_ahead_bytes != 0 |  if (true |ReadAhead.Derived"
+  "read-ahead blind to the memory's latency|platforms/loader.cpp|  Tick path = spec.hbm->latency;|  Tick path = 0;|ReadAhead.Derived"
   "timeline loses ECN marks|platforms/timeline.cpp|  l->marks[b] += marked ? 1 : 0;|  l->marks[b] += 0;|Timeline.MarksAndPauses"
   "timeline loses PFC pauses|models/link/link.cpp|      if (timeline_) timeline_->link_paused(timeline_id_, l.paused_since, now);|      (void)0;|Timeline.MarksAndPauses"
   "timeline loses drops|platforms/timeline.cpp|  ++l->drops[static_cast<std::size_t>(when / bucket_)];|  (void)0;|Timeline.DropsOfALossy"

@@ -42,6 +42,42 @@ double finish_of(const nlohmann::json& npu, const std::string& collective) {
   return -1;
 }
 
+/// Two NPUs on a switch, one 450 GB/s port each (a B300-class NVLink port
+/// of 9 x 50 GB/s), 32 KiB frames that take 73 ns on the wire, HBM of
+/// 8 TB/s with 100 ns of latency; `nic` adds to the NICs' section.
+std::string fast_port_platform(const std::string& nic = "") {
+  return "npus: 2\n"
+         "npu: { hbm: { size: 16 GiB, channels: 64, bandwidth: 8000 GB/s, latency: 100 ns } }\n"
+         "nic: { mtu: 256, header: 0, segment: 32 KiB" + nic + " }\n"
+         "fabrics: [ { topology: switch, link: { bandwidth: 450 GB/s, latency: 250 ns, buffer: 1 MiB }, "
+         "switch: { latency: 100 ns } } ]\n";
+}
+
+void expect_the_port_at_its_bound(const std::string& nic, bool at_bound) {
+  // A frame's read takes 100 ns + 32 KiB at the memory's 4 TB/s left for
+  // each direction = 108 ns, longer than the frame's 73 ns on the wire: read
+  // one frame ahead, the port waits for every read (about 2/3 of its rate);
+  // derived (Little's law: 450 GB/s x 108 ns = 49 kB, two frames), the
+  // reads keep up and 64 MiB cross at the port's rate plus the path.
+  const std::uint64_t S = 64 * MiB;
+  const auto run = testutil::run_transfers(fast_port_platform(nic), {testutil::Flow{0, 1, S}});
+  ASSERT_NE(run.done[0], kNever);
+  const double bound = S / 450.0 + 2 * 250 + 100 + 100;  // wire, links, switch, the first read's latency
+  const double took = ticks_to_ns(run.done[0]);
+  if (at_bound) {
+    EXPECT_EQ(run.platform->spec().fabrics[0].nic.read_ahead_bytes, 64u << 10);
+    EXPECT_NEAR(took, bound, 0.01 * bound);
+  } else {
+    EXPECT_GT(took, 1.3 * bound) << "one frame of read-ahead should hold the port back";
+  }
+}
+
+TEST(ReadAhead, DerivedFromRateAndLatencyItKeepsAFastPortAtItsBound) { expect_the_port_at_its_bound("", true); }
+
+TEST(ReadAhead, OneFrameAheadHoldsAFastPortBackWhereTheReadOutlastsTheFrame) {
+  expect_the_port_at_its_bound(", read_ahead: 32 KiB", false);
+}
+
 TEST(Hbm, AMemoryBoundKernelBesideAnAllReduceSlowsBoth) {
   // One HBM channel of M = 100 GB/s and a fabric far faster than it. Alone,
   // the kernel reads 2S in 2S/M, and the all-reduce (2 NPUs, ring) moves S/2

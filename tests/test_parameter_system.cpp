@@ -120,7 +120,13 @@ TEST(Parameters, AnEmptySectionLoadsEveryParameterToItsDeclaredDefault) {
   expect_defaults(Memory::Params::table(), *spec.hbm);
   expect_defaults(CollectiveConfig::table(), spec.collectives);
   const FabricSpec& f = spec.fabrics.at(0);
-  expect_defaults(Nic::Params::table(), f.nic);
+  // Unset, the read-ahead is derived: one port at 50 GB/s (the default
+  // link) x (100 ns + 256 KiB at half of the default memory's 819 GB/s)
+  // = 37 kB, within one 256 KiB frame.
+  EXPECT_EQ(f.nic.read_ahead_bytes, 256u << 10);
+  Nic::Params nic = f.nic;
+  nic.read_ahead_bytes = 0;
+  expect_defaults(Nic::Params::table(), nic);
   ASSERT_FALSE(f.edges.empty());
   for (const FabricEdge& e : f.edges) {
     if (!e.internal) expect_defaults(Link::Params::table(), e.link);

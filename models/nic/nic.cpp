@@ -1,6 +1,7 @@
 #include "models/nic/nic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -20,10 +21,10 @@ const ParamTable<Nic::Params>& Nic::Params::table() {
           .legacy("segment_bytes", 1, "bytes")
           .add("read_ahead", Quantity::kBytes, &Params::read_ahead_bytes,
                "bytes of frames each port reads from the NPU's memory ahead of the wire (outstanding DMA reads; "
-               "at least one frame, at most 16; of a striped message, no more than the port's share); unset: one "
-               "segment")
-          .range(1, static_cast<double>(1u << 30))
-          .follows("segment")
+               "at least one frame, at most 16; of a striped message, no more than the port's share); 0 or unset: "
+               "derived by Little's law, the port's rate x (the DMA path's latency + a frame's read at the "
+               "memory's bandwidth shared by every port reading and writing), in whole frames")
+          .range(0, static_cast<double>(1u << 30))
           .add("message_overhead", Quantity::kDuration, &Params::message_overhead,
                "per message, before its first frame leaves")
           .legacy("message_overhead_ns", 1e3, "ns")
@@ -58,6 +59,22 @@ void* port_arg(unsigned port) { return reinterpret_cast<void*>(static_cast<std::
 unsigned arg_port(void* arg) { return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg)); }
 }  // namespace
 
+std::uint32_t Nic::derived_read_ahead(Bandwidth port_rate, Tick path_latency, Bandwidth read_rate,
+                                      std::uint64_t segment) {
+  if (segment == 0) return 0;
+  if (port_rate.is_unlimited()) return static_cast<std::uint32_t>(std::min<std::uint64_t>(kMaxPrefetch * segment, 1u << 30));
+  // A frame's read must be done by the time the frames ahead of it have
+  // left: rate x (latency + the frame's own read) bytes in flight, at the
+  // rate the port can keep (no faster than the memory gives it: reading
+  // further ahead would only take the memory from others).
+  const double read = static_cast<double>(path_latency + read_rate.time_for(static_cast<double>(segment)));
+  const double rate = read_rate.is_unlimited() ? port_rate.bytes_per_ps()
+                                               : std::min(port_rate.bytes_per_ps(), read_rate.bytes_per_ps());
+  const double in_flight = rate * read;
+  const auto frames = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(in_flight / static_cast<double>(segment))), 1, kMaxPrefetch);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(frames * segment, 1u << 30));
+}
+
 Nic::Nic(const sc_core::sc_module_name& name, const Params& params)
     : sc_core::sc_module(name),
       tx("tx", params.ports),
@@ -71,6 +88,9 @@ Nic::Nic(const sc_core::sc_module_name& name, const Params& params)
   if (params_.ports == 0) throw std::invalid_argument(std::string(this->name()) + ": a NIC needs at least one port");
   if (params_.mtu_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": mtu_bytes must be > 0");
   if (params_.segment_bytes < params_.mtu_bytes) params_.segment_bytes = params_.mtu_bytes;
+  if (params_.read_ahead_bytes == 0) {
+    params_.read_ahead_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(params_.segment_bytes, 1u << 30));
+  }
   // Frames are whole packets.
   params_.segment_bytes -= params_.segment_bytes % params_.mtu_bytes;
   for (unsigned p = 0; p < params_.ports; ++p) {

@@ -55,10 +55,11 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     /// order; messages are reassembled by count.
     bool stripe = false;
     /// Bytes of frames a port reads from the NPU's memory ahead of the wire
-    /// (outstanding DMA reads); unset, one segment. 32 bits, in stripe's
-    /// padding: a larger Params moved the NIC's hot fields and cost 8% on
-    /// the 1,024-NPU runs.
-    std::uint32_t read_ahead_bytes = 256 << 10;
+    /// (outstanding DMA reads); 0: unset, which a platform derives from its
+    /// port's rate and DMA path (derived_read_ahead) and a NIC built alone
+    /// takes as one segment. 32 bits, in stripe's padding: a larger Params
+    /// moved the NIC's hot fields and cost 8% on the 1,024-NPU runs.
+    std::uint32_t read_ahead_bytes = 0;
     /// Per message of a collective step, by its protocol (Message::protocol:
     /// Simple, LL, LL128), in place of message_overhead: the step's
     /// synchronization. Last, away from the hot fields above.
@@ -72,6 +73,18 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
     /// Every user-settable parameter, with unit, range and description.
     static const ParamTable<Params>& table();
   };
+
+  /// The read-ahead that keeps a port of `port_rate` busy when each DMA read
+  /// answers `path_latency` after it is asked and moves its bytes at
+  /// `read_rate` (Little's law: rate x (latency + a frame's read) bytes in
+  /// flight, the rate the slower of the port and the read), in whole frames
+  /// of `segment` bytes, at least one and at most 16. A frame read ahead is claimed by its port, so no deeper than that:
+  /// on a striped message the ports' last frames would come out unevenly.
+  /// NCCL never holds it back: its proxy keeps NCCL_STEPS (8) steps of a
+  /// channel posted, a ConnectX reads with many requests outstanding, and
+  /// SMs copying over NVLink keep many loads in flight.
+  static std::uint32_t derived_read_ahead(Bandwidth port_rate, Tick path_latency, Bandwidth read_rate,
+                                          std::uint64_t segment);
 
   struct Stats {
     std::uint64_t messages_sent = 0;
