@@ -199,13 +199,20 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
   spec.group = &world;
   spec.root = o.root;
   spec.dims = &config.dims;
+  CollectiveChoice choice;
   try {  // the default choice weighs the platform's levels, which may not run
-    spec.algorithm = o.algorithm ? *o.algorithm
-                                 : choose_algorithm(config, platform.spec().hints, o.type, bytes, world.ranks,
-                                                    n == platform.npus());
-    spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
-    if (spec.algorithm == AlgorithmKind::kHierarchical) {
-      spec.dims = choose_levels(config, platform.spec().hints, o.type, bytes);
+    if (o.algorithm) {
+      spec.algorithm = *o.algorithm;
+      spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
+      if (spec.algorithm == AlgorithmKind::kHierarchical) {
+        spec.dims = choose_levels(config, platform.spec().hints, o.type, bytes);
+      }
+    } else {
+      choice = choose_collective(config, platform.spec().hints, o.type, bytes, world.ranks, n == platform.npus());
+      spec.algorithm = choice.algorithm;
+      spec.protocol = choice.protocol;
+      spec.dims = choice.dims;
+      spec.channels = choice.channels;
     }
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
@@ -262,6 +269,11 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
   row.count = bytes / elem;
   row.algorithm = spec.algorithm;
   row.protocol = spec.protocol;
+  if (choice.nccl) {
+    row.library = choice.nccl_name();
+    row.library_us = choice.nccl->candidates;
+    row.library_note = choice.note;
+  }
   if (spec.algorithm == AlgorithmKind::kHierarchical) {
     for (const Dimension& d : *spec.dims) {
       if (d.size > 1) row.levels.push_back(d.algorithm);
@@ -314,6 +326,15 @@ nlohmann::json row_to_json(const CollbenchRow& r) {
   auto probed = nlohmann::json::array();
   for (const auto& [a, t] : r.probed_us) probed.push_back({static_cast<int>(a), t});
   j["probed_us"] = std::move(probed);
+  j["library"] = r.library;
+  auto library = nlohmann::json::array();
+  for (const auto& c : r.library_us) {
+    library.push_back({static_cast<int>(c.algorithm), c.protocol, c.bandwidth, c.latency, c.time_us});
+  }
+  j["library_us"] = std::move(library);
+  j["library_note"] = r.library_note;
+  j["best"] = r.best;
+  j["best_us"] = r.best_us;
   return j;
 }
 
@@ -333,6 +354,14 @@ CollbenchRow row_from_json(const nlohmann::json& j) {
   for (const auto& e : j.at("probed_us")) {
     r.probed_us.emplace_back(static_cast<AlgorithmKind>(e.at(0).get<int>()), e.at(1).get<double>());
   }
+  r.library = j.at("library").get<std::string>();
+  for (const auto& e : j.at("library_us")) {
+    r.library_us.push_back(NcclCandidate{static_cast<NcclAlgorithm>(e.at(0).get<int>()), e.at(1).get<int>(),
+                                         e.at(2).get<double>(), e.at(3).get<double>(), e.at(4).get<double>()});
+  }
+  r.library_note = j.at("library_note").get<std::string>();
+  r.best = j.at("best").get<std::string>();
+  r.best_us = j.at("best_us").get<double>();
   return r;
 }
 
@@ -688,6 +717,22 @@ void print_collbench_row(std::ostream& os, const CollbenchOptions& o, const Coll
     }
     os << "\n";
   }
+  if (o.why && !r.library.empty()) {
+    os << "#   why: NCCL runs " << r.library << "; its tuner's times (us):";
+    const char* sep = " ";
+    for (const auto& c : r.library_us) {
+      os << sep << to_string(c.algorithm) << "/" << (c.protocol == 0 ? "LL" : c.protocol == 1 ? "LL128" : "Simple") << " "
+         << std::setprecision(2) << c.time_us;
+      sep = ", ";
+    }
+    os << "\n";
+    if (!r.library_note.empty()) os << "#   why: " << r.library_note << "\n";
+    if (!r.best.empty()) {
+      os << "#   why: the fastest fabricsim offers, " << r.best << ", takes " << std::setprecision(2) << r.best_us
+         << " us (" << std::setprecision(1) << (r.best_us > 0 ? (r.time_us / r.best_us - 1) * 100 : 0)
+         << "% of headroom)\n";
+    }
+  }
   os.flags(flags);
   os.flush();  // a row as it is measured, also through a pipe
 }
@@ -718,6 +763,20 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
       nlohmann::ordered_json probed;
       for (const auto& [a, t] : r.probed_us) probed[to_string(a)] = t;
       e["probed_us"] = std::move(probed);
+    }
+    if (!r.library.empty()) {
+      e["nccl"] = r.library;
+      nlohmann::ordered_json tuner;
+      for (const auto& c : r.library_us) {
+        tuner[std::string(to_string(c.algorithm)) + "/" + (c.protocol == 0 ? "LL" : c.protocol == 1 ? "LL128" : "Simple")] =
+            c.time_us;
+      }
+      e["nccl_tuner_us"] = std::move(tuner);
+      if (!r.library_note.empty()) e["nccl_note"] = r.library_note;
+      if (!r.best.empty()) {
+        e["best"] = r.best;
+        e["best_us"] = r.best_us;
+      }
     }
     e["time_us"] = r.time_us;
     e["algbw_GBps"] = r.algbw_GBps;

@@ -65,6 +65,17 @@ struct CollbenchRow {
   /// (collectives.probe_margin): each candidate's simulated time, us, in the
   /// order simulated; the row is the fastest's. Empty: nothing was probed.
   std::vector<std::pair<AlgorithmKind, double>> probed_us;
+  /// Under `collectives.library: nccl`, chosen by default: what NCCL runs
+  /// ("NVLS/Simple x16"), every (algorithm, protocol) its tuner weighed with
+  /// its modelled time, and why NCCL's own pick did not run, if it did not.
+  std::string library;
+  std::vector<NcclCandidate> library_us;
+  std::string library_note;
+  /// With --why under `library: nccl`: the fastest fabricsim offers (the
+  /// `best` choice), simulated in a copy, and its time: what a better
+  /// library could gain on this row.
+  std::string best;
+  double best_us = 0;
 };
 
 /// nccl-tests' bus-bandwidth factor for n ranks.

@@ -101,7 +101,7 @@ FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<i
     Link::Params bonded = link;  // the lanes to one switch act as one link
     bonded.bandwidth = Bandwidth::bytes_per_second(link.bandwidth.bytes_per_ps() * 1e12 * lanes[j]);
     bonded.buffer_bytes = link.buffer_bytes * static_cast<std::uint64_t>(lanes[j]);
-    for (int r = 0; r < n; ++r) f.edges.push_back(FabricEdge{r, sw, bonded, -1});
+    for (int r = 0; r < n; ++r) f.edges.push_back(FabricEdge{r, sw, bonded, -1, false, lanes[j]});
   }
   return f;
 }

@@ -1,5 +1,7 @@
 #include "platforms/loader.h"
 
+#include "platforms/collective_library.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -153,8 +155,15 @@ void read_npu(const YamlInput& in, const YAML::Node& node, PlatformSpec& spec) {
   if (const YAML::Node c = node["compute"]) read_compute(in, c, spec.npu.compute);
 }
 
-void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveConfig& c) {
-  read_params(in, node, CollectiveConfig::table(), c, "collectives", {"algorithms"});
+void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveConfig& c,
+                      std::optional<NcclSection>& nccl) {
+  read_params(in, node, CollectiveConfig::table(), c, "collectives", {"algorithms", "nccl"});
+  if (const YAML::Node n = node["nccl"]) nccl = read_nccl_section(in, n);
+  if (c.library == CollectiveLibrary::kNccl && !nccl) {
+    in.fail(node["library"] ? node["library"] : node,
+            "collectives.library is nccl, and collectives.nccl does not say which NCCL: give its tuning (a library "
+            "file, e.g. libraries/nccl-2.21.5.yaml beside the shipped platforms) and the GPUs' compute_capability");
+  }
   if (const YAML::Node algos = node["algorithms"]) {
     in.require_map(algos, "collectives.algorithms");
     for (const auto& kv : algos) {
@@ -508,7 +517,8 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
   if (root["npu"]) read_npu(in, root["npu"], spec);
   Nic::Params nic_defaults;
   if (root["nic"]) read_params(in, root["nic"], Nic::Params::table(), nic_defaults, "nic");
-  if (root["collectives"]) read_collectives(in, root["collectives"], spec.collectives);
+  std::optional<NcclSection> nccl;
+  if (root["collectives"]) read_collectives(in, root["collectives"], spec.collectives, nccl);
   const YAML::Node fabrics = in.required(root, "fabrics", "the platform");
   if (!fabrics.IsSequence() || fabrics.size() == 0) in.fail(fabrics, "\"fabrics\" must be a non-empty list");
   // Each fabric entry is a dimension of the platform (for hierarchical
@@ -599,6 +609,9 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
     std::sort(domain.begin(), domain.end());
     spec.hints.in_switch_domains.push_back(std::move(domain));
     spec.hints.in_switch_pull.push_back(pull);
+  }
+  if (nccl) {
+    spec.hints.nccl = std::make_shared<const NcclTuner>(std::move(nccl->tuning), nccl->settings, nccl_machine(spec));
   }
   return spec;
 }

@@ -132,6 +132,9 @@ std::vector<ParamSection> parameter_catalogue() {
               "a memory (HBM or pooled): channels interleaved by address; npu.hbm also takes a preset: hbm3_stack, h100"),
       section(CollectiveConfig::table(), {"collectives"},
               "how NPUs run collectives; \"algorithms\" maps a collective type to an algorithm"),
+      section(NcclSettings::table(), {"collectives.nccl"},
+              "NCCL, where collectives.library is nccl: also tuning, the library file of its version's tables "
+              "(platforms/libraries/nccl-2.21.5.yaml), relative to the platform file"),
       section(Nic::Params::table(), {"nic", "fabrics[].nic"}),
       section(PcieSwitch::Params::table(), {"fabrics[].pcie"}),
       section(Link::Params::table(), {"fabrics[].link", "fabrics[].uplink", "fabrics[].links[] (netlist)",
@@ -157,6 +160,26 @@ nlohmann::ordered_json resolved_parameters(const PlatformSpec& spec) {
   j["npu_compute"] = c;
   if (spec.hbm) j["hbm"] = values(Memory::Params::table(), *spec.hbm);
   j["collectives"] = values(CollectiveConfig::table(), spec.collectives);
+  if (const auto& nccl = spec.hints.nccl) {
+    // The library the default choice follows: its tables' version, the
+    // job's settings, and the machine as its topology sees it.
+    nlohmann::ordered_json n;
+    n["tuning"] = nccl->tuning().library + " " + nccl->tuning().version;
+    n["source"] = nccl->tuning().source;
+    n["settings"] = values(NcclSettings::table(), nccl->settings());
+    const NcclMachine& m = nccl->machine();
+    n["machine"] = {{"gpus_per_node", m.gpus_per_node},
+                    {"nvlinks_per_gpu", m.nvlinks_per_gpu},
+                    {"nvlink_GBps_per_link", nccl->nvlink_bw()},
+                    {"nvswitch", m.nvswitch},
+                    {"nvls_units", m.nvls_units},
+                    {"pci_GBps", m.pci_bw},
+                    {"nics_per_node", m.nics_per_node},
+                    {"nic_GBps", m.nic_bw},
+                    {"nic_beside_gpu", m.nic_beside_gpu},
+                    {"sharp_units", m.sharp_units}};
+    j["nccl"] = std::move(n);
+  }
   nlohmann::ordered_json fabrics = nlohmann::ordered_json::array();
   for (const FabricSpec& f : spec.fabrics) {
     nlohmann::ordered_json fe;

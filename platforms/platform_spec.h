@@ -59,6 +59,7 @@ struct FabricEdge {
   Link::Params link;
   int ring = -1;     // the ring (or torus dimension) this edge belongs to, if any
   bool internal = false;  // a switch and its reduction unit: bound directly, no link
+  int lanes = 1;          // links bonded into this one (a switch's `lanes`): its bandwidth is theirs together
 };
 
 enum class Routing { kShortestPath, kDimensionOrder, kUpDown };

@@ -263,6 +263,11 @@ ordered_json npu_entries(const Platform& platform, const std::vector<std::unique
       ce["name"] = c.name;
       ce["type"] = to_string(c.type);
       ce["algorithm"] = to_string(c.algorithm);
+      if (c.protocol != CommProtocol::kPlain) ce["protocol"] = to_string(c.protocol);
+      if (c.nccl_algorithm < kNcclAlgorithms) {  // NCCL's choice (collectives.library: nccl)
+        ce["nccl"] = std::string(to_string(static_cast<NcclAlgorithm>(c.nccl_algorithm))) + "/" +
+                     (c.nccl_protocol == 0 ? "LL" : c.nccl_protocol == 1 ? "LL128" : "Simple");
+      }
       ce["bytes"] = c.bytes;
       ce["group"] = c.group;
       ce["start_ns"] = ns(c.start);

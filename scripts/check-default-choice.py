@@ -10,7 +10,10 @@ slower than the fastest at some point (every point is still printed).
   scripts/check-default-choice.py --fabricsim build/platforms/fabricsim \\
       --platform platforms/dgx_h100.yaml --npus 2,4,8
 
-`hierarchical` runs the levels the cost model picks; --levels adds a
+The default checked is `best`'s, the fastest fabricsim offers (`--set
+collectives.library=best` on every run, whatever the platform names; NCCL's
+choice, `library: nccl`, is checked against NCCL's tuning rules instead, in
+tests/test_nccl_tuner.cpp). `hierarchical` runs the levels the cost model picks; --levels adds a
 hierarchical all-reduce on levels of your choosing (NCCL's NVLS-tree is
 `--levels in_switch,double_binary_tree`), which the default must then also
 keep up with.
@@ -26,6 +29,9 @@ import subprocess
 import sys
 import tempfile
 
+# Every run weighs the default of the `best` library (see above).
+LIBRARY = ["--set", "collectives.library=best"]
+
 ALGORITHMS = ["ring", "direct", "halving_doubling", "double_binary_tree", "in_switch", "hierarchical", "pat"]
 OPS = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"]
 
@@ -34,7 +40,7 @@ def collbench(fabricsim, platform, npus, op, algo, first, last, factor, scratch,
     """{size: (time_us, what ran)}, or None when the algorithm does not apply."""
     out = os.path.join(scratch, "rows.json")
     cmd = [fabricsim, "collbench", "--platform", platform, "--op", op, "-b", first, "-e", last, "-f", factor,
-           "--quiet", "--json", out]
+           "--quiet", "--json", out] + LIBRARY
     if npus:
         cmd += ["--npus", str(npus)]
     if stride > 1:
@@ -68,7 +74,7 @@ def training_step(fabricsim, platform, dp, tp, scratch):
     out = []
     for algo in [None] + ALGORITHMS:
         cmd = [fabricsim, "run", "--quiet", "--platform", platform, "--workload", prefix,
-               "--comm-groups", prefix + ".comm_groups.json", "--report", report]
+               "--comm-groups", prefix + ".comm_groups.json", "--report", report] + LIBRARY
         if algo:
             for op in ["all_reduce", "all_gather", "reduce_scatter"]:
                 cmd += ["--algorithm", f"{op}={algo}"]

@@ -78,6 +78,7 @@ TEST(Parameters, EveryDefaultIsInRangeAndReadsBackAsWritten) {
   expect_defaults_read_back(npu_section_table());
   expect_defaults_read_back(Memory::Params::table());
   expect_defaults_read_back(CollectiveConfig::table());
+  expect_defaults_read_back(NcclSettings::table());
   expect_defaults_read_back(Nic::Params::table());
   expect_defaults_read_back(Link::Params::table());
   expect_defaults_read_back(Switch::Params::table());
@@ -158,7 +159,7 @@ nic: { mtu: 8 KiB, header: 64, segment: 1 MiB, message_overhead: 1.5 us, injecti
        step_overhead_ll128: 1.1 us }
 collectives: { chunks: 8, channels: 4, active_chunks: 16, chunks_per_stage: 3, pipeline_chunk: 8 MiB, scheduling: lifo, local_reduction_bandwidth: 200 GB/s,
                protocol: ll128, launch_simple: 8.4 us, launch_ll: 6.6 us, launch_ll128: 14 us, dimension_order: themis,
-               level_data: whole, direct_window: 2, probe_margin: 0.25 }
+               level_data: whole, direct_window: 2, probe_margin: 0.25, library: nccl, @NCCL@ }
 fabrics:
   - topology: switch
     link: { bandwidth: 3.6 Tb/s, latency: 0.25 us, buffer: 8 MiB }
@@ -177,7 +178,7 @@ nic: { mtu_bytes: 8192, header_bytes: 64, segment_bytes: 1048576, message_overhe
        step_overhead_ll: 200 ns, step_overhead_ll128: 1100 ns }
 collectives: { chunks: 8, channels: 4, active_chunks: 16, chunks_per_stage: 3, pipeline_chunk: 8388608, scheduling: lifo, local_reduction_bandwidth: 1.6 Tb/s,
                protocol: ll128, launch_simple: 8400 ns, launch_ll: 6600 ns, launch_ll128: 14000 ns, dimension_order: themis,
-               level_data: whole, direct_window: 2, probe_margin: 0.25 }
+               level_data: whole, direct_window: 2, probe_margin: 0.25, library: nccl, @NCCL@ }
 fabrics:
   - topology: switch
     link: { bandwidth_GBps: 450, latency_ns: 250, buffer_bytes: 8388608 }
@@ -189,8 +190,20 @@ fabrics:
 )";
 
 TEST(Parameters, UnitsInValuesMeanWhatUnitNamedKeysMean) {
-  const auto with_units = resolved_parameters(load_platform(testutil::platform_file(kWithUnits, "units.yaml")));
-  const auto with_keys = resolved_parameters(load_platform(testutil::platform_file(kWithUnitKeys, "keys.yaml")));
+  // Every NCCL setting away from its default too.
+  const auto with_nccl = [](std::string text) {
+    const std::string nccl = std::string("nccl: { tuning: ") + FABRICSIM_SOURCE_DIR +
+                             "/platforms/libraries/nccl-2.21.5.yaml, compute_capability: 80, cpu: amd, intra: pci, "
+                             "nvls_enable: off, collnet_enable: true, tree: false, ring: false, collnet_direct: false, "
+                             "collnet_chain: false, nvls: false, nvls_tree: false, pat: false, ll: false, "
+                             "simple: false, ll128: on, min_channels: 2, max_channels: 8 }";
+    text.replace(text.find("@NCCL@"), 6, nccl);
+    return text;
+  };
+  const auto with_units =
+      resolved_parameters(load_platform(testutil::platform_file(with_nccl(kWithUnits), "units.yaml")));
+  const auto with_keys =
+      resolved_parameters(load_platform(testutil::platform_file(with_nccl(kWithUnitKeys), "keys.yaml")));
   EXPECT_EQ(with_units.dump(2), with_keys.dump(2));
   const auto defaults = resolved_parameters(load_platform(testutil::platform_file(kEmptySections, "empty.yaml")));
   // Every parameter of every section was set away from its default.
@@ -198,6 +211,12 @@ TEST(Parameters, UnitsInValuesMeanWhatUnitNamedKeysMean) {
     for (const auto& [name, value] : with_units[section].items()) {
       EXPECT_NE(value, defaults[section][name]) << section << "." << name;
     }
+  }
+  const NcclSettings nccl_defaults;
+  for (const auto& p : NcclSettings::table().params()) {
+    EXPECT_NE(with_units["nccl"]["settings"][p.info.name],
+              format_quantity(p.get(nccl_defaults), p.info.quantity, p.info.choices))
+        << "nccl." << p.info.name;
   }
   const auto& f = with_units["fabrics"][0];
   const auto& d = defaults["fabrics"][0];
@@ -270,7 +289,7 @@ TEST(ParamsCommand, ListsEveryParameterWithUnitDefaultAndDescription) {
   const auto bad = testutil::run_fabricsim("params lnk");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("unknown component type \"lnk\" (known: npu, npu.compute, kernel_class, memory, "
-                         "collectives, nic, pcie, link, switch, reduction_unit, transport)"),
+                         "collectives, nccl, nic, pcie, link, switch, reduction_unit, transport)"),
             std::string::npos)
       << bad.err;
 }

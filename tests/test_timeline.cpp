@@ -36,7 +36,10 @@ Workload training(const std::string& name) {
   return w;
 }
 std::string run_args(const Workload& w) {
-  return "run --quiet --platform " + w.platform + " --workload " + w.prefix + " --comm-groups " + w.groups;
+  // The all-reduces in the NVSwitches' units, so that the timeline has
+  // their tracks (NCCL would run these small ones as rings).
+  return "run --quiet --platform " + w.platform + " --workload " + w.prefix + " --comm-groups " + w.groups +
+         " --algorithm all_reduce=in_switch";
 }
 
 double ns_of(const nlohmann::json& e, const char* key) { return e[key].get<double>() * 1000.0; }  // us -> ns
@@ -258,7 +261,7 @@ TEST(Timeline, DropsOfALossyIncastAddUpToTheReport) {
 TEST(Summary, StatesUnitsDefinesItsFiguresAndListsTheHottestLinks) {
   const Workload w = training("summary");
   const auto r = testutil::run_fabricsim("run --platform " + w.platform + " --workload " + w.prefix +
-                                         " --comm-groups " + w.groups);
+                                         " --comm-groups " + w.groups + " --algorithm all_reduce=in_switch");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* text : {"per NPU, in ns: finish = when its last operation ended", "exposed communication = ",
                            "hottest links (busy = share of the simulated time spent sending", "GB/s average",

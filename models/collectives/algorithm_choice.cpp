@@ -557,6 +557,7 @@ std::vector<AlgorithmKind> probe_candidates(const CollectiveConfig& config, Coll
                                             const std::vector<int>& ranks, bool group_is_world,
                                             const PlatformHints& hints) {
   if (!(config.probe_margin > 0) || !chosen_by_default(config, type, ranks)) return {};
+  if (config.library == CollectiveLibrary::kNccl && hints.nccl) return {};  // NCCL's tuner decides, by its own model
   switch (type) {  // default_algorithm takes these without weighing
     case CollectiveType::kGather:
     case CollectiveType::kScatter:
@@ -636,6 +637,187 @@ CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints
   CommProtocol best = CommProtocol::kSimple;
   best_protocol_estimate(config, *costs, type, judged, bytes, static_cast<int>(ranks.size()), &best);
   return best;
+}
+
+}  // namespace fabricsim
+
+namespace fabricsim {
+
+namespace {
+const char* nccl_protocol_name(int p) { return p == 0 ? "LL" : p == 1 ? "LL128" : "Simple"; }
+
+/// Nodes the group spans (a node: a group of the platform's first dimension).
+int nodes_of(const CollectiveConfig& config, const std::vector<int>& ranks) {
+  std::vector<int> nodes = node_offsets(config, ranks);
+  if (nodes.empty()) return 1;
+  std::sort(nodes.begin(), nodes.end());
+  return static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+}
+
+/// The platform's levels with the node's level running `intra`, the top
+/// running `top` and any between running rings, where they can run so
+/// (an in-switch level needs reduction units); null where not.
+const std::vector<Dimension>* nccl_levels(const CollectiveConfig& config, const PlatformHints& hints,
+                                          AlgorithmKind intra, AlgorithmKind top) {
+  if (!hints.cost_model || config.dims.size() < 2) return nullptr;
+  std::vector<Dimension> levels = config.dims;
+  const std::size_t t = top_level(levels);
+  if (t >= levels.size()) return nullptr;
+  bool first = true;
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    if (levels[l].size <= 1) continue;
+    levels[l].algorithm = first ? intra : l == t ? top : AlgorithmKind::kRing;
+    levels[l].named = true;
+    first = false;
+    if (levels[l].algorithm == AlgorithmKind::kInSwitch && !hints.in_switch(level_group(levels[l]))) return nullptr;
+  }
+  if (!hierarchical_levels_problem(levels).empty()) return nullptr;
+  return hints.cost_model->keep(levels);
+}
+
+/// How fabricsim runs NCCL's algorithm `a` on this group, if it can
+/// (docs/collectives.md, "The collective library": NCCL's algorithms and
+/// fabricsim's).
+std::optional<CollectiveChoice> run_as(const CollectiveConfig& config, const PlatformHints& hints,
+                                       CollectiveType type, NcclAlgorithm a, const std::vector<int>& ranks,
+                                       bool group_is_world, int nodes, std::string& why_not) {
+  const int n = static_cast<int>(ranks.size());
+  const int per_node = std::max(1, n / std::max(1, nodes));
+  const bool all_reduce = type == CollectiveType::kAllReduce;
+  CollectiveChoice c;
+  c.dims = &config.dims;
+  const auto hierarchical = [&](AlgorithmKind intra, AlgorithmKind top) -> std::optional<CollectiveChoice> {
+    if (!all_reduce) {
+      why_not = "fabricsim's hierarchical " + std::string(to_string(type)) + " runs ring or direct levels only";
+      return std::nullopt;
+    }
+    if (!group_is_world) {
+      why_not = "fabricsim runs its levels over the whole platform only, and this group is " + std::to_string(n) +
+                " of its NPUs";
+      return std::nullopt;
+    }
+    const std::vector<Dimension>* levels = nccl_levels(config, hints, intra, top);
+    if (!levels) {
+      why_not = "the platform's levels cannot run " + std::string(to_string(intra)) + " within a node and " +
+                to_string(top) + " across nodes";
+      return std::nullopt;
+    }
+    c.algorithm = AlgorithmKind::kHierarchical;
+    c.dims = levels;
+    return c;
+  };
+  const auto in_switch_here = [&](bool pull) {
+    const int d = hints.in_switch_domain(ranks);
+    return d >= 0 && static_cast<std::size_t>(d) < hints.in_switch_pull.size() && hints.in_switch_pull[d] == pull;
+  };
+  switch (a) {
+    case NcclAlgorithm::kRing:
+      c.algorithm = AlgorithmKind::kRing;
+      return c;
+    case NcclAlgorithm::kPat:
+      c.algorithm = AlgorithmKind::kPat;
+      return c;
+    case NcclAlgorithm::kTree:
+      // NCCL's tree: a chain through each node's GPUs, a double binary tree
+      // across nodes. One node, or one GPU per node: the double binary tree
+      // over the group; several of each: the node's level as a ring (the
+      // chain's bytes on every NVLink), the tree across.
+      if (nodes == 1 || per_node == 1) {
+        c.algorithm = AlgorithmKind::kDoubleBinaryTree;
+        return c;
+      }
+      return hierarchical(AlgorithmKind::kRing, AlgorithmKind::kDoubleBinaryTree);
+    case NcclAlgorithm::kNvls:
+      if (nodes == 1) {
+        if (!in_switch_here(true)) {
+          why_not = "the group's switches do not pull (NVLS)";
+          return std::nullopt;
+        }
+        c.algorithm = AlgorithmKind::kInSwitch;
+        return c;
+      }
+      return hierarchical(AlgorithmKind::kInSwitch, AlgorithmKind::kInSwitch);  // NVLS with CollNet (SHARP) across nodes
+    case NcclAlgorithm::kNvlsTree: return hierarchical(AlgorithmKind::kInSwitch, AlgorithmKind::kDoubleBinaryTree);
+    case NcclAlgorithm::kCollNetDirect:
+    case NcclAlgorithm::kCollNetChain:
+      if (per_node == 1 && in_switch_here(false)) {
+        c.algorithm = AlgorithmKind::kInSwitch;
+        return c;
+      }
+      return hierarchical(a == NcclAlgorithm::kCollNetDirect ? AlgorithmKind::kDirect : AlgorithmKind::kRing,
+                          AlgorithmKind::kInSwitch);
+  }
+  return std::nullopt;
+}
+
+bool p2p_levels(const std::vector<Dimension>& levels) {
+  for (const Dimension& d : levels) {
+    if (d.size > 1 && !point_to_point(d.algorithm)) return false;
+  }
+  return true;
+}
+}  // namespace
+
+std::string CollectiveChoice::nccl_name() const {
+  if (!nccl || nccl->candidates.empty()) return "";
+  const NcclCandidate& r = nccl->candidates[ran];
+  std::string s = std::string(to_string(r.algorithm)) + "/" + nccl_protocol_name(r.protocol);
+  if (ran == 0 || (r.algorithm == nccl->algorithm && r.protocol == nccl->protocol)) {
+    s += " x" + std::to_string(nccl->channels);
+  }
+  return s;
+}
+
+CollectiveChoice choose_collective(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
+                                   std::uint64_t bytes, const std::vector<int>& ranks, bool group_is_world) {
+  const int n = static_cast<int>(ranks.size());
+  if (config.library == CollectiveLibrary::kNccl && hints.nccl && chosen_by_default(config, type, ranks) && n > 1) {
+    const int nodes = nodes_of(config, ranks);
+    NcclDecision d = hints.nccl->decide(type, bytes, n, nodes);
+    if (!d.candidates.empty()) {
+      // NCCL's pick first, then the others by its time: the first that
+      // fabricsim can run on this group runs.
+      std::vector<std::size_t> order(d.candidates.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+        const bool xp = d.candidates[x].algorithm == d.algorithm && d.candidates[x].protocol == d.protocol;
+        const bool yp = d.candidates[y].algorithm == d.algorithm && d.candidates[y].protocol == d.protocol;
+        if (xp != yp) return xp;
+        return d.candidates[x].time_us < d.candidates[y].time_us;
+      });
+      std::string first_why;
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        const NcclCandidate& cand = d.candidates[order[k]];
+        std::string why;
+        auto c = run_as(config, hints, type, cand.algorithm, ranks, group_is_world, nodes, why);
+        if (k == 0) first_why = why;
+        if (!c) continue;
+        const bool p2p = point_to_point(c->algorithm) ||
+                         (c->algorithm == AlgorithmKind::kHierarchical && c->dims && p2p_levels(*c->dims));
+        if (!p2p) {
+          c->protocol = CommProtocol::kPlain;
+        } else if (config.protocol != ProtocolChoice::kAuto) {
+          c->protocol = candidate_protocols(config).front();
+        } else {
+          c->protocol = protocol_of(cand.protocol);
+        }
+        if (c->algorithm == AlgorithmKind::kRing && nodes > 1) c->channels = static_cast<std::uint32_t>(d.channels);
+        c->ran = order[k];
+        if (k > 0) {
+          c->note = std::string("NCCL picks ") + to_string(d.algorithm) + "/" + nccl_protocol_name(d.protocol) +
+                    ", which fabricsim cannot run here (" + first_why + "); the next of NCCL's candidates by its time runs";
+        }
+        c->nccl = std::move(d);
+        return *c;
+      }
+      // None runs: fall through to fabricsim's own choice.
+    }
+  }
+  CollectiveChoice c;
+  c.algorithm = choose_algorithm(config, hints, type, bytes, ranks, group_is_world);
+  c.protocol = choose_protocol(config, hints, type, c.algorithm, bytes, ranks);
+  c.dims = c.algorithm == AlgorithmKind::kHierarchical ? choose_levels(config, hints, type, bytes) : &config.dims;
+  return c;
 }
 
 }  // namespace fabricsim

@@ -10,6 +10,10 @@
 #include "models/collectives/collective.h"
 #include "models/collectives/collective_engine.h"
 #include "models/collectives/cost_model.h"
+#include "models/collectives/nccl_tuner.h"
+
+#include <memory>
+#include <optional>
 
 namespace fabricsim {
 
@@ -33,6 +37,9 @@ struct PlatformHints {
   /// The platform's routed cost model (null: the rules of thumb of
   /// docs/collectives.md decide among point-to-point algorithms).
   CostModel* cost_model = nullptr;
+  /// NCCL's tuner on this machine, where the platform runs NCCL
+  /// (collectives.library: nccl).
+  std::shared_ptr<const NcclTuner> nccl;
   /// The domain holding every rank, or -1.
   int in_switch_domain(const std::vector<int>& ranks) const;
   bool in_switch(const std::vector<int>& ranks) const { return in_switch_domain(ranks) >= 0; }
@@ -105,6 +112,35 @@ std::vector<AlgorithmKind> probe_candidates(const CollectiveConfig& config, Coll
 /// own levels. The pointer lasts as long as the platform.
 const std::vector<Dimension>* choose_levels(const CollectiveConfig& config, const PlatformHints& hints,
                                             CollectiveType type, std::uint64_t bytes);
+
+/// How a collective runs: what the platform or the user named, else the
+/// default choice of the platform's library (collectives.library).
+struct CollectiveChoice {
+  AlgorithmKind algorithm = AlgorithmKind::kRing;
+  CommProtocol protocol = CommProtocol::kPlain;
+  /// Hierarchical: its levels (lasting as long as the platform); else the
+  /// platform's dimensions.
+  const std::vector<Dimension>* dims = nullptr;
+  std::uint32_t channels = 0;  // a ring's channels across nodes; 0: the platform's
+  /// Under `library: nccl`, chosen by default: NCCL's decision, and which of
+  /// its candidates runs (`ran`: its index in decision.candidates). NCCL's
+  /// own pick runs unless fabricsim cannot run it on this group (`note`
+  /// says why); then the next in NCCL's order of time that it can.
+  std::optional<NcclDecision> nccl;
+  std::size_t ran = 0;
+  std::string note;
+  /// "NVLS/Simple x16" for reports: what NCCL runs, or "" when not NCCL's choice.
+  std::string nccl_name() const;
+};
+
+/// The whole choice for one collective: algorithm, protocol, levels and
+/// channels. Under `library: best` (or where the algorithm is named) as
+/// choose_algorithm, choose_protocol and choose_levels give them; under
+/// `library: nccl`, NCCL's tuner (nccl_tuner.h) mapped onto fabricsim's
+/// algorithms (docs/collectives.md, "The collective library"). Throws
+/// std::invalid_argument where the platform's named levels cannot run.
+CollectiveChoice choose_collective(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
+                                   std::uint64_t bytes, const std::vector<int>& ranks, bool group_is_world);
 
 /// The configured algorithm for `type`, or the default choice.
 AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,

@@ -48,6 +48,10 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
           .add("local_reduction_bandwidth", Quantity::kBandwidth, &CollectiveConfig::local_reduce,
                "rate at which an NPU combines received bytes with its own")
           .zero_unlimited()
+          .choice("library", &CollectiveConfig::library, {"best", "nccl"},
+                  "the default choice of algorithm, protocol and channels: the fastest the fabric offers (best: "
+                  "for exploring designs), or what NCCL's tuner would run (nccl: for predicting a job; "
+                  "collectives.nccl gives its version's tables and the job's settings)")
           .choice("protocol", &CollectiveConfig::protocol, {"auto", "simple", "ll", "ll128"},
                   "NCCL's protocol for the steps of ring, tree, direct and halving-doubling collectives: auto picks "
                   "per collective the one its cost model finds fastest")
@@ -115,7 +119,7 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   plan.root = spec.root;
   plan.bytes = spec.bytes;
   plan.chunks = spec.chunks;
-  plan.channels = config_.channels;
+  plan.channels = spec.channels > 0 ? spec.channels : config_.channels;
   plan.element = element_bytes(spec.dtype);
   plan.dims = spec.dims;
   plan.sizes = spec.sizes.get();

@@ -32,6 +32,10 @@ enum class LevelOrder : std::uint8_t { kBaseline, kThemis };
 /// Which of NCCL's protocols the point-to-point algorithms use: `auto`
 /// picks per collective by cost (algorithm_choice.h).
 enum class ProtocolChoice : std::uint8_t { kAuto, kSimple, kLL, kLL128 };
+/// Whose choice the default is: the fastest fabricsim offers (best), or
+/// what the library the job runs would pick (nccl: NCCL's tuner,
+/// nccl_tuner.h), so that a prediction is of the job users run.
+enum class CollectiveLibrary : std::uint8_t { kBest, kNccl };
 const char* to_string(SchedulingPolicy p);
 
 /// How collectives run on every NPU (platform or system-file settings).
@@ -61,6 +65,7 @@ struct CollectiveConfig {
   bool data = false;                  // carry and check real bytes
   Bandwidth local_reduce = Bandwidth::unlimited();  // time to combine received bytes locally
   ProtocolChoice protocol = ProtocolChoice::kAuto;
+  CollectiveLibrary library = CollectiveLibrary::kBest;
   /// The default choice: algorithms the cost model estimates within this
   /// fraction of its fastest are simulated before one is taken (what the
   /// estimate does not see, such as head-of-line blocking, then decides);
@@ -99,6 +104,14 @@ struct CollectiveSpec {
   /// Its steps' protocol (kPlain for in-switch and hierarchical ones).
   CommProtocol protocol = CommProtocol::kPlain;
   std::uint32_t chunks = 1;
+  /// A ring's channels over several nodes (effective_channels); 0: the
+  /// platform's collectives.channels.
+  std::uint32_t channels = 0;
+  /// What the platform's library chose, for reports: NCCL's algorithm
+  /// (NcclAlgorithm's value; 0xff: not NCCL's choice) and protocol (0 LL,
+  /// 1 LL128, 2 Simple).
+  std::uint8_t nccl_algorithm = 0xff;
+  std::uint8_t nccl_protocol = 0;
   int priority = 0;
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;

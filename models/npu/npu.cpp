@@ -240,6 +240,10 @@ void Npu::collective_done(CollectiveRun& run) {
   rec.name = run.spec.name;
   rec.type = run.spec.type;
   rec.algorithm = run.spec.algorithm;
+  rec.protocol = run.spec.protocol;
+  rec.channels = run.spec.channels;
+  rec.nccl_algorithm = run.spec.nccl_algorithm;
+  rec.nccl_protocol = run.spec.nccl_protocol;
   rec.bytes = run.spec.bytes;
   rec.group = run.spec.group->name;
   rec.start = run.started;

@@ -62,6 +62,10 @@ struct CollectiveRecord {
   std::string name;
   CollectiveType type = CollectiveType::kAllReduce;
   AlgorithmKind algorithm = AlgorithmKind::kRing;
+  CommProtocol protocol = CommProtocol::kPlain;
+  std::uint32_t channels = 0;       // a ring's channels across nodes (0: the platform's)
+  std::uint8_t nccl_algorithm = 0xff;  // CollectiveSpec's: what NCCL chose
+  std::uint8_t nccl_protocol = 0;
   std::uint64_t bytes = 0;
   std::string group;
   Tick start = 0;

@@ -79,7 +79,8 @@ TEST(Cosim, ATrainingStepGivesTheSameResultsAndNearlyTheSameTimes) {
   int i = 0;
   for (const char* model : {"tlm", "rtl"}) {
     const auto r = testutil::run_fabricsim("run --quiet --data --platform " + kDgx + " --workload " + dir +
-                                           "/t --comm-groups " + dir + "/t.comm_groups.json --reduction-model " +
+                                           "/t --comm-groups " + dir + "/t.comm_groups.json --algorithm "
+                                           "all_reduce=in_switch --reduction-model " +
                                            model + " --report " + dir + "/" + model + ".json");
     ASSERT_EQ(r.exit_code, 0) << model << ": " << r.err;
     report[i++] = nlohmann::json::parse(testutil::read_text(dir + "/" + model + ".json"));

@@ -673,8 +673,17 @@ void TraceWorkload::start_collective(Node* n) {
   n->collective_key = npu_.next_collective_key(group->id);
   try {  // the default choice weighs the platform's levels, which may not run
     const bool is_world = group->id == 0;
-    spec.algorithm = choose_algorithm(*options_.collectives, *options_.hints, *type, bytes, group->ranks, is_world);
-    if (options_.probe && options_.collectives->probe_margin > 0 &&
+    const CollectiveChoice choice =
+        choose_collective(*options_.collectives, *options_.hints, *type, bytes, group->ranks, is_world);
+    spec.algorithm = choice.algorithm;
+    spec.protocol = choice.protocol;
+    spec.dims = choice.dims;
+    spec.channels = choice.channels;
+    if (choice.nccl) {
+      spec.nccl_algorithm = static_cast<std::uint8_t>(choice.nccl->candidates[choice.ran].algorithm);
+      spec.nccl_protocol = static_cast<std::uint8_t>(choice.nccl->candidates[choice.ran].protocol);
+    }
+    if (!choice.nccl && options_.probe && options_.collectives->probe_margin > 0 &&
         chosen_by_default(*options_.collectives, *type, group->ranks)) {
       spec.algorithm = options_.probe->choose(
           n->collective_key, *group,
@@ -684,11 +693,13 @@ void TraceWorkload::start_collective(Node* n) {
           },
           [&] { return probe_candidates(*options_.collectives, *type, bytes, group->ranks, is_world, *options_.hints); },
           spec.algorithm);
-    }
-    spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, bytes,
-                                    group->ranks);
-    if (spec.algorithm == AlgorithmKind::kHierarchical) {
-      spec.dims = choose_levels(*options_.collectives, *options_.hints, *type, bytes);
+      if (spec.algorithm != choice.algorithm) {  // the probe took another: its own protocol and levels
+        spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, bytes,
+                                        group->ranks);
+        spec.dims = spec.algorithm == AlgorithmKind::kHierarchical
+                        ? choose_levels(*options_.collectives, *options_.hints, *type, bytes)
+                        : &options_.collectives->dims;
+      }
     }
   } catch (const std::invalid_argument& e) {
     fail(*n, e.what());
