@@ -148,7 +148,13 @@ double NcclTuner::nvlink_bw() const {
   return std::prev(it)->second;
 }
 
-NcclGraph NcclTuner::search_ring(int nodes) const {
+int NcclTuner::nics_for(int per_node) const {
+  if (machine_.nics_per_node <= 0) return 0;
+  const int g = std::max(1, machine_.gpus_per_node);
+  return std::max(1, std::min(machine_.nics_per_node, (machine_.nics_per_node * per_node + g - 1) / g));
+}
+
+NcclGraph NcclTuner::search_ring(int nodes, int per_node) const {
   // search.cc, ncclTopoCompute for the ring pattern: the highest speed
   // (per-channel bandwidth) of the search's list that the paths allow,
   // as many channels as the links carry at it, and lower speeds tried
@@ -156,11 +162,13 @@ NcclGraph NcclTuner::search_ring(int nodes) const {
   // x speed; then ncclTopoDupChannels.
   const int cc = static_cast<int>(settings_.compute_capability);
   const bool sm90 = cc >= 90;
-  const int g = machine_.gpus_per_node;
+  // The communicator's GPUs of a node, and the NICs beside them.
+  const int g = per_node;
+  const int nics = nics_for(per_node);
   const double nvl = settings_.intra == NcclSettings::IntraLink::kNvlink ? machine_.nvlinks_per_gpu * nvlink_bw() : 0;
   const double total = nvl > 0 ? nvl : machine_.pci_bw;  // system->totalBw: a GPU's links together
   const int max_channels = tuning_.max_channels / 2;
-  const bool network = nodes > 1 && machine_.nics_per_node > 0;
+  const bool network = nodes > 1 && nics > 0;
   const std::vector<double>& speeds = network ? (sm90 ? tuning_.sm90_speeds_inter : tuning_.speeds_inter)
                                               : (sm90 ? tuning_.sm90_speeds_intra : tuning_.speeds_intra);
   // system->maxBw: the best path from a GPU to a NIC (or to another GPU).
@@ -174,7 +182,7 @@ NcclGraph NcclTuner::search_ring(int nodes) const {
     if (!network) return std::min(max_channels, static_cast<int>(std::floor(total / s + 1e-9)));
     // Each channel leaves and enters the node through a NIC, one at `s` per
     // NIC's share, and crosses NVLink at every GPU but the one it enters at.
-    const int by_nic = machine_.nics_per_node * static_cast<int>(std::floor(machine_.nic_bw / s + 1e-9));
+    const int by_nic = nics * static_cast<int>(std::floor(machine_.nic_bw / s + 1e-9));
     const double per_gpu = g > 1 ? s * (g - 1) / g : s;
     const int by_links = g > 1 ? static_cast<int>(std::floor(total / per_gpu + 1e-9)) : by_nic;
     return std::min({max_channels, by_nic, by_links});
@@ -211,7 +219,7 @@ NcclTuner::Comm NcclTuner::build(int ranks, int nodes) const {
   const int g = c.per_node;
 
   // The graphs.
-  c.ring = search_ring(c.nodes);
+  c.ring = search_ring(c.nodes, c.per_node);
   c.tree = c.ring;
   if (c.nodes == 1 && c.ring.channels > 0) {
     // A tree over the node's GPUs has the ring's channels; its speed is the
@@ -230,7 +238,7 @@ NcclTuner::Comm NcclTuner::build(int ranks, int nodes) const {
     // One channel per head (a GPU; across nodes a GPU with its NIC). Each
     // head's links carry the others' contributions and its own twice.
     const auto& speeds = sm90 ? tuning_.sm90_speeds_intra : tuning_.speeds_intra;
-    c.nvls.channels = c.nodes > 1 ? std::min(g, std::max(1, machine_.nics_per_node)) : g;
+    c.nvls.channels = c.nodes > 1 ? std::min(g, std::max(1, nics_for(g))) : g;
     c.nvls.bw_intra = highest_at_most(speeds, nvl / (g + 1));
     double inter = 2 * c.nvls.bw_intra;
     if (c.nodes > 1) inter = std::min(inter, std::min(machine_.pci_bw > 0 ? machine_.pci_bw : machine_.nic_bw, machine_.nic_bw));

@@ -190,7 +190,10 @@ class NcclTuner {
 
  private:
   Comm build(int ranks, int nodes) const;
-  NcclGraph search_ring(int nodes) const;
+  /// The ring search for a communicator of `per_node` GPUs on each of `nodes` nodes.
+  NcclGraph search_ring(int nodes, int per_node) const;
+  /// The NICs a communicator of `per_node` GPUs of a node sees beside its GPUs.
+  int nics_for(int per_node) const;
   NcclTuning tuning_;
   NcclSettings settings_;
   NcclMachine machine_;
