@@ -171,9 +171,41 @@ std::optional<nlohmann::json> probe_row(Platform& platform, const CollbenchOptio
 CollbenchRow row_from_json(const nlohmann::json& j);
 [[noreturn]] void rethrow_child_error(const nlohmann::json& error);
 
+nlohmann::json measure_in_one_child(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
+                                    std::uint64_t bytes);
+std::string what_ran(const CollbenchRow& row);
+
+/// Under `collectives.library: nccl` with --why: the row as `best` would
+/// choose it (fabricsim's fastest by its cost model), run in a copy of the
+/// simulation at the row's start; "" when NCCL's pick is best's, or the
+/// copy could not run.
+std::pair<std::string, double> best_instead(Platform& platform, const CollbenchOptions& o, const Group& world,
+                                            Bench& bench, std::uint64_t bytes) {
+  const auto& spec = platform.spec();
+  const bool is_world = static_cast<int>(world.ranks.size()) == platform.npus();
+  if (o.algorithm || !o.why || spec.collectives.library != CollectiveLibrary::kNccl || !spec.hints.nccl) return {};
+  AlgorithmKind best;
+  try {
+    best = choose_algorithm(spec.collectives, spec.hints, o.type, bytes, world.ranks, is_world);
+  } catch (const std::invalid_argument&) {
+    return {};
+  }
+  CollbenchOptions forced = o;
+  forced.algorithm = best;
+  try {
+    const nlohmann::json result = measure_in_one_child(platform, forced, world, bench, bytes);
+    if (result.contains("error")) return {};
+    const CollbenchRow row = row_from_json(result.at("row"));
+    return {what_ran(row), row.time_us};
+  } catch (const std::system_error&) {
+    return {};
+  }
+}
+
 CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
                          std::uint64_t bytes, std::vector<std::string>& data_errors) {
   const int n = static_cast<int>(world.ranks.size());
+  const auto [best_name, best_us] = best_instead(platform, o, world, bench, bytes);
   if (!o.algorithm) {
     if (const auto probed = probe_row(platform, o, world, bench, bytes)) {
       CollbenchRow row = row_from_json(probed->at("row"));
@@ -273,6 +305,8 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
     row.library = choice.nccl_name();
     row.library_us = choice.nccl->candidates;
     row.library_note = choice.note;
+    row.best = best_name;
+    row.best_us = best_us;
   }
   if (spec.algorithm == AlgorithmKind::kHierarchical) {
     for (const Dimension& d : *spec.dims) {
