@@ -5,7 +5,7 @@ platforms/dgx_h100.yaml against the published DGX H100 all-reduce figures in
 
 Usage: scripts/validate-dgx-h100.py [--fabricsim build/platforms/fabricsim]
            [--platform platforms/dgx_h100.yaml] [--markdown]
-Exits 1 if a figure at 256 MiB or above is more than 5% off its reference.
+Exits 1 if a figure at 256 MiB or above is more than 10% off its reference (issue 47's bound for every published figure).
 """
 import argparse
 import json
@@ -78,7 +78,7 @@ def main():
         print(f"| {x['size_bytes']} B | {x['time_us']:.2f} us | {y['time_us']:.2f} us |")
     print()
     print(f"largest deviation at 256 MiB and above: {worst:.1f}%")
-    return 1 if worst > 5.0 else 0
+    return 1 if worst > 10.0 else 0
 
 
 if __name__ == "__main__":

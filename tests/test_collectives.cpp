@@ -388,15 +388,15 @@ nlohmann::json collbench_row(const std::string& dir, const std::string& args) {
 }
 
 TEST(ShippedPlatforms, DgxA100RingRunsAtItsNvlinkBound) {
-  // platforms/dgx_a100.yaml: 12 NVLinks of 25 GB/s per GPU, 256-byte
-  // packets with 56 bytes of overhead (carried from the H100): a 1 GiB ring
-  // all-reduce's busbw is 300 x 256/312 = 246.2 GB/s, less its 14 steps'
-  // overheads and the launch (0.2%). A wrong lane count or link rate moves it
-  // by a sixth or more.
+  // platforms/dgx_a100.yaml: 12 NVLinks of 25 GB/s per GPU, 128-byte
+  // packets (an SM's store) with 32 bytes of overhead (NCCL's 20 of 25 GB/s
+  // per NVLink 3 link): a 1 GiB ring all-reduce's busbw is 300 x 128/160 =
+  // 240 GB/s, less its 14 steps' overheads and the launch (0.2%). A wrong
+  // lane count or link rate moves it by a sixth or more.
   const std::string dir = testutil::scratch_dir("dgx-a100");
   const auto row = collbench_row(dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) +
                                           "/platforms/dgx_a100.yaml --algo ring -b 1G -e 1G");
-  const double bound = 300.0 * 256 / 312;
+  const double bound = 300.0 * 128 / 160;
   EXPECT_NEAR(row["busbw_GBps"].get<double>(), bound, 0.01 * bound);
   EXPECT_EQ(row["protocol"], "simple");
 }
@@ -404,13 +404,13 @@ TEST(ShippedPlatforms, DgxA100RingRunsAtItsNvlinkBound) {
 TEST(ShippedPlatforms, DgxH100RingPaysNcclsStepCostsOnceAt16MiB) {
   // NCCL's additive model of a 16 MiB ring all-reduce on 8 H100s under
   // LL128: launch 14 us + 14 steps x 1.9 us (the hop, tuning.cc) + 14 x
-  // 2 MiB x 128/120 at 450 x 256/312 GB/s = 125.4 us. The platform runs the
+  // 2 MiB x 128/120 at 450 x 128/155 GB/s = 124.7 us. The platform runs the
   // collective as one chunk, so nothing hides those costs; in 4 chunks it
   // took 109.4 us (-13%).
   const std::string dir = testutil::scratch_dir("dgx-h100-16m");
   const auto row = collbench_row(dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) +
                                           "/platforms/dgx_h100.yaml --algo ring -b 16M -e 16M");
-  const double step = 2.0 * MiB * 128 / 120 / (450e9 * 256 / 312) * 1e6;
+  const double step = 2.0 * MiB * 128 / 120 / (450e9 * 128 / 155) * 1e6;
   const double additive = 14 + 14 * 1.9 + 14 * step;
   EXPECT_NEAR(row["time_us"].get<double>(), additive, 0.025 * additive);
   EXPECT_EQ(row["protocol"], "ll128");
