@@ -266,7 +266,9 @@ Forwarder* Platform::make_nic(const NodeContext& c) {
       if (!pcie) {
         const std::string name = per_switch == 1 ? bf.name + "_" + n.name + "_pcie"
                                                  : bf.name + "_pcie" + std::to_string(n.npu / per_switch);
-        bf.pcie_switches.push_back(std::make_unique<PcieSwitch>(name.c_str(), *c.spec.pcie));
+        PcieSwitch::Params pp = *c.spec.pcie;
+        pp.devices_per_port = static_cast<unsigned>(c.spec.gpus_per_nic);
+        bf.pcie_switches.push_back(std::make_unique<PcieSwitch>(name.c_str(), pp));
         pcie = bf.pcie_switches.back().get();
       }
       m->dma.socket.bind(pcie->from_devices);

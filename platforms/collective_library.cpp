@@ -205,8 +205,10 @@ double nccl_pci_bw(const PcieSwitch::Params& p) {
 
 NcclMachine nccl_machine(const PlatformSpec& spec) {
   NcclMachine m;
+  // A node: every level but the top one (NVLink bridges and a PCIe tree
+  // are both inside a server), the top's stride in ASTRA-sim's layout.
   const auto& dims = spec.collectives.dims;
-  m.gpus_per_node = dims.size() >= 2 && dims.front().stride == 1 ? dims.front().size : spec.npus;
+  m.gpus_per_node = dims.size() >= 2 ? dims.back().stride : spec.npus;
   const int g = m.gpus_per_node;
   // The GPUs' own links: the first fabric joining NPU 0 to NPU 1.
   const FabricSpec* intra = nullptr;
@@ -242,8 +244,11 @@ NcclMachine nccl_machine(const PlatformSpec& spec) {
     for (int r = 0; r < g; ++r) {
       if (nic_of(*net, r) >= 0) nics.insert(nic_of(*net, r));
     }
-    m.nics_per_node = static_cast<int>(nics.size());
-    m.nic_beside_gpu = static_cast<int>(nics.size()) >= g;
+    // Physical NICs: a shared one serves gpus_per_nic of the node's GPUs,
+    // all on its PCIe switch (PIX), as NCCL's ncclTopoGetLocalNet maps them.
+    m.nics_per_node = std::max(1, static_cast<int>(nics.size()) / std::max(1, net->gpus_per_nic));
+    m.nic_beside_gpu = net->gpus_per_nic == 1 ? static_cast<int>(nics.size()) >= g
+                                              : net->pcie.has_value() && net->pcie->devices_per_switch >= 2;
     const int nic = nic_of(*net, 0);
     for (const FabricEdge& e : net->edges) {
       if (!e.internal && (e.a == nic || e.b == nic)) {

@@ -29,7 +29,7 @@ NcclSection read_nccl_section(const YamlInput& platform, const YAML::Node& node)
 /// A library file: every table of NcclTuning, checked (file:line on error).
 NcclTuning read_nccl_tuning(const std::string& path);
 
-/// NCCL's view of the machine: a node is the platform's first dimension
+/// NCCL's view of the machine: a node is every dimension but the top one
 /// (all NPUs on a platform of one); its GPU links are those of the first
 /// fabric joining NPU 0 to NPU 1, its network the first fabric joining
 /// NPU 0 to the next node (else the first other fabric NPU 0 is on).

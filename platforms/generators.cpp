@@ -317,4 +317,40 @@ double bisection_bandwidth(const FabricSpec& f) {
   return flow;
 }
 
+void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const Link::Params& inner) {
+  require(per_nic >= 1, "gpus_per_nic must be >= 1");
+  if (per_nic == 1) return;
+  require(ranks.size() % static_cast<std::size_t>(per_nic) == 0,
+          "gpus_per_nic " + std::to_string(per_nic) + " does not divide the fabric's " + std::to_string(ranks.size()) +
+              " NPUs");
+  for (const FabricEdge& e : f.edges) {
+    require(e.ring < 0, "NICs are shared on switched fabrics only (a ring's NICs pass frames on)");
+  }
+  const std::size_t ports = f.nodes.size();
+  for (std::size_t u = 0; u < ports; ++u) {
+    FabricNode& port = f.nodes[u];
+    if (port.kind != FabricNode::Kind::kNic) continue;
+    const auto first = std::find(ranks.begin(), ranks.end(), port.npu);
+    require(first != ranks.end() && (first - ranks.begin()) % per_nic == 0, "a shared NIC's first NPU is not a group's");
+    const Address a = port.address;
+    const int group = static_cast<int>(first - ranks.begin());
+    port.kind = FabricNode::Kind::kSwitch;
+    port.name = "nic" + std::to_string(a);
+    port.npu = -1;
+    port.address = kNoAddress;
+    port.hop_latency = 0;
+    port.level = 0;
+    for (int j = 0; j < per_nic; ++j) {
+      FabricNode nic;
+      nic.kind = FabricNode::Kind::kNic;
+      nic.npu = ranks[static_cast<std::size_t>(group + j)];
+      nic.name = "npu" + std::to_string(nic.npu);
+      nic.address = a * static_cast<Address>(per_nic) + static_cast<Address>(j);
+      f.nodes.push_back(nic);
+      f.edges.push_back(FabricEdge{static_cast<int>(f.nodes.size()) - 1, static_cast<int>(u), inner, -1});
+    }
+  }
+  f.gpus_per_nic = per_nic;
+}
+
 }  // namespace fabricsim

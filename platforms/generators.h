@@ -48,6 +48,15 @@ FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& shap
 /// one switch.
 void attach_memories(FabricSpec& f, std::vector<MemorySpec> memories, const Link::Params& link);
 
+/// NICs shared by `per_nic` NPUs each: `f` was made over one NPU of each
+/// group (the first); each of its NIC nodes becomes the shared NIC's own
+/// switching (a switch node `nic<a>` keeping the NIC's links, no latency of
+/// its own), and every NPU of the group gets a NIC node of its own (its
+/// function of the NIC: queues, DMA, overheads) joined to it by `inner`.
+/// `ranks` are the fabric's NPUs in order; group k is ranks[k x per_nic ..].
+/// Addresses become the port's times per_nic plus the NPU's place in the group.
+void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const Link::Params& inner);
+
 /// The groups of a dimension: `size` ranks `stride` apart, as ASTRA-sim
 /// builds multi-dimensional networks (dimension 0 groups consecutive ranks).
 std::vector<std::vector<int>> rank_groups(int npus, int size, int stride);

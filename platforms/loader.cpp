@@ -326,7 +326,7 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   if (!kind) in.fail(node["topology"], "unknown topology \"" + topology + "\" (known: " + topology_names() + ")");
   std::vector<std::string> keys = {"name",     "topology",     "link",     "uplink",   "switch",   "nic",
                                    "transport", "group_size", "group_stride", "memories", "algorithm",
-                                   "pcie"};
+                                   "pcie",     "gpus_per_nic"};
   keys.insert(keys.end(), kind->keys.begin(), kind->keys.end());
   in.only_keys(node, keys, "a " + topology + " fabric");
   Link::Params link;
@@ -379,12 +379,24 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     in.fail(node["group_size"] ? node["group_size"] : node, e.what());
   }
   const std::string name = in.text(node, "name", "fabric" + std::to_string(index));
+  // NICs shared by several NPUs: the topology is made over the NICs (the
+  // first NPU of each group), and each NIC then serves its group.
+  const int per_nic = static_cast<int>(in.count(node, "gpus_per_nic", 1, 1, 64));
+  if (per_nic > 1 && node["memories"]) {
+    in.fail(node["gpus_per_nic"], "gpus_per_nic and memories on one fabric: put the memories on a fabric of their own");
+  }
+  if (per_nic > 1 && size % per_nic != 0) {
+    in.fail(node["gpus_per_nic"], "gpus_per_nic " + std::to_string(per_nic) + " does not divide the fabric's group of " +
+                                      std::to_string(size) + " NPUs");
+  }
   std::vector<FabricSpec> out;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const auto& ranks = groups[g];
+    std::vector<int> ports;
+    for (std::size_t k = 0; k < ranks.size(); k += static_cast<std::size_t>(per_nic)) ports.push_back(ranks[k]);
     FabricSpec f;
     try {
-      f = kind->make(TopologyRequest{in, node, ranks, link, uplink, switch_params, reduction});
+      f = kind->make(TopologyRequest{in, node, ports, link, uplink, switch_params, reduction});
     } catch (const std::invalid_argument& e) {
       in.fail(node, e.what());
     }
@@ -419,6 +431,16 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
         attach_memories(f, read_memories(in, mems, ranks, spec.npus), link);
       } catch (const std::invalid_argument& e) {
         in.fail(mems, e.what());
+      }
+    }
+    if (per_nic > 1) {
+      // A NIC's functions and its port are one chip: no wire between them.
+      Link::Params inner = link;
+      inner.latency = 0;
+      try {
+        share_nics(f, ranks, per_nic, inner);
+      } catch (const std::invalid_argument& e) {
+        in.fail(node["gpus_per_nic"], e.what());
       }
     }
     out.push_back(std::move(f));
@@ -532,8 +554,11 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
     const int stride = static_cast<int>(in.count(fabrics[i], "group_stride", 1, 1, limits::kMaxNpus));
     const std::string topology = in.text(fabrics[i], "topology", "");
     Dimension dim;
-    if (size == spec.npus && covered > 1) {
-      dim.size = spec.npus / covered;
+    // A fabric whose groups hold whole groups of the levels below (all the
+    // NPUs, or a server's PCIe tree over NVLink-bridged pairs) is the level
+    // joining them: its size counts those groups, `covered` NPUs apart.
+    if (covered > 1 && stride == 1 && size % covered == 0) {
+      dim.size = size / covered;
       dim.stride = covered;
     } else {
       dim.size = size;
@@ -582,6 +607,12 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
     for (FabricSpec& f : read_fabric(in, fabrics[i], spec, i)) {
       f.nic = nic;
       f.pcie = pcie;
+      if (pcie && pcie->devices_per_switch % static_cast<unsigned>(f.gpus_per_nic) != 0) {
+        in.fail(fabrics[i]["pcie"]["devices_per_switch"] ? fabrics[i]["pcie"]["devices_per_switch"] : fabrics[i]["pcie"],
+                "pcie devices_per_switch " + std::to_string(pcie->devices_per_switch) + " with gpus_per_nic " +
+                    std::to_string(f.gpus_per_nic) + ": a shared NIC sits on the PCIe switch of the GPUs it serves, "
+                    "so a switch holds a whole number of them: give a multiple of " + std::to_string(f.gpus_per_nic));
+      }
       if (nic.stripe && f.transport.needs_order()) {
         in.fail(fabrics[i]["nic"] && fabrics[i]["nic"]["stripe"] ? fabrics[i]["nic"] : root["nic"],
                 "nic.stripe spreads a message's frames over several ports, which reorders them, and fabric \"" +

@@ -113,6 +113,7 @@ struct FabricSpec {
   bool forward_only = false;  // a unidirectional ring: traffic only goes to rank+1
   Nic::Params nic;          // for every NIC on this fabric (address and ports set per NIC)
   std::optional<PcieSwitch::Params> pcie;  // a PCIe switch between each NIC and its NPU's memory
+  int gpus_per_nic = 1;     // NPUs sharing each physical NIC (generators.h, share_nics)
   TransportSpec transport;
   std::vector<MemorySpec> memories;
 };

@@ -318,7 +318,7 @@ TEST(Topologies, TheRegistryNamesWhatIsKnownAndEachTopologyTakesOnlyItsKeys) {
       {"{ topology: hypercube }", "unknown topology \"hypercube\" (known: ring, unidirectional_ring, fully_connected, "
                                   "switch, torus, mesh, fat_tree, netlist)"},
       {"{ topology: switch, dims: [2, 2] }", "unknown key \"dims\" in a switch fabric (known: name, topology, link, "
-                                             "uplink, switch, nic, transport, group_size, group_stride, memories, algorithm, pcie, lanes)"},
+                                             "uplink, switch, nic, transport, group_size, group_stride, memories, algorithm, pcie, gpus_per_nic, lanes)"},
       {"{ topology: ring, leaf_down: 4 }", "unknown key \"leaf_down\" in a ring fabric"},
       {"{ topology: torus }", "missing \"dims\" in a torus fabric"},
   };

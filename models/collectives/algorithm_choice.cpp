@@ -646,10 +646,14 @@ namespace fabricsim {
 namespace {
 const char* nccl_protocol_name(int p) { return p == 0 ? "LL" : p == 1 ? "LL128" : "Simple"; }
 
-/// Nodes the group spans (a node: a group of the platform's first dimension).
+/// Nodes the group spans, as NCCL counts them: a node is every level of the
+/// platform but the top one (its top level's stride of NPUs, in order).
 int nodes_of(const CollectiveConfig& config, const std::vector<int>& ranks) {
-  std::vector<int> nodes = node_offsets(config, ranks);
-  if (nodes.empty()) return 1;
+  if (config.dims.size() < 2 || ranks.empty()) return 1;
+  const int per_node = std::max(1, config.dims.back().stride);
+  std::vector<int> nodes;
+  nodes.reserve(ranks.size());
+  for (int r : ranks) nodes.push_back(r / per_node);
   std::sort(nodes.begin(), nodes.end());
   return static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
 }

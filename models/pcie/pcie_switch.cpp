@@ -114,12 +114,15 @@ void PcieSwitch::end_of_elaboration() {
                              std::to_string(params_.devices_per_switch) + ")")
                                 .c_str());
   }
-  pairs_.resize(devices);
+  pairs_.resize((devices + std::max(1u, params_.devices_per_port) - 1) / std::max(1u, params_.devices_per_port));
   requesting_.resize(memories);
   responding_.resize(devices);
 }
 
-PcieSwitch::Pair& PcieSwitch::pair(int device) { return pairs_[static_cast<std::size_t>(device)]; }
+PcieSwitch::Pair& PcieSwitch::pair(int device) {
+  // The functions of one shared NIC take its one port.
+  return pairs_[static_cast<std::size_t>(device) / std::max(1u, params_.devices_per_port)];
+}
 
 PcieSwitch::Access* PcieSwitch::new_access(tlm::tlm_generic_payload& gp, int device) {
   Access* a;

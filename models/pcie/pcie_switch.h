@@ -18,7 +18,9 @@
 //
 // With GPUDirect RDMA (`gpudirect_rdma: on`) a device's and its GPU's ports
 // carry the same bytes at the same rate, so the pair's path is one pipe per
-// direction, busy until its last transfer ends; pairs do not share pipes.
+// direction, busy until its last transfer ends; pairs do not share pipes,
+// except the pairs of one NIC shared by several GPUs (devices_per_port),
+// whose single port carries all of theirs.
 // The switch is cut-through, as PCIe switches are: a TLP goes on as soon as
 // its header is in, so a large access is not held for its whole transfer at
 // every hop.
@@ -129,6 +131,10 @@ class PcieSwitch : public sc_core::sc_module, private Calendar::Client {
     unsigned devices_per_switch = 1;  // device/GPU pairs sharing one switch and its uplink
     GpuDirect gpudirect_rdma = GpuDirect::kOn;
     unsigned uplink_lanes = 16;             // the port toward the CPU
+    /// Devices bound in a row that are one physical device (a NIC shared by
+    /// that many GPUs, each its own function of it): their pairs share the
+    /// device's port, one pipe each way. Set by the platform, not a file.
+    unsigned devices_per_port = 1;
     Tick host_latency = ns_to_ticks(300);   // root complex and host memory, one access
     /// The data rate of each direction of a port of `port_lanes` lanes (see
     /// the header's comment); of the devices' and GPUs' ports by default.
