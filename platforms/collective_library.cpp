@@ -82,10 +82,10 @@ NcclTuning read_nccl_tuning(const std::string& path) {
                 "max_channels", "nvls_channels", "pci_bw"},
                "a library file");
   NcclTuning t;
+  // Which library of NCCL's family the tables are (nccl, rccl, a vendor's
+  // build): a name for reports; the tuner's formulas are NCCL's.
   t.library = in.text(root, "library", "nccl");
-  if (t.library != "nccl") {
-    in.fail(root["library"], "library \"" + t.library + "\": fabricsim's tuner takes files of NCCL's family (library: nccl)");
-  }
+  if (t.library.empty()) in.fail(root["library"], "library must name the library the tables are of (nccl, rccl, ...)");
   t.version = in.text(root, "version", "");
   t.source = in.text(root, "source", "");
   const YAML::Node algos = in.required(root, "algorithms", "a library file");

@@ -224,6 +224,27 @@ TEST(NcclChoice, FourOrMoreH100NodesRingAtLargeSizes) {
   EXPECT_EQ(pick("dgx_h100_4node.yaml", 64 * MiB, 32, 4), P(NcclAlgorithm::kNvlsTree, Simple));
 }
 
+TEST(NcclChoice, ServersWithSharedNicsAndPcieGpus) {
+  // HGX A100, 4 HDR NICs for 8 GPUs, 2 nodes: the ring search gets 4
+  // channels of 24 GB/s (PCIe Gen4 x16 = 24 below the NIC's 25; one per
+  // NIC; 12 GB/s would give 8 x 12, no more), not split (24 < 25): Ring
+  // Simple 96 x 16/30 = 51.2 GB/s against the tree's min(0.92 x 96,
+  // 4 x 23.6) x .5 = 44.2. Small: the tree with LL, 6.8 + 2 x (7 x 0.6 +
+  // 1 x 5) = 25.2 us against the ring's 43.4.
+  EXPECT_EQ(nccl_of("hgx_a100_4nic_2node.yaml")->comm(16, 2).ring.channels, 4);
+  EXPECT_EQ(pick("hgx_a100_4nic_2node.yaml", 1 * KiB, 16, 2), P(NcclAlgorithm::kTree, LL));
+  EXPECT_EQ(pick("hgx_a100_4nic_2node.yaml", 1 * GiB, 16, 2), P(NcclAlgorithm::kRing, Simple));
+  // PCIe GPUs: NCCL sees them joined by PCIe (48 GB/s each), so no LL128
+  // (NCCL enables it on NVLink only) and rings of 2 x 24 across nodes.
+  const auto pcie = nccl_of("pcie_h100nvl_2node.yaml");
+  EXPECT_EQ(pcie->machine().gpus_per_node, 8);
+  EXPECT_EQ(pcie->machine().nics_per_node, 4);
+  const auto d = pcie->decide(CollectiveType::kAllReduce, 1 * GiB, 16, 2);
+  for (const auto& c : d.candidates) EXPECT_NE(c.protocol, LL128) << "LL128 on PCIe";
+  EXPECT_EQ(d.algorithm, NcclAlgorithm::kRing);
+  EXPECT_EQ(pcie->comm(16, 2).ring.channels, 2);
+}
+
 TEST(NcclChoice, AllGatherAndReduceScatterRunRingsBroadcastRingOnly) {
   // NCCL 2.21.5 weighs NVLS for all-gather and reduce-scatter on one node
   // but converts its bandwidth by 5/6 as for all-reduce (266.7 GB/s), while
