@@ -41,6 +41,14 @@ Simulation::~Simulation() = default;
 
 void Simulation::load_workload(const WorkloadSettings& settings) {
   settings_ = settings;
+  const int n = settings.npus ? settings.npus : platform_->npus();
+  if (n > platform_->npus()) {
+    throw InputError("--npus " + std::to_string(n) + ": the platform " + platform_->spec().name + " has " +
+                     std::to_string(platform_->npus()) + " NPUs");
+  }
+  // With --npus the job is the first n NPUs, as CUDA_VISIBLE_DEVICES makes
+  // it: its world (the default group) is they, not the platform.
+  if (n < platform_->npus()) groups_.set_world(n);
   if (!settings.comm_groups.empty()) {
     try {
       groups_.load_json(settings.comm_groups);
@@ -59,11 +67,6 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   options.probe = &probe_;
   bounds_ = work_bounds(platform_->spec(), settings.force);
   options.bounds = &bounds_;
-  const int n = settings.npus ? settings.npus : platform_->npus();
-  if (n > platform_->npus()) {
-    throw InputError("--npus " + std::to_string(n) + ": the platform " + platform_->spec().name + " has " +
-                     std::to_string(platform_->npus()) + " NPUs");
-  }
   for (int r = 0; r < n; ++r) {
     const std::string path = traces::rank_file(settings.prefix, r);
     try {
@@ -111,6 +114,17 @@ Simulation::Outcome Simulation::run_to_end() {
     for (auto& w : workloads_) all_done &= w->finished();
     if (all_done) {
       probe_.end_child_if_any();  // its collective did not end: it was not this run's
+      // A send that no receive took. MPI and NCCL would hang on it; ASTRA-sim
+      // completes it, and Chakra's own generator writes such traces
+      // (one_comm_send_node), so it runs, and the user hears of each NPU's
+      // first one (the report counts them all: unreceived_messages).
+      for (std::size_t r = 0; r < workloads_.size(); ++r) {
+        const std::string sent = platform_->npu(static_cast<int>(r)).describe_unreceived();
+        if (sent.empty()) continue;
+        std::cerr << "warning: " << traces::rank_file(settings_.prefix, static_cast<int>(r)) << ": " << sent
+                  << ", and no node of this trace receives it; the send completed as ASTRA-sim completes it (NCCL "
+                     "or MPI would wait for its receive)\n";
+      }
       break;
     }
     // Before calling it stuck, let every NPU read past its window.
@@ -126,8 +140,8 @@ Simulation::Outcome Simulation::run_to_end() {
       if (!mismatch.empty()) throw InputError(mismatch);
     }
     stuck_.clear();
-    for (int r = 0; r < platform_->npus(); ++r) {
-      const auto& w = *workloads_[static_cast<std::size_t>(r)];
+    for (std::size_t r = 0; r < workloads_.size(); ++r) {  // the NPUs the job runs on (--npus)
+      const auto& w = *workloads_[r];
       if (w.finished()) continue;
       std::ostringstream head;
       head << "NPU " << r << ": " << w.nodes_done() << " of " << w.nodes_total() << " nodes done";

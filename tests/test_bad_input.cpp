@@ -536,6 +536,58 @@ TEST(BadSends, ASendAndItsReceiveThatDisagreeStopWithBothRanksNodesAndValues) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+TEST(BadSends, ASendNoOneReceivesRunsWithAWarningNamingItsTraceAndBothEnds) {
+  // As ASTRA-sim completes it (Chakra's generator writes such traces): it
+  // runs, is counted in the report, and each receiving trace is named.
+  const std::string dir = testutil::scratch_dir("bad-sends-unreceived");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  write_one_node(dir + "/lone", 4, [](ChakraProtoMsg::Node& n, int rank) {
+    n.set_type(rank == 0 ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(1);
+    traces::add_uint(n, "comm_size", 4096);
+    traces::add_int(n, "comm_dst", 2);
+    traces::add_int(n, "comm_tag", 9);
+  });
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir +
+                                         "/lone --report " + dir + "/r.json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: " + dir + "/lone.2.et: NPU 0 (node 0) sent 4096 bytes to NPU 2 with tag 9, and no "
+                       "node of this trace receives it"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(nlohmann::json::parse(testutil::read_text(dir + "/r.json"))["npus"][2]["unreceived_messages"], 1);
+}
+
+TEST(BadNpus, AJobOnFewerNpusThanThePlatformIsItsOwnWorld) {
+  // --npus 2 on an 8-NPU ring, as the README runs a 1-rank trace on one GPU
+  // of a node: the job's default group is its 2 NPUs. A collective over it
+  // once waited for the 6 idle NPUs and the report of the stuck run read
+  // past the job's workloads (a segmentation fault).
+  const std::string dir = testutil::scratch_dir("bad-npus");
+  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 2 --bytes 1M --out " + dir + "/ar2").exit_code, 0);
+  const std::string ring8 = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/ring8.yaml";
+  auto r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + dir + "/ar2 --npus 2 --report " +
+                                   dir + "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  ASSERT_EQ(j["npus"][0]["collectives"].size(), 1u);
+  EXPECT_EQ(j["npus"][0]["collectives"][0]["group"], "world");
+  EXPECT_GT(j["npus"][1]["collectives"][0]["end_ns"].get<double>(), 0.0);
+
+  // A receive nobody sends, on 2 of the 8 NPUs: a run that cannot progress
+  // (exit 3, saying what NPU 0 waits for), not a crash.
+  write_one_node(dir + "/wait", 2, [](ChakraProtoMsg::Node& n, int rank) {
+    n.set_type(rank == 0 ? ChakraProtoMsg::COMM_RECV_NODE : ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(1);
+    traces::add_uint(n, "comm_size", 4096);
+    traces::add_int(n, "comm_src", 1);
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + dir + "/wait --npus 2");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("NPU 0: 0 of 1 nodes done"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("recv of 4096 bytes from NPU 1"), std::string::npos) << r.err;
+}
+
 TEST(BadWork, WorkThatWouldNotFinishIsRefusedWithItsEstimateUnlessForced) {
   // A 1 PiB all-reduce once ran for days; --data at 1 TiB died of bad_alloc.
   const std::string dgx = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml";

@@ -392,6 +392,18 @@ std::string Npu::describe_tag_mismatch() const {
   return "";
 }
 
+std::string Npu::describe_unreceived() const {
+  for (const auto& [have, msgs] : unexpected_p2p_) {
+    if (msgs.empty()) continue;
+    const Message& m = *msgs.front();
+    std::ostringstream os;
+    os << "NPU " << have.peer << " (node " << m.sender.origin_node << ") sent " << m.bytes << " bytes to NPU " << rank_
+       << " with tag " << have.tag;
+    return os.str();
+  }
+  return "";
+}
+
 std::uint64_t Npu::unmatched_messages() const {
   std::uint64_t n = 0;
   for (const auto& [k, q] : unexpected_p2p_) n += q.size();

@@ -139,6 +139,9 @@ class Npu : public sc_core::sc_module,
   const std::vector<std::string>& data_errors() const { return data_errors_; }
   void clear_data_errors() { data_errors_.clear(); }
   std::uint64_t unmatched_messages() const;
+  /// The first message sent to this NPU that no receive took, as "NPU p
+  /// (node n) sent B bytes to NPU r with tag t"; "" if none.
+  std::string describe_unreceived() const;
   /// A receive that waits for a peer which sent this NPU a message under
   /// another tag (the traces disagree), described; "" when there is none.
   std::string describe_tag_mismatch() const;

@@ -17,6 +17,14 @@ GroupTable::GroupTable(int npus) : npus_(npus) {
   by_name_["world"] = &groups_.front();
 }
 
+void GroupTable::set_world(int npus) {
+  if (groups_.size() != 1) throw std::logic_error("GroupTable::set_world after groups were added");
+  npus_ = npus;
+  Group& world = groups_.front();
+  world.ranks.clear();
+  for (int r = 0; r < npus; ++r) world.ranks.push_back(r);
+}
+
 const Group& GroupTable::add(const std::string& name, std::vector<int> ranks) {
   if (by_name_.count(name)) throw std::runtime_error("process group \"" + name + "\" defined twice");
   if (ranks.empty()) throw std::runtime_error("process group \"" + name + "\" has no members");

@@ -33,6 +33,9 @@ class GroupTable {
   /// group and the first that is not one (2^32 must not wrap to rank 0).
   std::vector<int> narrow(const std::string& name, const std::vector<std::int64_t>& wide) const;
   int npus() const { return npus_; }
+  /// The job runs on the first `npus` NPUs only (--npus): the world is
+  /// they, and groups may name no others. Before any group is added.
+  void set_world(int npus);
 
  private:
   int npus_;
