@@ -97,14 +97,14 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
   // A finite number in [0, max]: JSON has no NaN, but 1e999 parses as infinity.
   auto number = [&](const std::string& key, double max = 1e15) {
     const auto& v = j[key];
-    if (!v.is_number()) fail(key, "must be a number, not " + v.dump());
+    if (!v.is_number()) fail(key, "must be a number, not " + json_excerpt(v));
     const double d = v.get<double>();
-    if (!std::isfinite(d) || d < 0 || d > max) fail(key, "is " + v.dump() + ": it must be from 0 to " + std::to_string(static_cast<long long>(max)));
+    if (!std::isfinite(d) || d < 0 || d > max) fail(key, "is " + json_excerpt(v) + ": it must be from 0 to " + std::to_string(static_cast<long long>(max)));
     return d;
   };
   auto whole = [&](const std::string& key, double max) {
     const double d = number(key, max);
-    if (d != std::floor(d)) fail(key, "must be a whole number, not " + j[key].dump());
+    if (d != std::floor(d)) fail(key, "must be a whole number, not " + json_excerpt(j[key]));
     return d;
   };
 
@@ -133,7 +133,7 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       // EXPLICIT: by each collective node's comm_priority, highest first,
       // ties in issue order (ASTRA-sim's Sys::get_priority and insert_stream).
       else if (p == "EXPLICIT") spec.collectives.policy = SchedulingPolicy::kPriority;
-      else fail(key, "must be \"LIFO\", \"FIFO\" or \"EXPLICIT\", not " + it.value().dump());
+      else fail(key, "must be \"LIFO\", \"FIFO\" or \"EXPLICIT\", not " + json_excerpt(it.value()));
     } else if (key == "endpoint-delay") {
       set_endpoint_delay(spec, ns_to_ticks(number(key, limits::kMaxLatencyNs)));
     } else if (key == "active-chunks-per-dimension") {
@@ -165,7 +165,7 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       if (!type) fail(key, "names no collective fabricsim knows (\"" + type_name + "\")");
       const auto& v = it.value();
       if (!v.is_array() || v.size() != 1 || !v[0].is_string()) {
-        fail(key, "must list one Chakra trace prefix (one dimension), not " + v.dump());
+        fail(key, "must list one Chakra trace prefix (one dimension), not " + json_excerpt(v));
       }
       const std::string prefix = v[0].get<std::string>();
       const std::string first = traces::rank_file(prefix, 0);
@@ -189,7 +189,7 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
         bool one = false;
         std::uint32_t window = 0;
         if (!v.is_string() || !astra_algorithm(v.get<std::string>(), a, one, window)) {
-          fail(key, "unknown algorithm " + v.dump() +
+          fail(key, "unknown algorithm " + json_excerpt(v) +
                         " (known: ring, direct, directN for N > 0, halvingDoubling, doubleBinaryTree, inSwitch, and "
                         "their one* forms)");
         }
@@ -255,7 +255,7 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
     } else if (key == "intra-dimension-scheduling" || key == "inter-dimension-scheduling") {
       // fabricsim schedules chunks in order within a dimension and takes the
       // dimensions in ascending order: ASTRA-sim's FIFO and baseline/ascending.
-      const std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+      const std::string v = it.value().is_string() ? it.value().get<std::string>() : json_excerpt(it.value());
       const bool intra = key == "intra-dimension-scheduling";
       if (!intra && (v == "themis" || v == "Themis")) {
         spec.collectives.dimension_order = LevelOrder::kThemis;
@@ -273,7 +273,7 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       const double zero_default = key == "local-reduction-delay" ? 1 : 0;
       if (!it.value().is_number() || it.value().get<double>() != zero_default) {
         fail(key, "only its default, " + std::to_string(static_cast<int>(zero_default)) +
-                      ", is modeled (ASTRA-sim's memory bus and replay switches are not), not " + it.value().dump());
+                      ", is modeled (ASTRA-sim's memory bus and replay switches are not), not " + json_excerpt(it.value()));
       }
     } else if (key == "boost-mode" || key == "trace-enabled") {
       // Simulation shortcuts and outputs of ASTRA-sim: no time changes.
@@ -296,13 +296,13 @@ void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std:
     if (!j.contains(key)) return fallback;
     const auto& v = j[key];
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > max) {
-      fail(key, "is " + v.dump() + ": it must be a number from 0 to " + std::to_string(static_cast<long long>(max)));
+      fail(key, "is " + json_excerpt(v) + ": it must be a number from 0 to " + std::to_string(static_cast<long long>(max)));
     }
     return v.get<double>();
   };
   auto whole = [&](const std::string& key, double max, double fallback) {  // 4.9 NPUs must not be read as 4
     const double d = number(key, fallback, max);
-    if (d != std::floor(d)) fail(key, "must be a whole number, not " + j[key].dump());
+    if (d != std::floor(d)) fail(key, "must be a whole number, not " + json_excerpt(j[key]));
     return d;
   };
   for (auto it = j.begin(); it != j.end(); ++it) {

@@ -567,6 +567,36 @@ void finish_point(const std::string& dir, const nlohmann::json& manifest, const 
   fs::remove(r.stderr_tmp, ec);
 }
 
+/// A point's result file, checked for the shape finish_point writes: an
+/// object with status "ok" or "failed", a whole exit_code, a message and
+/// the metrics; InputError naming the file and what is wrong otherwise.
+nlohmann::json read_point(const std::string& path) {
+  nlohmann::json p = read_json_file(path, "sweep point");
+  const auto wrong = [&](const std::string& what) {
+    throw InputError(path + ": " + what + "; a point file is an object with \"status\" (\"ok\" or \"failed\"), "
+                     "\"exit_code\", \"message\" and \"metrics\", as fabricsim sweep writes it: delete it, and "
+                     "the point runs again");
+  };
+  if (!p.is_object()) wrong("is " + json_excerpt(p) + ", not an object");
+  const auto status = p.find("status");
+  if (status == p.end() || !status->is_string() || (*status != "ok" && *status != "failed")) {
+    wrong("its \"status\" is " + (status == p.end() ? std::string("missing") : json_excerpt(*status)));
+  }
+  const auto code = p.find("exit_code");
+  if (code == p.end() || !code->is_number_integer()) {
+    wrong("its \"exit_code\" is " + (code == p.end() ? std::string("missing") : json_excerpt(*code)));
+  }
+  const auto message = p.find("message");
+  if (message == p.end() || !message->is_string()) {
+    wrong("its \"message\" is " + (message == p.end() ? std::string("missing") : json_excerpt(*message)));
+  }
+  const auto metrics = p.find("metrics");
+  if (metrics == p.end() || !metrics->is_object()) {
+    wrong("its \"metrics\" is " + (metrics == p.end() ? std::string("missing") : json_excerpt(*metrics)));
+  }
+  return p;
+}
+
 /// Points of the manifest without a point file (and, `retry_failed`, those
 /// whose file records a failure).
 std::vector<std::size_t> missing_points(const std::string& dir, const nlohmann::json& manifest, bool retry_failed) {
@@ -575,7 +605,7 @@ std::vector<std::size_t> missing_points(const std::string& dir, const nlohmann::
   for (const auto& p : manifest["points"]) {
     const std::string file = point_file(dir, p["id"]);
     bool run = !fs::exists(file, ec);
-    if (!run && retry_failed) run = read_json_file(file, "sweep point").value("status", "") != "ok";
+    if (!run && retry_failed) run = read_point(file)["status"] != "ok";
     if (run) out.push_back(p["index"].get<std::size_t>());
   }
   return out;
@@ -753,7 +783,7 @@ int collect_sweep(const std::string& dir) {
       ++missing;
       csv << ",missing";
     } else {
-      point = read_json_file(path, "sweep point");
+      point = read_point(path);
       csv << "," << point["status"].get<std::string>();
       if (point["status"] != "ok") ++failed;
     }

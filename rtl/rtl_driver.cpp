@@ -9,6 +9,8 @@
 #include "verilated.h"
 #include "verilated_vcd_c.h"
 
+#include "tlm/errors.h"
+
 namespace fabricsim {
 
 struct RtlDriver::Model {
@@ -36,7 +38,7 @@ RtlDriver::RtlDriver(const std::string& vcd, const std::vector<std::string>& plu
     m.vcd.set_time_unit("1ps");
     m.vcd.set_time_resolution("1ps");
     m.vcd.open(vcd.c_str());
-    if (!m.vcd.isOpen()) throw std::runtime_error(vcd + ": cannot write the waveform");
+    if (!m.vcd.isOpen()) throw InputError(vcd + ": cannot write the waveform there (--vcd)");
     m.tracing = true;
   }
   // Reset, then idle with the output always taken.

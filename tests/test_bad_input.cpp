@@ -848,6 +848,83 @@ TEST(BadSweeps, EveryWrongSpecIsRefusedNamingTheFileLineAndWhatIsAccepted) {
   EXPECT_EQ(testutil::run_fabricsim("sweep " + dir + "/a.yaml").exit_code, 2);
 }
 
+TEST(BadSweeps, APointFileOfTheWrongShapeIsNamedNotAnInternalError) {
+  // A point file is JSON that fabricsim wrote; one edited, truncated or
+  // replaced with valid JSON of another shape once stopped a rerun with
+  // "internal error: [json.exception.type_error...]".
+  const std::string dir = testutil::scratch_dir("bad-sweep-points");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  testutil::write_text(dir + "/s.yaml", "args: { platform: p.yaml }\ngrid: { bytes: [1K] }\n");
+  ASSERT_EQ(testutil::run_fabricsim("sweep " + dir + "/s.yaml --out " + dir + "/out -q").exit_code, 0);
+  std::string point;
+  for (const auto& e : fs::directory_iterator(dir + "/out/points")) point = e.path().string();
+  ASSERT_FALSE(point.empty());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{}", "its \"status\" is missing"},
+      {"{\"status\": 3}", "its \"status\" is 3"},
+      {"[1, 2]", "is [1,2], not an object"},
+      {"{\"status\": \"ok\", \"exit_code\": \"0\", \"message\": \"\", \"metrics\": {}}", "its \"exit_code\" is \"0\""},
+  };
+  for (const auto& [text, what] : cases) {
+    testutil::write_text(point, text);
+    for (const std::string flags : {"", " --retry-failed"}) {
+      const auto r = testutil::run_fabricsim("sweep " + dir + "/s.yaml --out " + dir + "/out -q" + flags);
+      EXPECT_EQ(r.exit_code, 2) << text << flags << ": " << r.err;
+      EXPECT_NE(r.err.find(point + ": " + what), std::string::npos) << text << flags << ": " << r.err;
+      EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+    }
+  }
+}
+
+TEST(BadPaths, AWaveformPathThatCannotTakeOneIsRefusedUpFront) {
+  const std::string dir = testutil::scratch_dir("bad-vcd");
+  const std::string dgx = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml";
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  fs::create_directory(dir + "/folder");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir + "/fifo", dir + "/fifo: is a FIFO, device or socket; the waveform (--vcd) is written in place"},
+      {dir + "/folder", dir + "/folder: is a directory; give a file for the waveform (--vcd)"},
+      {dir + "/missing/w.vcd", dir + "/missing/w.vcd: its folder " + dir + "/missing does not exist"},
+  };
+  for (const auto& [path, what] : cases) {
+    const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dgx +
+                                           " --reduction-model rtl --algo in_switch -b 1K -e 1K --vcd " + path);
+    EXPECT_EQ(r.exit_code, 2) << path << ": " << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+  }
+  // Without an RTL unit there is no waveform: --vcd is not silently ignored.
+  const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dgx + " -b 1K -e 1K --vcd " + dir + "/w.vcd");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--vcd " + dir + "/w.vcd: no reduction unit runs the RTL"), std::string::npos) << r.err;
+}
+
+TEST(BadJson, ValuesNestedDeeperThanAnySettingsFileAreRefusedNotEchoed) {
+  // 300,000 levels once overflowed the stack echoing the value into the
+  // message; an over-long value is quoted cut short.
+  const std::string dir = testutil::scratch_dir("bad-json-deep");
+  const int depth = 300000;
+  testutil::write_text(dir + "/g.json", "{\"a\":" + std::string(depth, '[') + std::string(depth, ']') + "}");
+  const std::string ring8 = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/ring8.yaml";
+  const std::string sample = std::string(FABRICSIM_SOURCE_DIR) + "/traces/samples/allreduce_8npus_64MiB/allreduce";
+  auto r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --comm-groups " + dir +
+                                   "/g.json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/g.json: values nest deeper than 64 levels"), std::string::npos) << r.err;
+  EXPECT_LT(r.err.size(), 1000u);
+  testutil::write_text(dir + "/s.json", "{\"scheduling-policy\": [\"" + std::string(20000, 'x') + "\"]}");
+  r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --system " + dir + "/s.json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("must be \"LIFO\", \"FIFO\" or \"EXPLICIT\", not [\"xxxxx"), std::string::npos) << r.err;
+  EXPECT_LT(r.err.size(), 1000u) << "the value is echoed whole";
+  // A number past a double's range is quoted cut short too.
+  testutil::write_text(dir + "/n.json", "{\"scheduling-policy\": " + std::string(20000, '7') + "}");
+  r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --system " + dir + "/n.json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("a number too large for a double (7777"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at line 1, column 23"), std::string::npos) << r.err;
+  EXPECT_LT(r.err.size(), 1000u) << "the number is echoed whole";
+}
+
 TEST(Sweeps, TheFirstGridAxisVariesSlowestAndZippedListsGoTogether) {
   const std::string dir = testutil::scratch_dir("sweep-order");
   testutil::write_text(dir + "/p.yaml", kRing4);

@@ -38,6 +38,10 @@ nlohmann::json parse_json_strictly(const std::string& text, const std::string& w
     switch (event) {
       case Event::object_start:
       case Event::array_start:
+        if (levels.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
+          throw InputError(where + ": values nest deeper than " + std::to_string(kMaxJsonDepth) + " levels in " +
+                           path_of(levels) + " (a settings file's nest two or three)");
+        }
         levels.push_back(Level{event == Event::object_start, "", 0, {}});
         break;
       case Event::key: {
@@ -76,10 +80,19 @@ nlohmann::json parse_json_strictly(const std::string& text, const std::string& w
         place = " at line " + std::to_string(line) + ", column " + std::to_string(column);
       }
     }
-    throw InputError(where + ": not valid JSON: " + what + place + " (numbers must fit a double)");
+    std::string number = a != std::string::npos && b > a + 1 ? what.substr(a + 1, b - a - 1) : std::string();
+    if (number.size() > 40) number = number.substr(0, 40) + "... (" + std::to_string(number.size()) + " digits)";
+    throw InputError(where + ": not valid JSON: a number too large for a double (" + number + ")" + place +
+                     " (numbers must fit a double)");
   } catch (const nlohmann::json::exception& e) {
     throw InputError(where + ": not valid JSON: " + e.what());
   }
+}
+
+std::string json_excerpt(const nlohmann::json& v, std::size_t max) {
+  std::string text = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > max) text = text.substr(0, max) + "... (" + std::to_string(text.size()) + " characters)";
+  return text;
 }
 
 nlohmann::json read_json_file(const std::string& path, const std::string& what) {

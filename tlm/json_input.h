@@ -9,10 +9,20 @@
 
 namespace fabricsim {
 
+/// How deep values may nest in a settings file: theirs nest two or three
+/// levels; deeper is refused before anything (a message echoing the value,
+/// the value's own destruction) walks it recursively.
+constexpr int kMaxJsonDepth = 64;
+
 /// Parses `text`; throws InputError naming `where` (a file, or a file and a
-/// node) for malformed JSON, a number out of double's range, or a key
-/// repeated within one object (with the path to that object).
+/// node) for malformed JSON, a number out of double's range, a key repeated
+/// within one object (with the path to that object), or values nested
+/// deeper than kMaxJsonDepth.
 nlohmann::json parse_json_strictly(const std::string& text, const std::string& where);
+
+/// `v` as JSON text for a message, cut to about `max` characters ("..."
+/// marks the cut): a message quotes what it refuses, not all of it.
+std::string json_excerpt(const nlohmann::json& v, std::size_t max = 80);
 
 /// The whole of `path` (a regular file, tlm/input_file.h), parsed as above.
 nlohmann::json read_json_file(const std::string& path, const std::string& what);

@@ -115,4 +115,31 @@ void write_output_file(const std::string& path, const std::string& text, const s
   out.commit();
 }
 
+void check_direct_output_path(const std::string& path, const std::string& what) {
+  if (path.empty()) throw InputError("an empty path given for the " + what);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory; give a file for the " + what);
+    if (!S_ISREG(st.st_mode)) {
+      throw InputError(path + ": is a FIFO, device or socket; the " + what + " is written in place, so give a file");
+    }
+    return;
+  }
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    throw InputError(path + ": is a symlink to a file that does not exist; give a path that exists, or a new one, "
+                            "for the " + what);
+  }
+  const std::size_t slash = path.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat dir {};
+  if (::stat(folder.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode)) {
+    throw InputError(path + ": its folder " + folder + " does not exist (or is not a folder); make it first, or "
+                            "give another path for the " + what);
+  }
+  if (::access(folder.c_str(), W_OK) != 0) {
+    throw InputError(path + ": its folder " + folder + " cannot be written; give another path for the " + what);
+  }
+}
+
 }  // namespace fabricsim

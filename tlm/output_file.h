@@ -44,4 +44,11 @@ class OutputFile {
 /// Writes `text` to `path` as OutputFile does.
 void write_output_file(const std::string& path, const std::string& text, const std::string& what);
 
+/// For a file another library writes itself, in place (an RTL waveform):
+/// refuses, with InputError naming the path and the `what`, a directory, a
+/// FIFO, device or socket (written to directly they would block or be
+/// harmed), a symlink to nothing, and a path whose folder does not exist or
+/// is not a folder. A regular file or a new path in a folder passes.
+void check_direct_output_path(const std::string& path, const std::string& what);
+
 }  // namespace fabricsim

@@ -159,6 +159,14 @@ void apply_rtl_options(const RtlArgs& a, PlatformSpec& spec) {
     if (vcd.empty()) throw InputError("--vcd-window needs --vcd FILE");
     std::tie(spec.rtl.vcd_from, spec.rtl.vcd_to) = Timeline::parse_window(window, "--vcd-window");
   }
+  if (!vcd.empty()) {
+    bool rtl = false;
+    for (const auto& f : spec.fabrics) {
+      for (const auto& n : f.nodes) rtl |= n.reduction && std::string(reduction_model(*n.reduction).name) == "rtl";
+    }
+    if (!rtl) throw InputError("--vcd " + vcd + ": no reduction unit runs the RTL, so there is no waveform to write (use --reduction-model rtl)");
+    check_direct_output_path(vcd, "waveform (--vcd)");
+  }
   for (const auto& p : a.plusargs) {
     if (p.size() < 2 || p[0] != '+') throw InputError("--rtl-plusarg " + p + ": give +NAME or +NAME=VALUE");
   }

@@ -56,11 +56,11 @@ const Group* GroupTable::find(const std::string& name) const {
 }
 
 std::vector<std::int64_t> GroupTable::json_ranks(const nlohmann::json& list) const {
-  if (!list.is_array()) throw std::runtime_error("expected a list of ranks, not " + list.dump());
+  if (!list.is_array()) throw std::runtime_error("expected a list of ranks, not " + json_excerpt(list));
   std::vector<std::int64_t> wide;
   for (const auto& v : list) {
     if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7fffffffffffffffull)) {
-      throw std::runtime_error("rank " + v.dump() + " is not a whole number from 0 to " + std::to_string(npus_ - 1));
+      throw std::runtime_error("rank " + json_excerpt(v) + " is not a whole number from 0 to " + std::to_string(npus_ - 1));
     }
     wide.push_back(v.get<std::int64_t>());
   }

@@ -117,7 +117,7 @@ void TraceWorkload::define_groups(const void* proto) {
     if (!j.is_array()) return;
     for (const auto& g : j) {
       if (!g.is_object() || !g.contains("pg_name") || !g.contains("ranks")) continue;
-      const std::string pg = g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : g["pg_name"].dump();
+      const std::string pg = g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : json_excerpt(g["pg_name"]);
       std::vector<std::int64_t> wide;
       try {
         wide = options_.groups->json_ranks(g["ranks"]);
@@ -129,7 +129,7 @@ void TraceWorkload::define_groups(const void* proto) {
           g["group_size"].get<std::int64_t>() != npus_) {
         throw TraceError(path_ + ": node " + std::to_string(pn.id()) + ": process group \"" + pg +
                          "\" lists \"ranks\": [] (every rank: " + std::to_string(npus_) + ") but \"group_size\": " +
-                         g["group_size"].dump());
+                         json_excerpt(g["group_size"]));
       }
       add_group(pg, wide, pn.id());
     }
