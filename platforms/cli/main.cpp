@@ -340,6 +340,10 @@ struct CollbenchArgs {
 };
 
 int collbench(const CollbenchArgs& a) {
+  if (!a.rtl.vcd.empty() && a.jobs > 1) {
+    throw InputError("--jobs " + std::to_string(a.jobs) + " with --vcd: every row would write the same waveform files; "
+                     "leave --jobs out or give --jobs 1");
+  }
   PlatformSpec spec = load_platform(a.platform, overrides_of(a.sets));
   std::vector<std::string> notes;
   const auto system_sets = system_overrides_of(a.sets, a.system);
@@ -390,10 +394,6 @@ int collbench(const CollbenchArgs& a) {
   o.data = a.data;
   o.force = a.force;
   o.why = a.why;
-  if (!a.rtl.vcd.empty() && a.jobs > 1) {
-    throw InputError("--jobs " + std::to_string(a.jobs) + " with --vcd: every row would write the same waveform files; "
-                     "leave --jobs out or give --jobs 1");
-  }
   o.jobs = a.jobs > 0 ? static_cast<unsigned>(a.jobs)
            : a.rtl.vcd.empty() ? cpus_available()
                                : 1u;
