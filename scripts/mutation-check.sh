@@ -129,6 +129,8 @@ mutations=(
   "NCCL counts each GPU's function of a shared NIC as a NIC|platforms/collective_library.cpp|static_cast<int>(nics.size()) / std::max(1, net->gpus_per_nic)|static_cast<int>(nics.size())|SharedNic.Nccl"
   "a job on fewer NPUs than the platform waits for the rest|platforms/simulation.cpp|  if (n < platform_->npus()) groups_.set_world(n);|  (void)0;|BadNpus"
   "the stuck report reads past the job's NPUs|platforms/simulation.cpp|    for (std::size_t r = 0; r < workloads_.size(); ++r) {  // the NPUs|    for (std::size_t r = 0; r < static_cast<std::size_t>(platform_->npus()); ++r) {  // the NPUs|BadNpus"
+  "a metadata-less trace's first node taken for its metadata|traces/reader/et_reader.cpp|  if (node) {\n    lacked_metadata_ = true;|  if (false) {\n    lacked_metadata_ = true;|BadTraces.ATraceWithout"
+  "a trace's number written as text read as absent|traces/workload/trace_workload.cpp|    fail(n, std::string(key) + \" is \" + attr_kind(*a) + \", not a number\");|    return std::nullopt;|BadTraces.ANumber"
   "timeline loses ECN marks|platforms/timeline.cpp|  l->marks[b] += marked ? 1 : 0;|  l->marks[b] += 0;|Timeline.MarksAndPauses"
   "timeline loses PFC pauses|models/link/link.cpp|      if (timeline_) timeline_->link_paused(timeline_id_, l.paused_since, now);|      (void)0;|Timeline.MarksAndPauses"
   "timeline loses drops|platforms/timeline.cpp|  ++l->drops[static_cast<std::size_t>(when / bucket_)];|  (void)0;|Timeline.DropsOfALossy"

@@ -371,6 +371,97 @@ TEST(BadTraces, AStringThatIsNotUtf8IsOneMessageNamingTheFileWithoutProtobufNois
   EXPECT_EQ(r.err.find("[libprotobuf"), std::string::npos) << r.err;  // protobuf's own log line, once printed too
 }
 
+/// A trace file of `nodes` only, without the GlobalMetadata record Chakra's
+/// writers put first (length-delimited records, as EtWriter writes them).
+void write_without_metadata(const std::string& path, const std::vector<ChakraProtoMsg::Node>& nodes) {
+  std::string out;
+  for (const auto& n : nodes) {
+    const std::string bytes = n.SerializeAsString();
+    for (std::uint64_t v = bytes.size();; v >>= 7) {
+      if (v < 0x80) {
+        out.push_back(static_cast<char>(v));
+        break;
+      }
+      out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    }
+    out += bytes;
+  }
+  testutil::write_text(path, out);
+}
+
+TEST(BadTraces, ATraceWithoutItsMetadataRecordKeepsItsFirstNodeAndSaysSo) {
+  // Its first node was once taken for the GlobalMetadata and lost without a
+  // word: a 2-node trace ran 1 node.
+  const std::string dir = testutil::scratch_dir("bad-trace-metadata");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  for (int r = 0; r < 4; ++r) {
+    std::vector<ChakraProtoMsg::Node> nodes(2);
+    for (int k = 0; k < 2; ++k) {
+      nodes[k].set_id(static_cast<std::uint64_t>(k + 1));
+      nodes[k].set_name("compute");
+      nodes[k].set_type(ChakraProtoMsg::COMP_NODE);
+      nodes[k].set_duration_micros(10);
+    }
+    write_without_metadata(dir + "/t." + std::to_string(r) + ".et", nodes);
+  }
+  const auto r = testutil::run_fabricsim("run --quiet --replay --platform " + dir + "/p.yaml --workload " + dir +
+                                         "/t --report " + dir + "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(dir + "/t.0.et: no GlobalMetadata record (Chakra's writers put one first): the first record "
+                       "is node 1, read as a node"),
+            std::string::npos)
+      << r.err;
+  const auto j = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  EXPECT_EQ(j["npus"][0]["nodes"], 2);
+  EXPECT_DOUBLE_EQ(j["npus"][0]["finish_ns"].get<double>(), 20000.0);
+}
+
+TEST(BadTraces, ANumberWrittenAsTextOrWithAFractionIsRefusedAWholeDoubleTaken) {
+  // comm_size as a double or a string was once read as absent: a 1 MiB
+  // all-reduce ran as 0 bytes. A whole double is the number it says; text
+  // or a fraction is refused, naming the node and the value.
+  const std::string dir = testutil::scratch_dir("bad-trace-types");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  const auto collective = [&](const std::string& prefix, const std::function<void(ChakraProtoMsg::Node&)>& size) {
+    write_one_node(prefix, 4, [&](ChakraProtoMsg::Node& n) {
+      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      traces::add_int(n, "comm_type", 0);
+      size(n);
+    });
+  };
+  collective(dir + "/double", [](ChakraProtoMsg::Node& n) {
+    auto* a = n.add_attr();
+    a->set_name("comm_size");
+    a->set_double_val(1048576.0);
+  });
+  auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/double --report " +
+                                   dir + "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(testutil::read_text(dir + "/r.json"))["npus"][0]["collectives"][0]["bytes"], 1048576);
+  collective(dir + "/text", [](ChakraProtoMsg::Node& n) {
+    auto* a = n.add_attr();
+    a->set_name("comm_size");
+    a->set_string_val("1M");
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/text");
+  expect_refused(r, dir + "/text.0.et: node 0 (\"node\", COMM_COLL_NODE)", "comm_size is text (\"1M\"), not a number");
+  collective(dir + "/fraction", [](ChakraProtoMsg::Node& n) {
+    auto* a = n.add_attr();
+    a->set_name("comm_size");
+    a->set_double_val(1.5);
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/fraction");
+  expect_refused(r, dir + "/fraction.0.et: node 0 (\"node\", COMM_COLL_NODE)", "comm_size 1.500000 must be a whole number");
+  write_one_node(dir + "/ops", 4, [](ChakraProtoMsg::Node& n) {
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    auto* a = n.add_attr();
+    a->set_name("num_ops");
+    a->set_string_val("1e12");
+  });
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/ops");
+  expect_refused(r, dir + "/ops.0.et: node 0 (\"node\", COMP_NODE)", "num_ops is text (\"1e12\"), not a number");
+}
+
 TEST(BadFlags, FlagsOutOfRangeAreRefusedNotWrappedOrRunForever) {
   FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("bad-flags");

@@ -14,6 +14,7 @@
 #include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/wire_format_lite.h>
 
 namespace fabricsim::traces {
 
@@ -61,10 +62,66 @@ EtReader::EtReader(std::string path) : path_(std::move(path)) {
   } else if (size > 0) {
     in_->BackUp(size);
   }
-  if (read_record(&metadata_, nullptr) == Read::kEnd) {
-    fail("empty file: no GlobalMetadata record");
+  std::string first;
+  if (read_raw(first) == Read::kEnd) fail("empty file: no GlobalMetadata record");
+  // GlobalMetadata's fields are length-delimited (version, attr); a node
+  // has its id (field 1) and type (field 3) as varints. A first record with
+  // either is a node: the metadata record is missing.
+  bool node = false;
+  {
+    pbio::CodedInputStream cis(reinterpret_cast<const std::uint8_t*>(first.data()), static_cast<int>(first.size()));
+    for (std::uint32_t tag; (tag = cis.ReadTag()) != 0;) {
+      if (tag == ((1u << 3) | 0u) || tag == ((3u << 3) | 0u)) {
+        node = true;
+        break;
+      }
+      if (!google::protobuf::internal::WireFormatLite::SkipField(&cis, tag)) break;
+    }
+  }
+  if (node) {
+    lacked_metadata_ = true;
+    pending_ = std::make_unique<Node>();
+    parse(first, pending_.get());
+  } else {
+    parse(first, &metadata_);
   }
   records_ = 0;
+}
+
+EtReader::Read EtReader::read_raw(std::string& bytes) {
+  const void* data = nullptr;
+  int size = 0;
+  do {
+    if (!in_->Next(&data, &size)) {
+      if (gzip_) {
+        auto* gz = static_cast<pbio::GzipInputStream*>(gzip_.get());
+        if (gz->ZlibErrorCode() < 0 && gz->ZlibErrorMessage()) {
+          fail(std::string("gzip stream is corrupt: ") + gz->ZlibErrorMessage());
+        }
+      }
+      return Read::kEnd;
+    }
+  } while (size == 0);
+  in_->BackUp(size);
+  pbio::CodedInputStream cis(in_);
+  std::uint32_t length = 0;
+  if (!cis.ReadVarint32(&length)) fail("truncated record length");
+  if (length > kMaxRecordBytes) fail("bad record length " + std::to_string(length) + " bytes");
+  if (!cis.ReadString(&bytes, static_cast<int>(length))) {
+    fail("truncated or malformed record (" + std::to_string(length) + " bytes expected)");
+  }
+  return Read::kOk;
+}
+
+void EtReader::parse(const std::string& bytes, google::protobuf::MessageLite* msg) {
+  protobuf_complaint().clear();
+  if (!msg->ParseFromString(bytes)) {
+    std::string why = protobuf_complaint();
+    const auto advice = why.find(" when parsing a protocol buffer");
+    if (advice != std::string::npos) why.erase(advice);
+    fail("truncated or malformed record (" + std::to_string(bytes.size()) + " bytes)" +
+         (why.empty() ? std::string() : ": " + why));
+  }
 }
 
 EtReader::~EtReader() = default;
@@ -131,7 +188,12 @@ EtReader::Read EtReader::read_record(google::protobuf::MessageLite* msg, std::ui
 
 bool EtReader::next(Node& node) {
   node.Clear();
-  if (read_record(&node, nullptr) == Read::kEnd) return false;
+  if (pending_) {
+    node.Swap(pending_.get());
+    pending_.reset();
+  } else if (read_record(&node, nullptr) == Read::kEnd) {
+    return false;
+  }
   ++records_;
   const int type = node.type();
   // A type past the known ones is a newer writer's: the workload runs it as
@@ -147,7 +209,12 @@ bool EtReader::next(Node& node) {
 }
 
 bool EtReader::next_id(std::uint64_t& id) {
-  if (read_record(nullptr, &id) == Read::kEnd) return false;
+  if (pending_) {
+    id = pending_->id();
+    pending_.reset();
+  } else if (read_record(nullptr, &id) == Read::kEnd) {
+    return false;
+  }
   ++records_;
   last_id_ = id;
   have_last_id_ = true;

@@ -39,6 +39,10 @@ class EtReader {
   const std::string& path() const { return path_; }
   bool compressed() const { return gzip_ != nullptr; }
   const ChakraProtoMsg::GlobalMetadata& metadata() const { return metadata_; }
+  /// The file began with a node, not the GlobalMetadata record Chakra's
+  /// writers put first: that node is read as the first node (it was once
+  /// taken for the metadata and lost), and the metadata is empty.
+  bool lacks_metadata() const { return lacked_metadata_; }
   /// Reads the next node; false at the end of the file. Throws TraceError on
   /// a truncated or unreadable record, or a node without a type (types
   /// past the known ones are returned: newer writers add them).
@@ -50,6 +54,10 @@ class EtReader {
  private:
   enum class Read { kOk, kEnd };
   Read read_record(google::protobuf::MessageLite* msg, std::uint64_t* id_only);
+  /// The next record's bytes, unparsed.
+  Read read_raw(std::string& bytes);
+  /// Parses `bytes` into `msg`, or fails naming what protobuf said.
+  void parse(const std::string& bytes, google::protobuf::MessageLite* msg);
   [[noreturn]] void fail(const std::string& what) const;
 
   std::string path_;
@@ -58,6 +66,8 @@ class EtReader {
   std::unique_ptr<google::protobuf::io::ZeroCopyInputStream> gzip_;
   google::protobuf::io::ZeroCopyInputStream* in_ = nullptr;
   ChakraProtoMsg::GlobalMetadata metadata_;
+  std::unique_ptr<ChakraProtoMsg::Node> pending_;  // the first record, a node (lacks_metadata)
+  bool lacked_metadata_ = false;
   std::uint64_t records_ = 0;  // nodes read so far
   std::uint64_t last_id_ = 0;
   bool have_last_id_ = false;

@@ -199,6 +199,10 @@ TraceWorkload::TraceWorkload(Npu& npu, std::string path, int npus, const Workloa
     traces::EtReader index(path_);
     std::uint64_t id = 0;
     while (index.next_id(id)) sorted_ids_.push_back(id);
+    if (index.lacks_metadata()) {
+      warn("metadata", "no GlobalMetadata record (Chakra's writers put one first): the first record is node " +
+                           std::to_string(sorted_ids_.empty() ? 0 : sorted_ids_.front()) + ", read as a node");
+    }
   }
   node_count_ = sorted_ids_.size();
   std::sort(sorted_ids_.begin(), sorted_ids_.end());
@@ -259,10 +263,38 @@ void TraceWorkload::check_work(const Node& n, const WorkBounds::Estimate& e, con
   }
 }
 
+namespace {
+/// What an attribute holds, for a message: "text", "a list", "a number".
+std::string attr_kind(const ChakraProtoMsg::AttributeProto& a) {
+  using A = ChakraProtoMsg::AttributeProto;
+  switch (a.value_case()) {
+    case A::kStringVal: return "text (\"" + a.string_val().substr(0, 40) + (a.string_val().size() > 40 ? "...\")" : "\")");
+    case A::kBytesVal: return "bytes";
+    case A::VALUE_NOT_SET: return "empty";
+    default: return "a list";
+  }
+}
+}  // namespace
+
 void TraceWorkload::add(const void* proto) {
   const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
   auto node = std::make_unique<Node>();
   Node& n = *node;
+  // A number written as a whole double (1048576.0) is taken; one of another
+  // kind (text, a list) or with a fraction is refused, not read as absent (a
+  // 1 MiB all-reduce once ran as 0 bytes).
+  const auto whole_attr = [&](const char* key) -> std::optional<std::int64_t> {
+    const auto* a = traces::find_attr(pn, key);
+    if (!a) return std::nullopt;
+    using A = ChakraProtoMsg::AttributeProto;
+    if (const auto v = attr_int(pn, key)) return v;
+    if (a->value_case() == A::kDoubleVal || a->value_case() == A::kFloatVal) {
+      const double d = a->value_case() == A::kDoubleVal ? a->double_val() : a->float_val();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<std::int64_t>(d);
+      fail(n, std::string(key) + " " + std::to_string(d) + " must be a whole number");
+    }
+    fail(n, std::string(key) + " is " + attr_kind(*a) + ", not a number");
+  };
   n.id = pn.id();
   n.name = pn.name();
   n.type = pn.type();
@@ -275,18 +307,20 @@ void TraceWorkload::add(const void* proto) {
     if (!std::isfinite(*v) || *v < 0) fail(n, "num_ops " + std::to_string(*v) + " must be a finite number >= 0");
     n.has_num_ops = true;
     n.num_ops = *v;
+  } else if (const auto* a = traces::find_attr(pn, "num_ops")) {
+    fail(n, "num_ops is " + attr_kind(*a) + ", not a number");
   }
   // Sizes arrive as int64 (uint64 values past 2^63 too): a negative one is a
   // corrupt trace, not a huge tensor.
   auto size_attr = [&](const char* key) -> std::optional<std::uint64_t> {
-    const auto v = attr_int(pn, key);
+    const auto v = whole_attr(key);
     if (!v) return std::nullopt;
     if (*v < 0) fail(n, std::string(key) + " " + std::to_string(*v) + " must be between 0 and 2^63-1 bytes");
     return static_cast<std::uint64_t>(*v);
   };
   if (auto v = size_attr("tensor_size")) n.tensor_size = *v;
-  if (auto v = attr_int(pn, "is_cpu_op")) n.is_cpu = *v != 0;
-  if (auto v = attr_int(pn, "comm_type")) {
+  if (auto v = whole_attr("is_cpu_op")) n.is_cpu = *v != 0;
+  if (auto v = whole_attr("comm_type")) {
     n.has_comm_type = true;
     n.comm_type = *v;
   }
@@ -316,8 +350,8 @@ void TraceWorkload::add(const void* proto) {
   }
   if (n.type == ChakraProtoMsg::METADATA_NODE) define_groups(&pn);
   if (n.type == ChakraProtoMsg::COMP_NODE) time_compute(&pn, n);
-  if (auto v = attr_int(pn, "comm_src")) n.comm_src = *v;
-  if (auto v = attr_int(pn, "comm_dst")) n.comm_dst = *v;
+  if (auto v = whole_attr("comm_src")) n.comm_src = *v;
+  if (auto v = whole_attr("comm_dst")) n.comm_dst = *v;
   // A peer that is given must be an NPU (as written: 2^64-1 in a uint64
   // field must not be shown as -1).
   const bool sends = n.type == ChakraProtoMsg::COMM_SEND_NODE, receives = n.type == ChakraProtoMsg::COMM_RECV_NODE;
@@ -331,9 +365,9 @@ void TraceWorkload::add(const void* proto) {
     fail(n, std::string(peer_key) + " " + written + " is not an NPU of this platform (0 to " +
                 std::to_string(npus_ - 1) + ")");
   }
-  if (auto v = attr_int(pn, "comm_tag")) n.comm_tag = *v;
-  if (auto v = attr_int(pn, "comm_priority")) n.priority = *v;
-  if (auto v = attr_int(pn, "root")) n.root = *v;
+  if (auto v = whole_attr("comm_tag")) n.comm_tag = *v;
+  if (auto v = whole_attr("comm_priority")) n.priority = *v;
+  if (auto v = whole_attr("root")) n.root = *v;
   if (auto v = attr_string(pn, "pg_name")) n.pg_name = *v;
 
   if (n.type == ChakraProtoMsg::STORAGE_NODE || n.type == ChakraProtoMsg::BATCH_NODE ||
