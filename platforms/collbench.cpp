@@ -176,17 +176,33 @@ nlohmann::json measure_in_one_child(Platform& platform, const CollbenchOptions& 
 std::string what_ran(const CollbenchRow& row);
 
 /// Under `collectives.library: nccl` with --why: the row as `best` would
-/// choose it (fabricsim's fastest by its cost model), run in a copy of the
-/// simulation at the row's start; "" when NCCL's pick is best's, or the
+/// choose it (fabricsim's fastest by its cost model's estimate alone: where
+/// `best` would probe close candidates by simulation this does not), run in
+/// a copy of the simulation at the row's start. `same`: best's pick is what
+/// NCCL's choice runs, so no copy runs. Empty when neither applies, or the
 /// copy could not run.
-std::pair<std::string, double> best_instead(Platform& platform, const CollbenchOptions& o, const Group& world,
-                                            Bench& bench, std::uint64_t bytes) {
+struct BestInstead {
+  std::string name;
+  double us = 0;
+  bool same = false;
+};
+BestInstead best_instead(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
+                         std::uint64_t bytes) {
   const auto& spec = platform.spec();
   const bool is_world = static_cast<int>(world.ranks.size()) == platform.npus();
   if (o.algorithm || !o.why || spec.collectives.library != CollectiveLibrary::kNccl || !spec.hints.nccl) return {};
   AlgorithmKind best;
   try {
     best = choose_algorithm(spec.collectives, spec.hints, o.type, bytes, world.ranks, is_world);
+    const CollectiveChoice ran =
+        choose_collective(spec.collectives, spec.hints, o.type, bytes, world.ranks, is_world);
+    const CommProtocol best_protocol =
+        choose_protocol(spec.collectives, spec.hints, o.type, best, bytes, world.ranks);
+    const bool same_levels = best != AlgorithmKind::kHierarchical ||
+                             ran.dims == choose_levels(spec.collectives, spec.hints, o.type, bytes);
+    if (ran.algorithm == best && ran.protocol == best_protocol && ran.channels == 0 && same_levels) {
+      return {"", 0, true};
+    }
   } catch (const std::invalid_argument&) {
     return {};
   }
@@ -196,7 +212,7 @@ std::pair<std::string, double> best_instead(Platform& platform, const CollbenchO
     const nlohmann::json result = measure_in_one_child(platform, forced, world, bench, bytes);
     if (result.contains("error")) return {};
     const CollbenchRow row = row_from_json(result.at("row"));
-    return {what_ran(row), row.time_us};
+    return {what_ran(row), row.time_us, false};
   } catch (const std::system_error&) {
     return {};
   }
@@ -205,7 +221,7 @@ std::pair<std::string, double> best_instead(Platform& platform, const CollbenchO
 CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
                          std::uint64_t bytes, std::vector<std::string>& data_errors) {
   const int n = static_cast<int>(world.ranks.size());
-  const auto [best_name, best_us] = best_instead(platform, o, world, bench, bytes);
+  const BestInstead best = best_instead(platform, o, world, bench, bytes);
   if (!o.algorithm) {
     if (const auto probed = probe_row(platform, o, world, bench, bytes)) {
       CollbenchRow row = row_from_json(probed->at("row"));
@@ -305,8 +321,8 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
     row.library = choice.nccl_name();
     row.library_us = choice.nccl->candidates;
     row.library_note = choice.note;
-    row.best = best_name;
-    row.best_us = best_us;
+    row.best = best.name;
+    row.best_us = best.us;
   }
   if (spec.algorithm == AlgorithmKind::kHierarchical) {
     for (const Dimension& d : *spec.dims) {
@@ -320,6 +336,10 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
     }
   }
   row.time_us = ticks_to_us(bench.elapsed());
+  if (best.same) {  // best would run this very row
+    row.best = what_ran(row);
+    row.best_us = row.time_us;
+  }
   std::uint64_t moved = bytes;
   if (o.all_to_all_v) {
     moved = 0;

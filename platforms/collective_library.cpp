@@ -44,8 +44,11 @@ std::array<NcclTuning::PerNodes, 3> by_rows(const YamlInput& in, const YAML::Nod
 }
 
 /// Per algorithm (by key), three protocols' values.
+/// Every algorithm the file lists (`has`) needs its row: a missing one
+/// would cost nothing and win every choice.
 std::array<NcclTuning::PerProtocol, kNcclAlgorithms> per_algorithm(const YamlInput& in, const YAML::Node& map,
-                                                                   const std::string& what) {
+                                                                   const std::string& what,
+                                                                   const std::array<bool, kNcclAlgorithms>& has) {
   in.require_map(map, what);
   std::vector<std::string> known;
   for (int a = 0; a < kNcclAlgorithms; ++a) known.push_back(key_of(static_cast<NcclAlgorithm>(a)));
@@ -53,7 +56,11 @@ std::array<NcclTuning::PerProtocol, kNcclAlgorithms> per_algorithm(const YamlInp
   std::array<NcclTuning::PerProtocol, kNcclAlgorithms> out{};
   for (int a = 0; a < kNcclAlgorithms; ++a) {
     const char* key = key_of(static_cast<NcclAlgorithm>(a));
-    if (const YAML::Node v = map[key]) out[a] = fixed<3>(in, v, what + "." + key, 0, kMaxUs);
+    if (const YAML::Node v = map[key]) {
+      out[a] = fixed<3>(in, v, what + "." + key, 0, kMaxUs);
+    } else if (has[a]) {
+      in.fail(map, what + " has no row for " + key + ", which \"algorithms\" lists: give its LL, LL128 and Simple values");
+    }
   }
   return out;
 }
@@ -87,6 +94,7 @@ NcclTuning read_nccl_tuning(const std::string& path) {
   t.library = in.text(root, "library", "nccl");
   if (t.library.empty()) in.fail(root["library"], "library must name the library the tables are of (nccl, rccl, ...)");
   t.version = in.text(root, "version", "");
+  if (t.version.empty()) in.fail(root, "a library file must say which version its tables are from (version: \"2.21.5\")");
   t.source = in.text(root, "source", "");
   const YAML::Node algos = in.required(root, "algorithms", "a library file");
   if (!algos.IsSequence() || algos.size() == 0) in.fail(algos, "\"algorithms\" must be a non-empty list");
@@ -102,13 +110,13 @@ NcclTuning read_nccl_tuning(const std::string& path) {
                      "\" (known: tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, pat)");
     }
   }
-  t.base_latency = per_algorithm(in, in.required(root, "base_latency", "a library file"), "base_latency");
+  t.base_latency = per_algorithm(in, in.required(root, "base_latency", "a library file"), "base_latency", t.has);
   const YAML::Node hw = in.required(root, "hw_latency", "a library file");
   in.require_map(hw, "hw_latency");
   in.only_keys(hw, {"nvlink", "pci", "net"}, "hw_latency");
   const char* links[3] = {"nvlink", "pci", "net"};
   for (int l = 0; l < 3; ++l) {
-    t.hw_latency[l] = per_algorithm(in, in.required(hw, links[l], "hw_latency"), std::string("hw_latency.") + links[l]);
+    t.hw_latency[l] = per_algorithm(in, in.required(hw, links[l], "hw_latency"), std::string("hw_latency.") + links[l], t.has);
   }
   t.ll_max_bw = by_rows(in, root, "ll_max_bw");
   t.per_ch_max_ring_ll128_bw = by_rows(in, root, "per_ch_max_ring_ll128_bw");
@@ -169,6 +177,20 @@ NcclSection read_nccl_section(const YamlInput& platform, const YAML::Node& node)
   platform.require_map(node, "collectives.nccl");
   NcclSection s;
   read_params(platform, node, NcclSettings::table(), s.settings, "collectives.nccl", {"tuning"});
+  // NCCL fails every collective when nothing is left to run ("no
+  // algorithm/protocol available"); CollNet alone falls back to ring and
+  // tree where it cannot run, so it counts.
+  const NcclSettings& set = s.settings;
+  if (!set.ll && set.ll128 == NcclSettings::Switch::kOff && !set.simple) {
+    platform.fail(node, "collectives.nccl enables no protocol (ll, ll128 and simple all off): NCCL would fail every "
+                        "collective; enable at least one");
+  }
+  bool any = false;
+  for (int a = 0; a < kNcclAlgorithms; ++a) any = any || set.allows(static_cast<NcclAlgorithm>(a));
+  if (!any) {
+    platform.fail(node, "collectives.nccl enables no algorithm (ring, tree, nvls, nvls_tree, collnet_direct, "
+                        "collnet_chain and pat all false): NCCL would fail every collective; enable at least one");
+  }
   const YAML::Node file = platform.required(node, "tuning", "collectives.nccl");
   if (!file.IsScalar() || file.Scalar().empty()) platform.fail(file, "collectives.nccl.tuning must name a library file");
   std::string path = file.Scalar();

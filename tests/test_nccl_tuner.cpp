@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platforms/builder.h"
+#include "platforms/collective_library.h"
 #include "platforms/loader.h"
 #include "support/test_util.h"
 
@@ -275,7 +276,19 @@ TEST(NcclChannels, SmallCollectivesRunFewerChannelsAsNcclDrops) {
   EXPECT_EQ(nccl->decide(CollectiveType::kAllReduce, 256 * KiB, 8, 1).channels, 8);
   EXPECT_EQ(nccl->decide(CollectiveType::kAllReduce, 64 * KiB, 8, 1).channels, 2);
   EXPECT_EQ(nccl_of("dgx_h100.yaml")->decide(CollectiveType::kAllReduce, 1 * MiB, 8, 1).channels, 24);
-  EXPECT_EQ(nccl_of("dgx_h100.yaml")->decide(CollectiveType::kAllReduce, 1 * GiB, 8, 1).channels, 16);
+  const NcclDecision big = nccl_of("dgx_h100.yaml")->decide(CollectiveType::kAllReduce, 1 * GiB, 8, 1);
+  EXPECT_EQ(big.channels, 16);
+  // Each candidate carries its own kernel's channels: the ring at 1 GiB would run all 24.
+  for (const NcclCandidate& c : big.candidates) {
+    if (c.algorithm == NcclAlgorithm::kRing && c.protocol == 2) {
+      EXPECT_EQ(c.channels, 24);
+    }
+    if (c.algorithm == NcclAlgorithm::kNvls) {
+      EXPECT_EQ(c.channels, 16);
+    }
+  }
+  // NCCL_MIN_NCHANNELS above MAXCHANNELS (32) is bounded by it.
+  EXPECT_EQ(nccl_of("dgx_h100.yaml", {"collectives.nccl.min_channels=64"})->comm(8, 1).coll_channels, 32);
   EXPECT_EQ(nccl_of("dgx_h100_2node.yaml", {"collectives.nccl.max_channels=4"})->comm(16, 2).coll_channels, 4);
 }
 
@@ -320,6 +333,10 @@ TEST(NcclRun, WhatNcclPicksRunsAndAGroupFabricsimCannotRunItOnTakesNcclsNext) {
   EXPECT_EQ(part.algorithm, AlgorithmKind::kRing);
   EXPECT_EQ(part.protocol, CommProtocol::kSimple);
   EXPECT_NE(part.note.find("whole platform"), std::string::npos) << part.note;
+  // The ring that runs takes its own channels, not the NVLS-tree pick's.
+  const NcclCandidate& ran = part.nccl->candidates[part.ran];
+  EXPECT_EQ(part.channels, static_cast<std::uint32_t>(ran.channels));
+  EXPECT_EQ(part.nccl_name(), "Ring/Simple x" + std::to_string(ran.channels));
 
   // A named algorithm runs as named, NCCL or not.
   CollectiveConfig named = spec.collectives;
@@ -351,6 +368,84 @@ TEST(NcclRun, CollbenchAndTheReportSayWhatNcclRan) {
   const auto best = nlohmann::json::parse(testutil::read_text(dir + "/b.json"))["rows"][0];
   EXPECT_EQ(best["algorithm"], "in_switch");
   EXPECT_FALSE(best.contains("nccl"));
+
+  // --why: what best would run instead and its time; at 4 MiB NCCL's NVLS
+  // is best's in-switch, so nothing runs twice and there is no headroom.
+  const auto w = testutil::run_fabricsim("collbench --quiet --why --platform " + kPlatforms +
+                                         "dgx_h100.yaml -b 1M -e 4M -f 4 --json " + dir + "/w.json");
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  const auto why = nlohmann::json::parse(testutil::read_text(dir + "/w.json"))["rows"];
+  EXPECT_EQ(why[0]["best"], "in_switch");
+  EXPECT_NEAR(why[0]["best_us"].get<double>(), best["time_us"].get<double>(), 1e-6);
+  EXPECT_LT(why[0]["best_us"].get<double>(), why[0]["time_us"].get<double>());
+  EXPECT_EQ(why[1]["best"], "in_switch");
+  EXPECT_EQ(why[1]["best_us"], why[1]["time_us"]);
 }
 
 }  // namespace
+
+namespace {
+/// The InputError's message loading the shipped DGX H100 with `sets`, or "".
+std::string load_error(const std::vector<std::string>& sets) {
+  std::vector<YamlOverride> overrides;
+  for (const auto& s : sets) overrides.push_back(parse_override(s));
+  try {
+    load_platform(kPlatforms + "dgx_h100.yaml", overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// The InputError's message reading the shipped library file with `from`
+/// replaced by `to`, or "".
+std::string library_error(const std::string& from, const std::string& to) {
+  std::string text = testutil::read_text(kPlatforms + "libraries/nccl-2.21.5.yaml");
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  const std::string path = testutil::scratch_dir("nccl-library") + "/lib.yaml";
+  testutil::write_text(path, text);
+  try {
+    read_nccl_tuning(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(NcclChoice, CollNetAloneWhereItCannotRunFallsBackToRingAndTree) {
+  // NCCL_ALGO=CollNetDirect on one node (no CollNet): NCCL ignores it and
+  // weighs ring and tree (tuning.cc, "If user has hard set NCCL_ALGO=COLLNET").
+  const auto nccl = nccl_of("dgx_h100.yaml", {"collectives.nccl.ring=false", "collectives.nccl.tree=false",
+                                              "collectives.nccl.nvls=false", "collectives.nccl.nvls_tree=false",
+                                              "collectives.nccl.collnet_direct=true"});
+  const NcclDecision d = nccl->decide(CollectiveType::kAllReduce, 1 * MiB, 8, 1);
+  ASSERT_FALSE(d.candidates.empty());
+  bool ring = false;
+  for (const auto& c : d.candidates) {
+    EXPECT_TRUE(c.algorithm == NcclAlgorithm::kRing || c.algorithm == NcclAlgorithm::kTree) << to_string(c.algorithm);
+    ring = ring || c.algorithm == NcclAlgorithm::kRing;
+  }
+  EXPECT_TRUE(ring);
+}
+
+TEST(NcclSettingsInput, SettingsThatLeaveNcclNothingToRunAreRefused) {
+  EXPECT_NE(load_error({"collectives.nccl.ll=false", "collectives.nccl.ll128=off", "collectives.nccl.simple=false"})
+                .find("enables no protocol"),
+            std::string::npos);
+  EXPECT_NE(load_error({"collectives.nccl.ring=false", "collectives.nccl.tree=false", "collectives.nccl.nvls=false",
+                        "collectives.nccl.nvls_tree=false", "collectives.nccl.collnet_direct=false",
+                        "collectives.nccl.collnet_chain=false", "collectives.nccl.pat=false"})
+                .find("enables no algorithm"),
+            std::string::npos);
+  EXPECT_EQ(load_error({"collectives.nccl.ll=false", "collectives.nccl.ll128=off"}), "");
+}
+
+TEST(NcclSettingsInput, ALibraryFileMissingARowOrItsVersionIsRefused) {
+  EXPECT_EQ(library_error("version: 2.21.5", "version: 2.21.5"), "");
+  EXPECT_NE(library_error("version: 2.21.5", "version: \"\"").find("which version"), std::string::npos);
+  const std::string missing = library_error("  collnet_chain: [0, 0, 0]\n", "");
+  EXPECT_NE(missing.find("base_latency has no row for collnet_chain"), std::string::npos) << missing;
+}

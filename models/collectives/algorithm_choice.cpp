@@ -765,16 +765,14 @@ bool p2p_levels(const std::vector<Dimension>& levels) {
 std::string CollectiveChoice::nccl_name() const {
   if (!nccl || nccl->candidates.empty()) return "";
   const NcclCandidate& r = nccl->candidates[ran];
-  std::string s = std::string(to_string(r.algorithm)) + "/" + nccl_protocol_name(r.protocol);
-  if (ran == 0 || (r.algorithm == nccl->algorithm && r.protocol == nccl->protocol)) {
-    s += " x" + std::to_string(nccl->channels);
-  }
-  return s;
+  return std::string(to_string(r.algorithm)) + "/" + nccl_protocol_name(r.protocol) + " x" +
+         std::to_string(r.channels);
 }
 
 CollectiveChoice choose_collective(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
                                    std::uint64_t bytes, const std::vector<int>& ranks, bool group_is_world) {
   const int n = static_cast<int>(ranks.size());
+  std::string fallback_note;
   if (config.library == CollectiveLibrary::kNccl && hints.nccl && chosen_by_default(config, type, ranks) && n > 1) {
     const int nodes = nodes_of(config, ranks);
     NcclDecision d = hints.nccl->decide(type, bytes, n, nodes);
@@ -805,7 +803,7 @@ CollectiveChoice choose_collective(const CollectiveConfig& config, const Platfor
         } else {
           c->protocol = protocol_of(cand.protocol);
         }
-        if (c->algorithm == AlgorithmKind::kRing && nodes > 1) c->channels = static_cast<std::uint32_t>(d.channels);
+        if (c->algorithm == AlgorithmKind::kRing && nodes > 1) c->channels = static_cast<std::uint32_t>(cand.channels);
         c->ran = order[k];
         if (k > 0) {
           c->note = std::string("NCCL picks ") + to_string(d.algorithm) + "/" + nccl_protocol_name(d.protocol) +
@@ -814,10 +812,17 @@ CollectiveChoice choose_collective(const CollectiveConfig& config, const Platfor
         c->nccl = std::move(d);
         return *c;
       }
-      // None runs: fall through to fabricsim's own choice.
+    }
+    // None runs: fabricsim's own choice, saying so.
+    if (NcclTuner::tunes(type)) {
+      fallback_note = d.candidates.empty()
+                          ? "NCCL has no algorithm and protocol enabled that run on this group (NCCL itself would fail "
+                            "the call); fabricsim's fastest runs"
+                          : "none of NCCL's candidates can run on this group in fabricsim; fabricsim's fastest runs";
     }
   }
   CollectiveChoice c;
+  c.note = fallback_note;
   c.algorithm = choose_algorithm(config, hints, type, bytes, ranks, group_is_world);
   c.protocol = choose_protocol(config, hints, type, c.algorithm, bytes, ranks);
   c.dims = c.algorithm == AlgorithmKind::kHierarchical ? choose_levels(config, hints, type, bytes) : &config.dims;

@@ -257,7 +257,7 @@ NcclTuner::Comm NcclTuner::build(int ranks, int nodes) const {
   if (cc == 90 && c.nodes > 1 && c.ring.bw_intra > 45.0 && n < 16) n = std::min(tuning_.max_channels, 2 * n);
   if (settings_.max_channels > 0) n = std::min<int>(n, static_cast<int>(settings_.max_channels));
   if (settings_.min_channels > 0) n = std::max<int>(n, static_cast<int>(settings_.min_channels));
-  c.coll_channels = std::max(1, n);
+  c.coll_channels = std::max(1, std::min(n, tuning_.max_channels));  // MAXCHANNELS bounds NCCL_MIN_NCHANNELS too
 
   // The tables (tuning.cc, ncclTopoTuneModel).
   const int cap_row = cc >= 90 ? 2 : cc >= 80 ? 1 : 0;
@@ -281,6 +281,12 @@ NcclTuner::Comm NcclTuner::build(int ranks, int nodes) const {
   if (!c.collnet_support) {
     algo_on[index_of(NcclAlgorithm::kCollNetDirect)] = algo_on[index_of(NcclAlgorithm::kCollNetChain)] = false;
     if (c.nodes > 1) algo_on[index_of(NcclAlgorithm::kNvls)] = false;
+    // NCCL_ALGO naming only CollNet where it cannot run: NCCL ignores it.
+    if (!algo_on[index_of(NcclAlgorithm::kRing)] && !algo_on[index_of(NcclAlgorithm::kTree)] &&
+        !algo_on[index_of(NcclAlgorithm::kNvls)] && !algo_on[index_of(NcclAlgorithm::kNvlsTree)]) {
+      algo_on[index_of(NcclAlgorithm::kRing)] = tuning_.has[index_of(NcclAlgorithm::kRing)];
+      algo_on[index_of(NcclAlgorithm::kTree)] = tuning_.has[index_of(NcclAlgorithm::kTree)];
+    }
   } else if (!machine_.nvswitch) {
     algo_on[index_of(NcclAlgorithm::kCollNetDirect)] = false;
   }
@@ -418,6 +424,8 @@ const NcclTuner::Comm& NcclTuner::comm(int ranks, int nodes) const {
   return *slot;
 }
 
+bool NcclTuner::tunes(CollectiveType type) { return nccl_collective(type) >= 0; }
+
 NcclDecision NcclTuner::decide(CollectiveType type, std::uint64_t bytes, int ranks, int nodes) const {
   NcclDecision d;
   const int coll = nccl_collective(type);
@@ -451,28 +459,25 @@ NcclDecision NcclTuner::decide(CollectiveType type, std::uint64_t bytes, int ran
     }
   }
   if (!found) return d;
-  // getChannnelThreadInfo: NVLS runs its own channels; rings and trees
-  // drop channels while each would have too few bytes per thread.
-  if (d.algorithm == NcclAlgorithm::kNvls || d.algorithm == NcclAlgorithm::kNvlsTree) {
-    d.channels = c.nvls_channels;
-  } else if (d.algorithm == NcclAlgorithm::kCollNetDirect || d.algorithm == NcclAlgorithm::kCollNetChain) {
-    d.channels = c.coll_channels;
-  } else {
-    int threads = tuning_.max_threads[d.protocol];
-    if (d.algorithm == NcclAlgorithm::kRing && d.protocol == kSimple &&
-        c.ring.bw_intra * c.ring.channels <= tuning_.pci_bw) {
-      threads = 256;
-    }
-    int threshold = tuning_.thread_threshold[d.protocol];
-    if (d.algorithm == NcclAlgorithm::kRing && d.protocol == kLL) threshold *= ranks;
-    int nc = c.coll_channels;
-    while (bytes < static_cast<std::uint64_t>(nc) * static_cast<std::uint64_t>(threads) * static_cast<std::uint64_t>(threshold) &&
-           nc >= 2) {
-      --nc;
-    }
-    d.channels = nc;
-  }
+  for (NcclCandidate& cand : d.candidates) cand.channels = channels_for(c, cand.algorithm, cand.protocol, bytes);
+  d.channels = channels_for(c, d.algorithm, d.protocol, bytes);
   return d;
+}
+
+int NcclTuner::channels_for(const Comm& c, NcclAlgorithm algo, int protocol, std::uint64_t bytes) const {
+  // NVLS and CollNet run their own channels; rings and trees drop channels
+  // while each would have too few bytes per thread.
+  if (algo == NcclAlgorithm::kNvls || algo == NcclAlgorithm::kNvlsTree) return c.nvls_channels;
+  if (algo == NcclAlgorithm::kCollNetDirect || algo == NcclAlgorithm::kCollNetChain) return c.coll_channels;
+  std::uint64_t threads = static_cast<std::uint64_t>(tuning_.max_threads[protocol]);
+  if (algo == NcclAlgorithm::kRing && protocol == kSimple && c.ring.bw_intra * c.ring.channels <= tuning_.pci_bw) {
+    threads = 256;
+  }
+  std::uint64_t threshold = static_cast<std::uint64_t>(tuning_.thread_threshold[protocol]);
+  if (algo == NcclAlgorithm::kRing && protocol == kLL) threshold *= static_cast<std::uint64_t>(c.ranks);
+  int nc = c.coll_channels;
+  while (nc >= 2 && bytes < static_cast<std::uint64_t>(nc) * threads * threshold) --nc;
+  return nc;
 }
 
 }  // namespace fabricsim

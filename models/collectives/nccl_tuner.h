@@ -144,13 +144,14 @@ struct NcclCandidate {
   double bandwidth = 0;  // GB/s, NCCL's (algorithm) bandwidth after corrections
   double latency = 0;    // us
   double time_us = 0;
+  int channels = 1;  // the kernel's channels (CTAs) were this pair to run the call
 };
 
 /// NCCL's choice for one call.
 struct NcclDecision {
   NcclAlgorithm algorithm = NcclAlgorithm::kRing;
   int protocol = 2;  // NCCL's index: 0 LL, 1 LL128, 2 Simple
-  int channels = 1;  // the kernel's channels (CTAs) for this call
+  int channels = 1;  // the kernel's channels (CTAs) for this call: the pick's
   double time_us = 0;
   std::vector<NcclCandidate> candidates;  // every enabled pair, in NCCL's order
 };
@@ -182,6 +183,10 @@ class NcclTuner {
   /// no entry: nullopt-like, `candidates` empty.
   NcclDecision decide(CollectiveType type, std::uint64_t bytes, int ranks, int nodes) const;
 
+  /// Whether NCCL's tuner chooses for `type` (else NCCL runs it as
+  /// point-to-point sends, or has no such call).
+  static bool tunes(CollectiveType type);
+
   const NcclTuning& tuning() const { return tuning_; }
   const NcclSettings& settings() const { return settings_; }
   const NcclMachine& machine() const { return machine_; }
@@ -192,6 +197,9 @@ class NcclTuner {
   Comm build(int ranks, int nodes) const;
   /// The ring search for a communicator of `per_node` GPUs on each of `nodes` nodes.
   NcclGraph search_ring(int nodes, int per_node) const;
+  /// getChannnelThreadInfo: the channels a kernel of `algo`/`protocol`
+  /// launches for a call of `bytes` on `c`.
+  int channels_for(const Comm& c, NcclAlgorithm algo, int protocol, std::uint64_t bytes) const;
   /// The NICs a communicator of `per_node` GPUs of a node sees beside its GPUs.
   int nics_for(int per_node) const;
   NcclTuning tuning_;
