@@ -393,8 +393,15 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
     ba->out.bind(router[a]->input(pa));
     router[a]->set_backlog(pa, ab.get());
     router[b]->set_backlog(pb, ba.get());
-    apply_transport(f, *ab, f.nodes[a].kind == FabricNode::Kind::kSwitch, shared_buffer(fi, f, b), frame_wire);
-    apply_transport(f, *ba, f.nodes[b].kind == FabricNode::Kind::kSwitch, shared_buffer(fi, f, a), frame_wire);
+    // A shared NIC's port and its functions are one chip: no transport
+    // between them; toward the network the port is a NIC's (no marks).
+    if (!f.nodes[a].nic_port && !f.nodes[b].nic_port) {
+      apply_transport(f, *ab, f.nodes[a].kind == FabricNode::Kind::kSwitch, shared_buffer(fi, f, b), frame_wire);
+      apply_transport(f, *ba, f.nodes[b].kind == FabricNode::Kind::kSwitch, shared_buffer(fi, f, a), frame_wire);
+    } else if (f.nodes[a].kind != FabricNode::Kind::kNic && f.nodes[b].kind != FabricNode::Kind::kNic) {
+      apply_transport(f, *ab, !f.nodes[a].nic_port, shared_buffer(fi, f, b), frame_wire);
+      apply_transport(f, *ba, !f.nodes[b].nic_port, shared_buffer(fi, f, a), frame_wire);
+    }
     const int npu_a = f.nodes[a].kind == FabricNode::Kind::kNic ? f.nodes[a].npu : -1;
     const int npu_b = f.nodes[b].kind == FabricNode::Kind::kNic ? f.nodes[b].npu : -1;
     bf.links.push_back(BuiltLink{std::move(ab), na, nb, npu_a, npu_b});
@@ -404,7 +411,7 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
 
 SharedBuffer* Platform::shared_buffer(std::size_t fi, const FabricSpec& f, std::size_t node) {
   if (!f.transport.ethernet() || f.transport.switch_buffer == 0 ||
-      f.nodes[node].kind != FabricNode::Kind::kSwitch) {
+      f.nodes[node].kind != FabricNode::Kind::kSwitch || f.nodes[node].nic_port) {
     return nullptr;
   }
   BuiltFabric& bf = fabrics_[fi];

@@ -243,7 +243,9 @@ NcclMachine nccl_machine(const PlatformSpec& spec) {
   if (intra) {
     const int nic = nic_of(*intra, 0);
     for (const FabricEdge& e : intra->edges) {
-      if (!e.internal && (e.a == nic || e.b == nic)) m.nvlinks_per_gpu += e.lanes;
+      if (e.internal || (e.a != nic && e.b != nic)) continue;
+      m.nvlinks_per_gpu += e.lanes;
+      m.nvlink_lane_GBps = std::max(m.nvlink_lane_GBps, e.link.bandwidth.GBps_value() / std::max(1, e.lanes));
     }
     for (const FabricNode& n : intra->nodes) {
       if (n.kind != FabricNode::Kind::kSwitch) continue;

@@ -334,7 +334,21 @@ void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const
     require(first != ranks.end() && (first - ranks.begin()) % per_nic == 0, "a shared NIC's first NPU is not a group's");
     const Address a = port.address;
     const int group = static_cast<int>(first - ranks.begin());
+    // The functions reach the port at the port's whole rate (their DMA is
+    // bounded where PCIe is modelled, not here).
+    int uplinks = 0;
+    Link::Params function_link = inner;
+    for (const FabricEdge& e : f.edges) {
+      if (!e.internal && (e.a == static_cast<int>(u) || e.b == static_cast<int>(u))) {
+        function_link.bandwidth = e.link.bandwidth;
+        ++uplinks;
+      }
+    }
+    require(uplinks == 1, "a shared NIC has one port into the fabric, and this topology gives each NIC " +
+                              std::to_string(uplinks) + " links (switch planes, a direct topology): NICs with several "
+                              "ports shared by several GPUs are not modelled");
     port.kind = FabricNode::Kind::kSwitch;
+    port.nic_port = true;
     port.name = "nic" + std::to_string(a);
     port.npu = -1;
     port.address = kNoAddress;
@@ -347,7 +361,7 @@ void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const
       nic.name = "npu" + std::to_string(nic.npu);
       nic.address = a * static_cast<Address>(per_nic) + static_cast<Address>(j);
       f.nodes.push_back(nic);
-      f.edges.push_back(FabricEdge{static_cast<int>(f.nodes.size()) - 1, static_cast<int>(u), inner, -1});
+      f.edges.push_back(FabricEdge{static_cast<int>(f.nodes.size()) - 1, static_cast<int>(u), function_link, -1});
     }
   }
   f.gpus_per_nic = per_nic;

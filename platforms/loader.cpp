@@ -385,6 +385,16 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   if (per_nic > 1 && node["memories"]) {
     in.fail(node["gpus_per_nic"], "gpus_per_nic and memories on one fabric: put the memories on a fabric of their own");
   }
+  if (per_nic > 1 && stride != 1) {
+    in.fail(node["gpus_per_nic"], "gpus_per_nic shares a NIC among consecutive NPUs of a group, and group_stride " +
+                                      std::to_string(stride) + " makes a group of NPUs apart: give group_stride 1");
+  }
+  if (per_nic > 1 && reduction) {
+    in.fail(node["gpus_per_nic"],
+            "gpus_per_nic with switch reduction units: in-network reduction of NICs shared by several GPUs (their "
+            "contributions combined before the port, as NCCL's CollNet does inside a node) is not modelled; give "
+            "gpus_per_nic 1, or drop switch.reduction");
+  }
   if (per_nic > 1 && size % per_nic != 0) {
     in.fail(node["gpus_per_nic"], "gpus_per_nic " + std::to_string(per_nic) + " does not divide the fabric's group of " +
                                       std::to_string(size) + " NPUs");
@@ -470,15 +480,24 @@ PlatformHints::FabricCosts protocol_costs(const FabricSpec& f) {
   }
   std::sort(c.npus.begin(), c.npus.end());
   if (first < 0) return c;
+  // A shared NIC: its port's links, shared by its functions.
+  int port = first;
+  for (const FabricEdge& e : f.edges) {
+    const int other = e.a == first ? e.b : e.b == first ? e.a : -1;
+    if (other >= 0 && f.nodes[static_cast<std::size_t>(other)].nic_port) port = other;
+  }
   double bytes_per_second = 0;
   Tick latency = 0, switch_latency = 0;
   for (const FabricEdge& e : f.edges) {
-    if (e.internal || (e.a != first && e.b != first)) continue;
+    if (e.internal || (e.a != port && e.b != port)) continue;
+    const int other = e.a == port ? e.b : e.a;
+    if (port != first && f.nodes[static_cast<std::size_t>(other)].kind == FabricNode::Kind::kNic) continue;
     bytes_per_second += e.link.bandwidth.bytes_per_ps() * 1e12;
     latency = std::max(latency, e.link.latency);
   }
+  if (port != first) bytes_per_second /= std::max(1, f.gpus_per_nic);
   for (const FabricNode& n : f.nodes) {
-    if (n.kind == FabricNode::Kind::kSwitch) switch_latency = std::max(switch_latency, n.hop_latency);
+    if (n.kind == FabricNode::Kind::kSwitch && !n.nic_port) switch_latency = std::max(switch_latency, n.hop_latency);
   }
   if (!f.nic.injection.is_unlimited()) {
     bytes_per_second = std::min(bytes_per_second, f.nic.injection.bytes_per_ps() * 1e12);
@@ -642,7 +661,23 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
     spec.hints.in_switch_pull.push_back(pull);
   }
   if (nccl) {
-    spec.hints.nccl = std::make_shared<const NcclTuner>(std::move(nccl->tuning), nccl->settings, nccl_machine(spec));
+    NcclMachine machine = nccl_machine(spec);
+    if (nccl->settings.nvlinks > 0) machine.nvlinks_per_gpu = static_cast<int>(nccl->settings.nvlinks);
+    auto tuner = std::make_shared<const NcclTuner>(std::move(nccl->tuning), nccl->settings, machine);
+    // NCCL counts NVLinks and takes each at its generation's speed: a
+    // netlist link far faster than one NVLink stands for several.
+    const double per_link = tuner->nvlink_bw();
+    if (nccl->settings.nvlinks == 0 && nccl->settings.intra == NcclSettings::IntraLink::kNvlink && per_link > 0 &&
+        machine.nvlink_lane_GBps > 1.5 * per_link) {
+      std::ostringstream msg;
+      msg << "collectives.nccl: NPU 0's NVLink in the netlist carries " << machine.nvlink_lane_GBps
+          << " GB/s per lane, more than one NVLink (NCCL takes " << per_link << " GB/s per link at compute capability "
+          << nccl->settings.compute_capability
+          << "), and NCCL's search counts links: give the link's NVLinks as the fabric's lanes, or "
+             "collectives.nccl.nvlinks";
+      in.fail(root["collectives"]["nccl"], msg.str());
+    }
+    spec.hints.nccl = std::move(tuner);
   }
   return spec;
 }

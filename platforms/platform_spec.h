@@ -52,6 +52,10 @@ struct FabricNode {
   int level = 0;              // fat trees: 0 = leaf
   std::vector<int> coords;    // tori and meshes
   std::optional<ReductionSpec> reduction;  // switches: the reduction unit it hosts, if any
+  /// A switch node that is a shared NIC's port (gpus_per_nic): its
+  /// functions' frames meet there. Inside the NIC: it marks no ECN, keeps
+  /// no switch buffer, and its links to the functions are lossless.
+  bool nic_port = false;
 };
 
 struct FabricEdge {

@@ -449,3 +449,27 @@ TEST(NcclSettingsInput, ALibraryFileMissingARowOrItsVersionIsRefused) {
   const std::string missing = library_error("  collnet_chain: [0, 0, 0]\n", "");
   EXPECT_NE(missing.find("base_latency has no row for collnet_chain"), std::string::npos) << missing;
 }
+
+TEST(NcclSettingsInput, AnNvlinkFasterThanOneLinkNeedsItsCount) {
+  // One netlist link of 450 GB/s per GPU: NCCL's search counts NVLinks (18
+  // on an H100), so a lone lane would read as one 20.6 GB/s link.
+  const std::string dir = testutil::scratch_dir("nccl-nvlinks");
+  const std::string tuning = kPlatforms + "libraries/nccl-2.21.5.yaml";
+  const auto platform = [&](const std::string& extra) {
+    testutil::write_text(dir + "/p.yaml", "npus: 8\nnpu: { hbm: h100 }\ncollectives: { library: nccl, nccl: { tuning: " +
+                                              tuning + ", compute_capability: 90" + extra +
+                                              " } }\nfabrics:\n  - topology: switch\n    link: { bandwidth: 450 GB/s }\n");
+    return dir + "/p.yaml";
+  };
+  try {
+    load_platform(platform(""));
+    ADD_FAILURE() << "a 450 GB/s lane taken as one NVLink";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("carries 450 GB/s per lane, more than one NVLink"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(dir + "/p.yaml:"), std::string::npos) << e.what();
+  }
+  const PlatformSpec spec = load_platform(platform(", nvlinks: 18"));
+  EXPECT_EQ(spec.hints.nccl->machine().nvlinks_per_gpu, 18);
+  EXPECT_EQ(spec.hints.nccl->comm(8, 1).ring.channels, 12);  // as the DGX H100 with its 18 lanes
+}

@@ -195,8 +195,8 @@ TEST(Parameters, UnitsInValuesMeanWhatUnitNamedKeysMean) {
     const std::string nccl = std::string("nccl: { tuning: ") + FABRICSIM_SOURCE_DIR +
                              "/platforms/libraries/nccl-2.21.5.yaml, compute_capability: 80, cpu: amd, intra: pci, "
                              "nvls_enable: off, collnet_enable: true, tree: false, ring: false, collnet_direct: false, "
-                             "collnet_chain: false, nvls: false, nvls_tree: false, pat: false, ll: false, "
-                             "simple: false, ll128: on, min_channels: 2, max_channels: 8 }";
+                             "collnet_chain: false, nvls: false, nvls_tree: false, pat: true, ll: false, "
+                             "simple: false, ll128: on, min_channels: 2, max_channels: 8, nvlinks: 12 }";
     text.replace(text.find("@NCCL@"), 6, nccl);
     return text;
   };
@@ -214,6 +214,7 @@ TEST(Parameters, UnitsInValuesMeanWhatUnitNamedKeysMean) {
   }
   const NcclSettings nccl_defaults;
   for (const auto& p : NcclSettings::table().params()) {
+    if (p.info.name == std::string("pat")) continue;  // one algorithm stays on: NCCL with none fails every call
     EXPECT_NE(with_units["nccl"]["settings"][p.info.name],
               format_quantity(p.get(nccl_defaults), p.info.quantity, p.info.choices))
         << "nccl." << p.info.name;

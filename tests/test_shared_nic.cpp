@@ -20,11 +20,11 @@ namespace {
 constexpr std::uint64_t MiB = 1u << 20;
 double ns(Tick t) { return ticks_to_ns(t); }
 
-/// 4 NPUs on one switch, two per NIC (NPUs 0 and 1 share one, 2 and 3 the
-/// other), 50 GB/s links of 500 ns and a 100 ns switch; `extra` is added to
-/// the fabric (a pcie section).
-std::string shared(const std::string& extra = "", const std::string& npu = "") {
-  return "npus: 4\n" + npu + R"(nic: { mtu: 4 KiB, header: 0 }
+/// `npus` NPUs on one switch, two per NIC (NPUs 0 and 1 share one, 2 and 3
+/// the next), 50 GB/s links of 500 ns and a 100 ns switch; `extra` is added
+/// to the fabric (a pcie section).
+std::string shared(const std::string& extra = "", const std::string& npu = "", int npus = 4) {
+  return "npus: " + std::to_string(npus) + "\n" + npu + R"(nic: { mtu: 4 KiB, header: 0 }
 fabrics:
   - topology: switch
     gpus_per_nic: 2
@@ -78,12 +78,10 @@ TEST(SharedNic, GpusOfDifferentNicsEachRunAtTheirOwnBound) {
   }
 }
 
-TEST(SharedNic, TheGpusOfAPcieSharedNicShareItsPciePort) {
+TEST(SharedNic, OneGpuOfAPcieSharedNicReadsAtItsPciePortsRate) {
   // Behind a PCIe Gen3 x4 switch (the NIC's port carries 3.94 x 256/280 =
   // 3.6 GB/s of data, far below the 50 GB/s link), with GPUDirect RDMA: one
-  // GPU alone reads at the PCIe port's rate; two GPUs of one NIC take turns
-  // on it, half each (before the NIC shared its port, each GPU had its own
-  // and both ran at the full rate).
+  // GPU alone reads at the PCIe port's rate.
   const std::string pcie =
       "    pcie: { generation: 3, lanes: 4, max_payload: 256, tlp_overhead: 24, latency: 100 ns, "
       "devices_per_switch: 2 }\n";
@@ -97,18 +95,53 @@ TEST(SharedNic, TheGpusOfAPcieSharedNicShareItsPciePort) {
 }
 
 TEST(SharedNic, TwoGpusOfAPcieSharedNicTakeItsPciePortInTurn) {
+  // NPUs 0 and 1 (NIC 0) send to NPUs 2 (NIC 1) and 4 (NIC 2): only the
+  // senders share a PCIe port, and they take turns on it, half each (before
+  // the NIC shared its port, each GPU had its own and both ran at the full
+  // rate).
   const std::string pcie =
       "    pcie: { generation: 3, lanes: 4, max_payload: 256, tlp_overhead: 24, latency: 100 ns, "
       "devices_per_switch: 2 }\n";
   const std::string hbm = "npu: { hbm: { size: 16 GiB, channels: 16, bandwidth: 1000 GB/s, latency: 100 ns } }\n";
   const double pcie_rate = 4 * 8e9 * 128 / 130 / 8 * 256 / 280 / 1e9;
   const std::uint64_t S = 16 * MiB;
-  const auto both = run_transfers(shared(pcie, hbm), {Flow{0, 2, S}, Flow{1, 3, S}});
+  const auto both = run_transfers(shared(pcie, hbm, 6), {Flow{0, 2, S}, Flow{1, 4, S}});
   const double two = 2.0 * S / pcie_rate;
   for (Tick d : both.done) {
     ASSERT_NE(d, kNever);
     EXPECT_NEAR(ns(d), two, 0.02 * two);
   }
+}
+
+TEST(SharedNic, APortAndItsFunctionsAreOneChipOnEthernet) {
+  // TCP with DCTCP: the switch marks and drops toward the NIC's port as
+  // toward any NIC; the port marks nothing toward the switch, and between
+  // the port and its functions nothing is marked or dropped.
+  const std::string tcp = "    transport: { kind: tcp, congestion_control: dctcp }\n";
+  const auto run = run_transfers(shared(tcp), {Flow{0, 2, 1 * MiB}});
+  ASSERT_NE(run.done[0], kNever);
+  int to_function = 0, to_switch = 0, from_switch = 0;
+  for (const auto& l : run.platform->fabrics()[0].links) {
+    const bool port_from = l.from.rfind("nic", 0) == 0, port_to = l.to.rfind("nic", 0) == 0;
+    if (port_from && l.to.rfind("npu", 0) == 0) {
+      ++to_function;
+      EXPECT_FALSE(l.link->marks_ecn()) << l.from << " -> " << l.to;
+      EXPECT_FALSE(l.link->is_lossy()) << l.from << " -> " << l.to;
+    } else if (l.from.rfind("npu", 0) == 0 && port_to) {
+      EXPECT_FALSE(l.link->marks_ecn()) << l.from << " -> " << l.to;
+      EXPECT_FALSE(l.link->is_lossy()) << l.from << " -> " << l.to;
+    } else if (port_from && l.to == "switch") {
+      ++to_switch;
+      EXPECT_FALSE(l.link->marks_ecn()) << l.from << " -> " << l.to;
+      EXPECT_TRUE(l.link->is_lossy()) << l.from << " -> " << l.to;
+    } else if (l.from == "switch" && port_to) {
+      ++from_switch;
+      EXPECT_TRUE(l.link->marks_ecn()) << l.from << " -> " << l.to;
+    }
+  }
+  EXPECT_EQ(to_function, 4);
+  EXPECT_EQ(to_switch, 2);
+  EXPECT_EQ(from_switch, 2);
 }
 
 TEST(SharedNic, NcclSeesOneNicPerTwoGpus) {
@@ -145,6 +178,10 @@ TEST(SharedNic, ASharedNicNeedsItsGpusOnOnePcieSwitch) {
       {"    gpus_per_nic: 3\n", "gpus_per_nic 3 does not divide the fabric's group of 4 NPUs"},
       {"    gpus_per_nic: 2\n    pcie: { devices_per_switch: 1 }\n",
        "pcie devices_per_switch 1 with gpus_per_nic 2: a shared NIC sits on the PCIe switch of the GPUs it serves"},
+      {"    gpus_per_nic: 2\n    switch: { reduction: { throughput: 1000 GB/s } }\n",
+       "in-network reduction of NICs shared by several GPUs"},
+      {"    gpus_per_nic: 2\n    lanes: [1, 1]\n", "NICs with several ports shared by several GPUs are not modelled"},
+      {"    gpus_per_nic: 2\n    group_size: 2\n    group_stride: 2\n", "give group_stride 1"},
   };
   for (const auto& c : cases) {
     testutil::write_text(dir + "/p.yaml", "npus: 4\nnpu: { hbm: h100 }\nfabrics:\n  - topology: switch\n" + c.fabric);

@@ -133,6 +133,10 @@ const ParamTable<NcclSettings>& NcclSettings::table() {
           .range(0, 64)
           .add("max_channels", Quantity::kCount, &NcclSettings::max_channels,
                "NCCL_MAX_NCHANNELS: channels a ring or tree kernel runs at most; 0: unset")
+          .range(0, 64)
+          .add("nvlinks", Quantity::kCount, &NcclSettings::nvlinks,
+               "NVLinks from each GPU as NCCL counts them (NVML); 0: the netlist's lanes from NPU 0. Give it where "
+               "one netlist link stands for several NVLinks (an NVLink bridge of 300 GB/s is 12 NVLink-4 links)")
           .range(0, 64);
   return table;
 }

@@ -113,6 +113,7 @@ struct NcclSettings {
   Switch ll128 = Switch::kAuto;
   std::uint32_t min_channels = 0;  // NCCL_MIN_NCHANNELS; 0: unset
   std::uint32_t max_channels = 0;  // NCCL_MAX_NCHANNELS; 0: unset
+  std::uint32_t nvlinks = 0;       // NVLinks per GPU as NVML tells NCCL; 0: the netlist's lanes
   bool allows(NcclAlgorithm a) const;
   static const ParamTable<NcclSettings>& table();
 };
@@ -122,6 +123,7 @@ struct NcclSettings {
 struct NcclMachine {
   int gpus_per_node = 1;
   int nvlinks_per_gpu = 0;   // to other GPUs or NVSwitches (0: PCIe only)
+  double nvlink_lane_GBps = 0;  // one of those lanes' bandwidth as the netlist gives it
   bool nvswitch = false;     // GPUs meet at switches (NVLS, CollNet Direct need it)
   bool nvls_units = false;   // those switches reduce and multicast (NVLink SHARP)
   double pci_bw = 0;         // a GPU's PCIe link: lanes x rate / 8 (Gen5 x16: 48)

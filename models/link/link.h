@@ -98,6 +98,7 @@ class Link : public sc_core::sc_module, public OutputBacklog, private Calendar::
   void set_lossy(SharedBuffer* pool);
   bool has_pfc() const { return ethernet_ && ethernet_->has_pfc; }
   bool is_lossy() const { return ethernet_ && ethernet_->lossy; }
+  bool marks_ecn() const { return ethernet_ && ethernet_->has_ecn; }
   /// Bytes of frames queued at the sender now, waiting to start.
   std::uint64_t queued_bytes() const { return waiting_bytes_; }
   /// The frame being sent and the queued ones, as time from `at`.
