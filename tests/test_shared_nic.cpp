@@ -144,6 +144,20 @@ TEST(SharedNic, APortAndItsFunctionsAreOneChipOnEthernet) {
   EXPECT_EQ(from_switch, 2);
 }
 
+TEST(SharedNic, TheCostModelSeesThePortSharedByItsFunctions) {
+  // The default choice's estimate: each NPU's share of its NIC's 50 GB/s
+  // port, and a hop of the port's links and the switch (not the 0 ns wire
+  // from a function to its port, nor the port counted as a switch).
+  const std::string path = testutil::scratch_dir("shared-nic-costs") + "/p.yaml";
+  testutil::write_text(path, shared());
+  const PlatformSpec spec = load_platform(path);
+  ASSERT_EQ(spec.hints.fabric_costs.size(), 1u);
+  const auto& c = spec.hints.fabric_costs[0];
+  EXPECT_NEAR(c.bandwidth, 25e9, 1e3);
+  EXPECT_NEAR(ticks_to_ns(c.hop), kPath, 1e-6);
+  EXPECT_EQ(c.npus, (std::vector<int>{0, 1, 2, 3}));
+}
+
 TEST(SharedNic, NcclSeesOneNicPerTwoGpus) {
   const std::string dir = testutil::scratch_dir("shared-nic-nccl");
   const std::string tuning = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/libraries/nccl-2.21.5.yaml";
