@@ -1058,3 +1058,28 @@ TEST(BadFlags, ACollbenchGroupBeyondThePlatformIsRefusedNamingTheFlag) {
   r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/one.yaml -b 1K -e 1K");
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
+
+TEST(BadPaths, EmptyPathsAndTwoOutputsOnOneFileAreRefusedBeforeAnythingRuns) {
+  const std::string dir = testutil::scratch_dir("bad-empty-paths");
+  const std::string ring8 = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/ring8.yaml";
+  const std::string sample = std::string(FABRICSIM_SOURCE_DIR) + "/traces/samples/allreduce_8npus_64MiB/allreduce";
+  // An empty --out once wrote ".0.et" and its siblings into the working folder.
+  auto r = testutil::run_fabricsim("gen collective --npus 2 --type all_reduce --bytes 1K --out ''");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--out: an empty path"), std::string::npos) << r.err;
+  // An empty --report once ran the job and wrote no report, silently.
+  r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --report ''");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--report: an empty path"), std::string::npos) << r.err;
+  // The report and the timeline on one file (two spellings of it).
+  r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --report " + dir +
+                              "/o.json --timeline " + dir + "/../bad-empty-paths/o.json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--report and --timeline both name"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/o.json"));
+  // A compute time that is not a number.
+  r = testutil::run_fabricsim("gen pipeline --stages 2 --microbatches 2 --compute-us nan --out " + dir + "/pp");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--compute-us: Value nan not a number of microseconds"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/pp.0.et"));
+}

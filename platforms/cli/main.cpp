@@ -7,9 +7,11 @@
 // could make no progress (the report says what is stuck); 4 a data-mode check
 // failed; 1 an internal error.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <tuple>
@@ -46,6 +48,11 @@
 using namespace fabricsim;
 
 namespace {
+
+/// A file or prefix option: an empty value would write beside nothing the
+/// user named (".0.et", or no report at all, silently).
+const CLI::Validator kPath([](std::string& text) -> std::string { return text.empty() ? "an empty path" : ""; },
+                           "PATH", "path");
 
 const char* const kForceHelp = "Run work estimated past 2 hours of wall time, or --data past this machine's memory";
 
@@ -183,7 +190,7 @@ void apply_rtl_options(const RtlArgs& a, PlatformSpec& spec) {
 void add_rtl_options(CLI::App* cmd, RtlArgs& a) {
   cmd->add_option("--reduction-model", a.model,
                   "Every switch reduction unit as the TLM model (tlm) or the Verilated RTL (rtl)");
-  cmd->add_option("--vcd", a.vcd, "RTL reduction units: dump a waveform (one file per unit)");
+  cmd->add_option("--vcd", a.vcd, "RTL reduction units: dump a waveform (one file per unit)")->check(kPath);
   cmd->add_option("--vcd-window", a.vcd_window, "The waveform's time window, START:END (default 0:100us)");
   cmd->add_option("--rtl-plusarg", a.plusargs,
                   "RTL reduction units: a plusarg for the RTL's $value$plusargs, +NAME or +NAME=VALUE (repeatable; "
@@ -249,7 +256,25 @@ void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
   spec.collectives.data = a.data;
 }
 
+/// Two outputs of one run naming one file: the later would replace the
+/// earlier after the whole run.
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  namespace fs = std::filesystem;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      if (outputs[i].second.empty() || outputs[j].second.empty()) continue;
+      std::error_code ec1, ec2;
+      const fs::path x = fs::weakly_canonical(outputs[i].second, ec1), y = fs::weakly_canonical(outputs[j].second, ec2);
+      if (ec1 || ec2 ? outputs[i].second == outputs[j].second : x == y) {
+        throw InputError(outputs[i].first + " and " + outputs[j].first + " both name " + outputs[j].second +
+                         ": each is written whole, so one would replace the other; give two paths");
+      }
+    }
+  }
+}
+
 int run(const RunArgs& a) {
+  check_distinct_outputs({{"--report", a.report}, {"--timeline", a.timeline}, {"--vcd", a.rtl.vcd}});
   PlatformSpec spec = load_platform(a.platform, overrides_of(a.sets));
   std::vector<std::string> notes;
   const auto system_sets = system_overrides_of(a.sets, a.system);
@@ -458,13 +483,13 @@ int collbench(const CollbenchArgs& a) {
 /// Adds `run` and its options.
 CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   CLI::App* cmd = app.add_subcommand("run", "Run Chakra traces on a platform");
-  cmd->add_option("--platform", a.platform, "Platform file (fabricsim YAML or ASTRA-sim network .yml)")->required();
+  cmd->add_option("--platform", a.platform, "Platform file (fabricsim YAML or ASTRA-sim network .yml)")->required()->check(kPath);
   add_set_option(cmd, a.sets);
-  cmd->add_option("--workload", a.workload, "Trace prefix: PREFIX.<rank>.et per NPU")->required();
-  cmd->add_option("--report", a.report, "Write a JSON report here");
-  cmd->add_option("--comm-groups", a.comm_groups, "Process groups, ASTRA-sim JSON {\"pg\": [ranks]}");
-  cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)");
-  cmd->add_option("--remote-memory", a.remote_memory, "ASTRA-sim remote-memory configuration (JSON)");
+  cmd->add_option("--workload", a.workload, "Trace prefix: PREFIX.<rank>.et per NPU")->required()->check(kPath);
+  cmd->add_option("--report", a.report, "Write a JSON report here")->check(kPath);
+  cmd->add_option("--comm-groups", a.comm_groups, "Process groups, ASTRA-sim JSON {\"pg\": [ranks]}")->check(kPath);
+  cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)")->check(kPath);
+  cmd->add_option("--remote-memory", a.remote_memory, "ASTRA-sim remote-memory configuration (JSON)")->check(kPath);
   cmd->add_flag("--replay", a.replay, "Use recorded durations for compute nodes");
   cmd->add_option("--npus", a.npus, "Run the trace's ranks on the first N NPUs only, the others idle (a 1-rank trace on one GPU of a node)")
       ->check(CLI::Range(1, 1 << 30));
@@ -485,7 +510,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                   "Hierarchical all-reduce: each chunk takes the levels in ascending order (baseline) or in Themis's "
                   "load-balancing order (themis)");
   cmd->add_flag("-q,--quiet", a.quiet, "Print nothing but warnings and errors (no progress line)");
-  cmd->add_option("--timeline", a.timeline, "Write a Chrome/Perfetto trace-event timeline (open it in ui.perfetto.dev)");
+  cmd->add_option("--timeline", a.timeline, "Write a Chrome/Perfetto trace-event timeline (open it in ui.perfetto.dev)")->check(kPath);
   cmd->add_option("--timeline-npus", a.timeline_npus, "Record only these NPUs: 0-15, 0,4,8 (default: all)");
   cmd->add_option("--timeline-window", a.timeline_window,
                   "Record only what overlaps START:END (units ns, us, ms, s; either end may be left out)");
@@ -498,9 +523,9 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
 /// Adds `collbench` and its options.
 CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
   CLI::App* cmd = app.add_subcommand("collbench", "Sweep one collective over sizes, as nccl-tests does");
-  cmd->add_option("--platform", a.platform, "Platform file")->required();
+  cmd->add_option("--platform", a.platform, "Platform file")->required()->check(kPath);
   add_set_option(cmd, a.sets);
-  cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)");
+  cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)")->check(kPath);
   cmd->add_option("--op", a.op,
                   "all_reduce, reduce_scatter, all_gather, all_to_all, all_to_all_v, broadcast, reduce, "
                   "gather, scatter, barrier");
@@ -508,7 +533,7 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
   cmd->add_option("-b,--min-bytes", a.min_bytes, "Smallest size (K, M, G, T, P: 1024-based)");
   cmd->add_option("-e,--max-bytes", a.max_bytes, "Largest size");
   cmd->add_option("-f,--factor", a.factor, "Size multiplier between rows (> 1)");
-  cmd->add_option("--json", a.json, "Write the rows as JSON");
+  cmd->add_option("--json", a.json, "Write the rows as JSON")->check(kPath);
   cmd->add_option("--chunks", a.chunks, "Pipelined chunks per collective")
       ->check(CLI::Range(std::uint64_t{1}, limits::kMaxChunks));
   cmd->add_option("--levels", a.levels,
@@ -557,7 +582,22 @@ const CLI::Validator kSize(
       }
     },
     "SIZE", "size");
-const CLI::Range kMicrosRange(0.0, 1e9);  // up to 1,000 s
+/// Microseconds, finite, up to 1,000 s (CLI::Range lets "nan" through).
+const CLI::Validator kMicrosRange(
+    [](std::string& text) -> std::string {
+      std::size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != text.size() || !std::isfinite(v) || v < 0 || v > 1e9) {
+        return "Value " + text + " not a number of microseconds in [0, 1e9]";
+      }
+      return "";
+    },
+    "US", "microseconds");
 constexpr std::uint64_t kMaxGeneratedNodes = 100000000;  // per NPU: about 4 GB of trace each
 
 /// `gen`: one trace generator per subcommand, each with its own flags and
@@ -602,7 +642,7 @@ class GenCommands {
         ->transform(kSize)
         ->check(kByteRange);
     cmd->add_option("--iterations", coll_.iterations, "Back-to-back repetitions")->check(CLI::Range(1, 1000000));
-    cmd->add_option("--out", coll_.out, "Output prefix: PREFIX.<rank>.et")->required();
+    cmd->add_option("--out", coll_.out, "Output prefix: PREFIX.<rank>.et")->required()->check(kPath);
     add(cmd, [this] {
       const auto type = collective_from_name(coll_.type);
       if (!type) throw InputError("--type " + coll_.type + ": unknown collective type");
@@ -618,7 +658,7 @@ class GenCommands {
     cmd->add_option("--bytes", pipe_.bytes, "Activation (and gradient) bytes passed between stages (8, 64K, 1M...)")
         ->transform(kSize)
         ->check(kByteRange);
-    cmd->add_option("--out", pipe_.out, "Output prefix")->required();
+    cmd->add_option("--out", pipe_.out, "Output prefix")->required()->check(kPath);
     add(cmd, [this] { traces::write_pipeline(pipe_.out, pipe_.stages, pipe_.microbatches, pipe_.us, pipe_.bytes); });
   }
   void add_training(CLI::App& gen) {
@@ -633,7 +673,7 @@ class GenCommands {
     cmd->add_option("--batch", s.batch, "Micro-batch size (sequences)")->check(CLI::Range(1, 1 << 16));
     cmd->add_option("--microbatches", s.microbatches, "Microbatches per step")->check(CLI::Range(1, 100000));
     cmd->add_option("--iterations", s.iterations, "Training steps")->check(CLI::Range(1, 100000));
-    cmd->add_option("--out", train_.out, "Output prefix (also writes PREFIX.comm_groups.json)")->required();
+    cmd->add_option("--out", train_.out, "Output prefix (also writes PREFIX.comm_groups.json)")->required()->check(kPath);
     add(cmd, [this] {
       const traces::TrainingShape& shape = train_.shape;
       if (static_cast<std::int64_t>(shape.dp) * shape.tp * shape.pp > limits::kMaxNpus) {
@@ -661,7 +701,7 @@ class GenCommands {
     cmd->add_option("--top-width", s.top_width, "Width of the top MLP")->check(CLI::Range(1, 1 << 20));
     cmd->add_option("--element-bytes", s.element_bytes, "Bytes per element")->check(CLI::Range(1, 16));
     cmd->add_option("--iterations", s.iterations, "Training iterations")->check(CLI::Range(1, 100000));
-    cmd->add_option("--out", dlrm_.out, "Output prefix")->required();
+    cmd->add_option("--out", dlrm_.out, "Output prefix")->required()->check(kPath);
     add(cmd, [this] { traces::write_dlrm(dlrm_.out, dlrm_.shape); });
   }
   void add_offload(CLI::App& gen) {
@@ -672,7 +712,7 @@ class GenCommands {
         ->check(kMicrosRange);
     cmd->add_option("--gradient-bytes", off_.gradient, "Bytes of the gradient all-reduce")->check(kByteRange);
     cmd->add_option("--state-bytes", off_.state, "Optimizer state loaded and stored per step")->check(kByteRange);
-    cmd->add_option("--out", off_.out, "Output prefix")->required();
+    cmd->add_option("--out", off_.out, "Output prefix")->required()->check(kPath);
     add(cmd, [this] { traces::write_offload(off_.out, off_.npus, off_.steps, off_.us, off_.gradient, off_.state); });
   }
   void add_long(CLI::App& gen) {
@@ -685,7 +725,7 @@ class GenCommands {
         ->transform(kSize)
         ->check(kByteRange);
     cmd->add_flag("--independent", long_.independent, "No dependencies between nodes (the trace window's worst case)");
-    cmd->add_option("--out", long_.out, "Output prefix")->required();
+    cmd->add_option("--out", long_.out, "Output prefix")->required()->check(kPath);
     add(cmd, [this] {
       if (long_.nodes * static_cast<std::uint64_t>(long_.npus) > kMaxGeneratedNodes) {
         throw InputError("--nodes x --npus is more than " + std::to_string(kMaxGeneratedNodes) +
@@ -809,7 +849,7 @@ CLI::App* add_params_command(CLI::App& app, ParamsArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "params", "List each component's parameters: name, unit, default, range, description (docs/platforms.md)");
   cmd->add_option("type", a.type, "Only this component type (npu, memory, collectives, nic, link, switch, reduction_unit)");
-  cmd->add_option("--platform", a.platform, "Print the values this platform file resolves to, as JSON");
+  cmd->add_option("--platform", a.platform, "Print the values this platform file resolves to, as JSON")->check(kPath);
   add_set_option(cmd, a.sets);
   cmd->add_flag("--json", a.json, "As JSON");
   return cmd;
@@ -851,12 +891,12 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "Fit the kernel_classes compute model to measured kernels (CSV as h100-ops.csv; docs/compute.md)");
   cmd->add_option("--csv", a.csv, "Measured kernels: op_class, op, shape, flops, bytes, measured_us (repeatable)")
-      ->required();
+      ->required()->check(kPath);
   cmd->add_option("--platform", a.platform, "The platform whose NPU was measured (its peak_flops, memory_bandwidth)")
-      ->required();
+      ->required()->check(kPath);
   cmd->add_option("--compute-units", a.compute_units, "Units GEMM tiles run over (SMs), if not the platform's")
       ->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--out", a.out, "Write the compute file here (else print it)");
+  cmd->add_option("--out", a.out, "Write the compute file here (else print it)")->check(kPath);
   return cmd;
 }
 
@@ -903,7 +943,7 @@ struct SweepCommands {
   SweepCommands(CLI::App& app, SweepArgs& a) {
     sweep = app.add_subcommand("sweep", "Run a grid of points from a spec (docs/sweep.md): fabricsim sweep SPEC --out DIR");
     sweep->add_option("spec", a.spec, "The sweep spec (YAML)");
-    sweep->add_option("--out", a.options.out_dir, "Folder for the manifest, one JSON per point and results.csv");
+    sweep->add_option("--out", a.options.out_dir, "Folder for the manifest, one JSON per point and results.csv")->check(kPath);
     sweep->add_option("--backend", a.options.backend, "local (a process pool), slurm (a job array) or print (the commands)")
         ->check(CLI::IsMember({"local", "slurm", "print"}));
     sweep->add_option("-j,--jobs", a.options.jobs, "local: points at once (default: one per CPU)")
