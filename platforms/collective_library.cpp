@@ -76,7 +76,7 @@ std::vector<double> speeds(const YamlInput& in, const YAML::Node& map, const cha
 }  // namespace
 
 NcclTuning read_nccl_tuning(const std::string& path) {
-  const YAML::Node root = load_yaml_file(path);
+  const YAML::Node root = load_yaml_file(path, "collective library file");
   const YamlInput in(path);
   in.require_map(root, "a library file");
   in.only_keys(root,

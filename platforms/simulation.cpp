@@ -67,6 +67,24 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   options.probe = &probe_;
   bounds_ = work_bounds(platform_->spec(), settings.force);
   options.bounds = &bounds_;
+  if (settings.job) {
+    if (settings.job->gpus() != n) {
+      throw InputError("the training job is laid out on " + std::to_string(settings.job->gpus()) + " GPUs, and runs on " +
+                       std::to_string(n));
+    }
+    // Each process group's collectives follow one another by their
+    // dependencies (a communicator's stream) and groups run side by side, so
+    // no cap across groups (npu.max_collectives_in_flight) applies.
+    options.max_collectives_in_flight = 0;
+    for (int r = 0; r < n; ++r) {
+      try {
+        workloads_.push_back(std::make_unique<TraceWorkload>(platform_->npu(r), settings.job->source(r), n, options));
+      } catch (const traces::TraceError& e) {
+        throw InputError(e.what());
+      }
+    }
+    return;
+  }
   for (int r = 0; r < n; ++r) {
     const std::string path = traces::rank_file(settings.prefix, r);
     try {
@@ -269,7 +287,20 @@ ordered_json npu_entries(const Platform& platform, const std::vector<std::unique
                             {"gpu_recorded", t.gpu_recorded},
                             {"cpu_modelled", t.cpu_modelled},
                             {"cpu_recorded", t.cpu_recorded}};
+      if (!w.exposed_by_kind().empty()) {
+        ordered_json k;
+        for (const auto& [kind, tick] : w.exposed_by_kind()) k[kind] = ns(tick);
+        e["exposed_comm_by_kind_ns"] = std::move(k);
+      }
     }
+    ordered_json classes;
+    const auto& by_class = npu.gpu_by_class();
+    for (std::size_t c = 0; c < by_class.size(); ++c) {
+      if (by_class[c].kernels == 0) continue;
+      const char* name = c < kKernelClasses ? kernel_class_name(static_cast<KernelClass>(c)) : "recorded";
+      classes[name] = {{"kernels", by_class[c].kernels}, {"busy_ns", ns(by_class[c].busy)}, {"flops", by_class[c].flops}};
+    }
+    if (!classes.empty()) e["gpu_by_class"] = std::move(classes);
     ordered_json colls = ordered_json::array();
     for (const auto& c : npu.collectives()) {
       ordered_json ce;
@@ -470,10 +501,83 @@ ordered_json transport_entries(const Platform& platform) {
 
 }  // namespace
 
+ordered_json Simulation::step_entry() const {
+  const TrainingJob& job = *settings_.job;
+  ordered_json s;
+  const int n = job.gpus();
+  Tick finish = 0;
+  for (int r = 0; r < n; ++r) finish = std::max(finish, platform_->npu(r).finish_time());
+  const double steps = job.training().steps;
+  const double step_s = static_cast<double>(finish) * 1e-12 / steps;
+  const double peak = platform_->spec().npu.peak_flops;
+  s["model"] = job.name();
+  s["layout"] = job.describe();
+  s["gpus"] = n;
+  s["steps"] = job.training().steps;
+  s["step_time_ns"] = step_s * 1e9;
+  s["tokens_per_step"] = job.tokens_per_step();
+  s["tokens_per_s"] = step_s > 0 ? job.tokens_per_step() / step_s : 0;
+  s["model_flops"] = job.model_flops();
+  s["step_flops"] = job.step_flops();
+  // Megatron's "TFLOP/s per GPU": the step's FLOPs as it counts them (its
+  // equation 3, recomputation included) over the time and the GPUs.
+  s["tflops_per_gpu"] = step_s > 0 ? job.step_flops() / (step_s * n) / 1e12 : 0;
+  s["mfu"] = step_s > 0 ? job.model_flops() / (step_s * n * peak) : 0;
+  s["peak_flops_per_gpu"] = peak;
+  s["bubble_closed_form"] = job.bubble_fraction();
+  double idle_sum = 0, idle_max = 0, idle_min = 1;
+  std::map<std::string, std::pair<double, double>> exposed;  // kind -> (sum, max) ns per step
+  std::map<std::string, std::pair<double, double>> classes;  // class -> (busy ns, flops), per GPU and step
+  for (int r = 0; r < n; ++r) {
+    const Npu& npu = platform_->npu(r);
+    const double idle = 1.0 - static_cast<double>(npu.gpu_busy()) / static_cast<double>(std::max<Tick>(1, finish));
+    idle_sum += idle;
+    idle_max = std::max(idle_max, idle);
+    idle_min = std::min(idle_min, idle);
+    for (const auto& [kind, tick] : workloads_[static_cast<std::size_t>(r)]->exposed_by_kind()) {
+      auto& e = exposed[kind];
+      e.first += ns(tick) / steps;
+      e.second = std::max(e.second, ns(tick) / steps);
+    }
+    const auto& by_class = npu.gpu_by_class();
+    for (std::size_t c = 0; c < by_class.size(); ++c) {
+      if (by_class[c].kernels == 0) continue;
+      auto& e = classes[c < kKernelClasses ? kernel_class_name(static_cast<KernelClass>(c)) : "recorded"];
+      e.first += ns(by_class[c].busy) / steps / n;
+      e.second += by_class[c].flops / steps / n;
+    }
+  }
+  // The least idle GPU is the busiest stage's: with free communication its
+  // idle time is the pipeline's bubble alone.
+  s["gpu_idle_fraction"] = {{"mean", idle_sum / n}, {"min", idle_min}, {"max", idle_max}};
+  ordered_json ex;
+  for (const auto& [kind, v] : exposed) ex[kind] = {{"mean_ns", v.first / n}, {"max_ns", v.second}};
+  s["exposed_comm_by_kind"] = std::move(ex);
+  ordered_json cl;
+  for (const auto& [name, v] : classes) cl[name] = {{"busy_ns", v.first}, {"flops", v.second}};
+  s["gpu_by_class_per_gpu"] = std::move(cl);
+  ordered_json mem = ordered_json::array();
+  for (int p = 0; p < job.pp(); ++p) {
+    const MemoryEstimate m = job.memory(job.rank_of({0, 0, 0, p}));
+    mem.push_back({{"stage", p},
+                   {"total_bytes", m.total()},
+                   {"weights", m.weights},
+                   {"gradients", m.gradients},
+                   {"optimizer", m.optimizer},
+                   {"activations", m.activations},
+                   {"in_flight", m.in_flight},
+                   {"communication", m.communication},
+                   {"reserved", m.reserved}});
+  }
+  s["memory_per_gpu"] = std::move(mem);
+  return s;
+}
+
 nlohmann::ordered_json Simulation::report() const {
   ordered_json j;
   j["platform"] = platform_->spec().name;
-  j["workload"] = settings_.prefix;
+  j["workload"] = settings_.job ? "model " + settings_.job->name() : settings_.prefix;
+  if (settings_.job) j["step"] = step_entry();
   j["sim_time_ns"] = ns(end_time());
   const double span = static_cast<double>(end_time());
   j["npus"] = npu_entries(*platform_, workloads_);
@@ -509,7 +613,18 @@ nlohmann::ordered_json Simulation::report() const {
 void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
   os << std::fixed << std::setprecision(3);
   os << "fabricsim: " << platform_->spec().name << ", " << platform_->npus() << " NPUs, workload "
-     << settings_.prefix << "\n";
+     << (settings_.job ? "model " + settings_.job->name() : settings_.prefix) << "\n";
+  if (settings_.job) {
+    const ordered_json st = step_entry();
+    os << std::setprecision(2) << "step: " << st["step_time_ns"].get<double>() / 1e6 << " ms, "
+       << st["tokens_per_s"].get<double>() << " tokens/s, " << st["tflops_per_gpu"].get<double>()
+       << " TFLOP/s per GPU (Megatron's count), MFU " << 100 * st["mfu"].get<double>() << "%, GPU idle "
+       << 100 * st["gpu_idle_fraction"]["mean"].get<double>() << "% (bubble by closed form "
+       << 100 * st["bubble_closed_form"].get<double>() << "%)\n";
+    os << "exposed communication per GPU and step, mean:";
+    for (const auto& [kind, v] : st["exposed_comm_by_kind"].items()) os << " " << kind << " " << v["mean_ns"].get<double>() / 1e6 << " ms";
+    os << "\n" << std::setprecision(3);
+  }
   os << "simulated time: " << ns(end_time()) << " ns (" << Calendar::instance().events_run() << " events)\n";
   os << "per NPU, in ns: finish = when its last operation ended; compute = time some compute node ran;\n"
         "  exposed communication = time communication was in flight and no compute ran;\n"

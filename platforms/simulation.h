@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "traces/workload/choice_probe.h"
+#include "traces/model/training_job.h"
 #include "traces/workload/trace_workload.h"
 #include "platforms/builder.h"
 
@@ -34,6 +35,9 @@ struct WorkloadSettings {
   bool replay = false;
   bool force = false;       // run work past the bounds (models/npu/work_bounds.h)
   int npus = 0;             // ranks 0..npus-1 run traces, the other NPUs idle; 0: every NPU
+  /// A generated training step (traces/model/) in place of trace files:
+  /// each rank's nodes are made as they are read.
+  std::shared_ptr<const TrainingJob> job;
 };
 
 class Simulation {
@@ -59,6 +63,10 @@ class Simulation {
 
   Tick end_time() const;
   nlohmann::ordered_json report() const;
+  /// The generated training step's report (WorkloadSettings::job): step
+  /// time, tokens/s, Megatron's TFLOP/s per GPU, MFU, idle time, exposed
+  /// communication by kind, time by kernel class, memory per stage.
+  nlohmann::ordered_json step_entry() const;
   /// The console summary: per-NPU figures (their spread for more than 16
   /// NPUs), the `top_links` busiest links, the reduction units.
   void print_summary(std::ostream& os, std::size_t top_links = 5) const;

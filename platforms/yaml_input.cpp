@@ -378,8 +378,11 @@ std::vector<int> whole_number_list(const YamlInput& in, const YAML::Node& node, 
   return out;
 }
 
-YAML::Node load_yaml_file(const std::string& path) {
-  const std::string text = read_input_file(path, "platform file");
+YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
+  return parse_yaml_text(read_input_file(path, what), path);
+}
+
+YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::Load(text);

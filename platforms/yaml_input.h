@@ -127,7 +127,9 @@ void read_params(const YamlInput& in, const YAML::Node& map, const ParamTable<P>
 /// Reads and parses a YAML file, refusing what is not a readable regular
 /// file, and checks the whole document: keys are scalars, no key appears
 /// twice in a mapping, text is UTF-8.
-YAML::Node load_yaml_file(const std::string& path);
+YAML::Node load_yaml_file(const std::string& path, const std::string& what = "platform file");
+/// The same checks on YAML text already read (`path` names it in messages).
+YAML::Node parse_yaml_text(const std::string& text, const std::string& path);
 
 /// A YAML file with command-line overrides applied, and the input that reads
 /// it (an error at an overridden value names the flag).

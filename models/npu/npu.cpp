@@ -125,6 +125,12 @@ void Npu::start_compute(const ComputeOp& op, NpuClient* client, void* ctx) {
   job.op = p;
   job.label = op.label;
   job.tensor_bytes = static_cast<std::uint64_t>(op.work.bytes);
+  if (!op.use_recorded) {
+    job.cls = static_cast<int>(op.work.cls);
+    job.flops = op.work.flops;
+  } else {
+    job.cls = op.recorded_class;
+  }
   if (hbm.bound() && !op.use_recorded && !op.on_cpu) {
     // The tensor bytes go through the HBM, sharing it with the NICs' DMA:
     // the node takes the longer of its model's time and its memory traffic.
@@ -162,6 +168,12 @@ void Npu::compute_part_done(unsigned r) {
   ComputeResource& res = compute_[r];
   if (--res.parts_left > 0) return;
   res.busy += now_ticks() - res.started;
+  if (r == 0) {
+    ClassTime& c = by_class_[res.job.cls < 0 ? kKernelClasses : static_cast<std::size_t>(res.job.cls)];
+    ++c.kernels;
+    c.busy += now_ticks() - res.started;
+    c.flops += res.job.flops;
+  }
   if (timeline_) {
     TimelineSink::Args args;
     args.node = res.job.label.node;

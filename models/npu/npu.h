@@ -8,6 +8,7 @@
 // (traces/workload/trace_workload.h) is the usual client; collbench drives collectives directly.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -53,6 +54,7 @@ struct ComputeOp {
   KernelWork work;                  // what the compute model times
   Tick recorded = 0;                // duration recorded in the trace
   bool use_recorded = false;        // replay, or nothing the model can time
+  int recorded_class = -1;          // a recorded GPU op's kernel class, for the report (-1: unknown)
   bool on_cpu = false;
 };
 
@@ -132,6 +134,14 @@ class Npu : public sc_core::sc_module,
   const ActivityTotals& activity() const { return activity_.totals(); }
   /// Busy time of each compute resource (its nodes' durations summed).
   Tick gpu_busy() const { return compute_[0].busy; }
+  /// The GPU's time by kernel class (what the compute model timed), and the
+  /// recorded durations' ("recorded").
+  struct ClassTime {
+    std::uint64_t kernels = 0;
+    Tick busy = 0;
+    double flops = 0;
+  };
+  const std::array<ClassTime, kKernelClasses + 1>& gpu_by_class() const { return by_class_; }
   Tick cpu_busy() const { return compute_[1].busy; }
   Tick finish_time() const { return finish_; }
   const std::vector<CollectiveRecord>& collectives() const { return collective_log_; }
@@ -195,6 +205,8 @@ class Npu : public sc_core::sc_module,
     Pending* op = nullptr;
     OpLabel label;
     std::uint64_t tensor_bytes = 0;
+    int cls = -1;                // the kernel class that timed it; -1: a recorded duration
+    double flops = 0;
   };
   struct ComputeResource {
     std::deque<ComputeJob> queue;
@@ -205,6 +217,7 @@ class Npu : public sc_core::sc_module,
     Tick busy = 0;
   };
   void compute_part_done(unsigned resource);
+  std::array<ClassTime, kKernelClasses + 1> by_class_{};  // the last: recorded durations
   void memory_done(void* ctx, tlm::tlm_response_status status) override;
   void run_next(unsigned resource);
 

@@ -41,7 +41,9 @@
 #include "platforms/simulation.h"
 #include "platforms/sweep.h"
 #include "platforms/timeline.h"
+#include "platforms/training_loader.h"
 #include "platforms/yaml_input.h"
+#include "traces/generator/et_writer.h"
 #include "traces/generator/generators.h"
 #include "traces/reader/et_reader.h"
 
@@ -76,7 +78,22 @@ nlohmann::ordered_json provenance() {
 std::vector<YamlOverride> overrides_of(const std::vector<std::string>& sets) {
   std::vector<YamlOverride> out;
   for (const auto& s : sets) {
-    if (s.rfind("system.", 0) != 0) out.push_back(parse_override(s));
+    if (s.rfind("system.", 0) == 0) continue;
+    YamlOverride o = parse_override(s);
+    if (!is_job_override(o)) out.push_back(o);
+  }
+  return out;
+}
+/// The training job's overrides (model.KEY, training.KEY); with no --model
+/// they are refused, not ignored.
+std::vector<YamlOverride> job_overrides_of(const std::vector<std::string>& sets, const std::string& model) {
+  std::vector<YamlOverride> out;
+  for (const auto& s : sets) {
+    if (s.rfind("system.", 0) == 0) continue;
+    YamlOverride o = parse_override(s);
+    if (!is_job_override(o)) continue;
+    if (model.empty()) throw InputError("--set " + s + ": sets a key of the training job, and no --model is given");
+    out.push_back(o);
   }
   return out;
 }
@@ -118,6 +135,7 @@ struct RunArgs {
   std::string platform;
   std::vector<std::string> sets;  // --set PATH=VALUE
   std::string workload;
+  std::string model;  // --model: a generated training step in place of --workload
   std::string report;
   std::string comm_groups;
   std::string system;
@@ -283,6 +301,15 @@ int run(const RunArgs& a) {
   apply_overrides(a, spec);
   apply_rtl_options(a.rtl, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
+  std::shared_ptr<const TrainingJob> job;
+  if (!a.model.empty()) {
+    const int gpus = a.npus ? a.npus : spec.npus;
+    job = load_training_job(a.model, job_overrides_of(a.sets, a.model), gpus);
+    const std::string memory = check_job_memory(*job, spec);
+    if (!a.quiet) std::cerr << "model: " << job->describe() << "\n" << memory;
+  } else {
+    job_overrides_of(a.sets, "");
+  }
   // Never destroyed: the process ends right after, and SystemC unregisters
   // ports one by one in quadratic time (seconds at 100,000 sockets). Kept
   // in a static, so a leak checker sees it as still in use.
@@ -290,6 +317,7 @@ int run(const RunArgs& a) {
   kept_until_exit = new Simulation(std::move(spec));
   Simulation& sim = *kept_until_exit;
   WorkloadSettings ws;
+  ws.job = job;
   ws.prefix = a.workload;
   ws.comm_groups = a.comm_groups;
   ws.replay = a.replay;
@@ -485,7 +513,17 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   CLI::App* cmd = app.add_subcommand("run", "Run Chakra traces on a platform");
   cmd->add_option("--platform", a.platform, "Platform file (fabricsim YAML or ASTRA-sim network .yml)")->required()->check(kPath);
   add_set_option(cmd, a.sets);
-  cmd->add_option("--workload", a.workload, "Trace prefix: PREFIX.<rank>.et per NPU")->required()->check(kPath);
+  auto* workload = cmd->add_option("--workload", a.workload, "Trace prefix: PREFIX.<rank>.et per NPU")->check(kPath);
+  auto* model = cmd->add_option("--model", a.model,
+                                "A training step generated in place of traces: a preset (fabricsim gen model "
+                                "--list), a model file (.yaml) or a Hugging Face config.json; --set training.KEY=VALUE "
+                                "lays it out (docs/workload.md)")
+                    ->check(kPath);
+  workload->excludes(model);
+  model->excludes(workload);
+  cmd->callback([&a] {
+    if (a.workload.empty() && a.model.empty()) throw CLI::RequiredError("--workload or --model");
+  });
   cmd->add_option("--report", a.report, "Write a JSON report here")->check(kPath);
   cmd->add_option("--comm-groups", a.comm_groups, "Process groups, ASTRA-sim JSON {\"pg\": [ranks]}")->check(kPath);
   cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)")->check(kPath);
@@ -613,6 +651,7 @@ class GenCommands {
     add_collective(*gen);
     add_pipeline(*gen);
     add_training(*gen);
+    add_model(*gen);
     add_dlrm(*gen);
     add_offload(*gen);
     add_long(*gen);
@@ -660,6 +699,41 @@ class GenCommands {
         ->check(kByteRange);
     cmd->add_option("--out", pipe_.out, "Output prefix")->required()->check(kPath);
     add(cmd, [this] { traces::write_pipeline(pipe_.out, pipe_.stages, pipe_.microbatches, pipe_.us, pipe_.bytes); });
+  }
+  void add_model(CLI::App& gen) {
+    CLI::App* cmd = gen.add_subcommand(
+        "model", "A model's training step (the traces `run --model` makes in process; docs/workload.md)");
+    cmd->add_option("--model", model_.model, "A preset, a model file (.yaml) or a Hugging Face config.json")
+        ->check(kPath);
+    cmd->add_option("--npus", model_.npus, "GPUs the job runs on")->check(kNpuRange);
+    cmd->add_option("--set", model_.sets, "model.KEY=VALUE or training.KEY=VALUE (repeatable; fabricsim params training)")
+        ->take_all()
+        ->allow_extra_args(false);
+    cmd->add_flag("--list", model_.list, "List the presets and exit");
+    cmd->add_option("--out", model_.out, "Output prefix: PREFIX.<rank>.et")->check(kPath);
+    add(cmd, [this] {
+      if (model_.list) {
+        for (const auto& name : model_presets()) std::cout << name << "\n";
+        return;
+      }
+      if (model_.model.empty() || model_.out.empty() || model_.npus == 0) {
+        throw InputError("gen model needs --model, --npus and --out (or --list)");
+      }
+      std::vector<YamlOverride> sets;
+      for (const auto& text : model_.sets) {
+        YamlOverride o = parse_override(text);
+        if (!is_job_override(o)) throw InputError("--set " + text + ": gen model takes model.KEY or training.KEY");
+        sets.push_back(o);
+      }
+      const auto job = load_training_job(model_.model, sets, model_.npus);
+      for (int r = 0; r < job->gpus(); ++r) {
+        traces::EtWriter out(model_.out + "." + std::to_string(r) + ".et");
+        const auto source = job->source(r);
+        ChakraProtoMsg::Node node;
+        while (source->next(node)) out.write(node);
+        out.close();
+      }
+    });
   }
   void add_training(CLI::App& gen) {
     CLI::App* cmd = gen.add_subcommand("training", "A transformer training step with DP, TP and PP");
@@ -753,6 +827,12 @@ class GenCommands {
     traces::TrainingShape shape;
     std::string out;
   } train_;
+  struct {
+    std::string model, out;
+    int npus = 0;
+    std::vector<std::string> sets;
+    bool list = false;
+  } model_;
   struct {
     traces::DlrmShape shape;
     std::string out;

@@ -159,8 +159,8 @@ void TraceWorkload::add_group(const std::string& name, const std::vector<std::in
 }
 
 struct TraceWorkload::Reader {
-  explicit Reader(const std::string& path) : et(path) {}
-  traces::EtReader et;
+  explicit Reader(std::unique_ptr<traces::NodeSource> s) : source(std::move(s)) {}
+  std::unique_ptr<traces::NodeSource> source;
   ChakraProtoMsg::Node scratch;
 };
 
@@ -175,6 +175,7 @@ struct TraceWorkload::Node {
   std::uint64_t tensor_size = 0;
   bool is_cpu = false;
   bool use_recorded = true;  // compute: the recorded duration, else `work`
+  int recorded_class = -1;   // replay: the kernel class of a recorded GPU op, for the report
   KernelWork work;
   bool has_comm_type = false;
   std::int64_t comm_type = 0;
@@ -193,16 +194,26 @@ struct TraceWorkload::Node {
 };
 
 TraceWorkload::TraceWorkload(Npu& npu, std::string path, int npus, const WorkloadOptions& options)
-    : npu_(npu), path_(std::move(path)), npus_(npus), options_(options) {
+    : TraceWorkload(npu, std::make_unique<traces::EtFileSource>(std::move(path)), npus, options) {}
+
+TraceWorkload::TraceWorkload(Npu& npu, std::unique_ptr<traces::NodeSource> source, int npus,
+                             const WorkloadOptions& options)
+    : npu_(npu), path_(source->name()), npus_(npus), options_(options) {
+  if (const auto count = source->dense_ids()) {
+    // A generator: ids 0 to count-1, each once.
+    node_count_ = *count;
+    dense_ = true;
+    min_id_ = 0;
+    present_.assign(node_count_, true);
+    done_.assign(node_count_, false);
+    reader_ = std::make_unique<Reader>(std::move(source));
+    return;
+  }
   // First pass: which ids exist.
-  {
-    traces::EtReader index(path_);
-    std::uint64_t id = 0;
-    while (index.next_id(id)) sorted_ids_.push_back(id);
-    if (index.lacks_metadata()) {
-      warn("metadata", "no GlobalMetadata record (Chakra's writers put one first): the first record is node " +
-                           std::to_string(sorted_ids_.empty() ? 0 : sorted_ids_.front()) + ", read as a node");
-    }
+  source->index(sorted_ids_);
+  if (source->lacks_metadata()) {
+    warn("metadata", "no GlobalMetadata record (Chakra's writers put one first): the first record is node " +
+                         std::to_string(sorted_ids_.empty() ? 0 : sorted_ids_.front()) + ", read as a node");
   }
   node_count_ = sorted_ids_.size();
   std::sort(sorted_ids_.begin(), sorted_ids_.end());
@@ -227,7 +238,7 @@ TraceWorkload::TraceWorkload(Npu& npu, std::string path, int npus, const Workloa
       done_.assign(node_count_, false);
     }
   }
-  reader_ = std::make_unique<Reader>(path_);
+  reader_ = std::make_unique<Reader>(std::move(source));
 }
 
 TraceWorkload::~TraceWorkload() = default;
@@ -422,9 +433,9 @@ void TraceWorkload::read_ahead(bool until_ready) {
     // be issued, and held, at once.
     const bool room = held_.size() < options_.window;
     if (!room && !(until_ready && ready_.empty())) break;
-    if (!reader_->et.next(reader_->scratch)) {
+    if (!reader_->source->next(reader_->scratch)) {
       eof_ = true;
-      reader_.reset();  // close the file and free its buffers
+      reader_.reset();  // close the file (or free the generator) and its buffers
       break;
     }
     add(&reader_->scratch);
@@ -537,7 +548,20 @@ void TraceWorkload::time_compute(const void* proto, Node& n) {
     n.use_recorded = true;
     ++(gpu ? timing_.gpu_recorded : timing_.cpu_recorded);
   };
-  if (options_.replay) return recorded();
+  if (options_.replay) {
+    // Recorded time, reported under the op's class where the model knows
+    // the op (docs/compute.md: a trace's measured time per class).
+    if (gpu && !n.has_num_ops) {
+      const auto schema = traces::attr_string(pn, "op_schema");
+      const std::string op = traces::op_name(schema.value_or(""), n.name);
+      const auto in = traces::parse_op_args(pn.inputs().values(), pn.inputs().shapes());
+      const auto out = traces::parse_op_args(pn.outputs().values(), pn.outputs().shapes());
+      if (in && out) {
+        if (const auto w = traces::kernel_work(op, schema.value_or(""), *in, *out)) n.recorded_class = static_cast<int>(w->cls);
+      }
+    }
+    return recorded();
+  }
   std::optional<KernelWork> work;
   if (gpu && !n.has_num_ops && options_.model_operators) {
     // A kernel of the op the last modelled kernel belonged to (cuDNN's
@@ -589,9 +613,43 @@ void TraceWorkload::issue(Node* n) {
   }
 }
 
+namespace {
+/// A communication node's kind, for the report: its process group's name up
+/// to the first '_' (the generated steps name them tp_*, dp_*, ...).
+std::string comm_kind(const std::string& pg_name, bool p2p) {
+  if (pg_name.empty()) return p2p ? "p2p" : "other";
+  std::string kind = pg_name.substr(0, pg_name.find('_'));
+  if (kind == "edp" || kind == "embd") return "dp";  // experts' and the tied embedding's gradients
+  if (kind == "ppg") return "pp";                    // a pipeline's scatter/gather
+  return kind;
+}
+}  // namespace
+
+void TraceWorkload::track(const Node& n, int delta) {
+  const bool comm = n.type == ChakraProtoMsg::COMM_COLL_NODE || n.type == ChakraProtoMsg::COMM_SEND_NODE ||
+                    n.type == ChakraProtoMsg::COMM_RECV_NODE;
+  const bool gpu = n.type == ChakraProtoMsg::COMP_NODE && !n.is_cpu;
+  if (!comm && !gpu) return;
+  const Tick now = now_ticks();
+  if (gpu_in_flight_ == 0 && comm_in_flight_ > 0 && now > last_tracked_) {
+    const Tick span = now - last_tracked_;
+    for (const auto& [kind, count] : comm_running_) {
+      if (count > 0) exposed_by_kind_[kind] += span * static_cast<Tick>(count) / static_cast<Tick>(comm_in_flight_);
+    }
+  }
+  last_tracked_ = now;
+  if (gpu) {
+    gpu_in_flight_ += delta;
+  } else {
+    comm_running_[comm_kind(n.pg_name, n.type != ChakraProtoMsg::COMM_COLL_NODE)] += delta;
+    comm_in_flight_ += delta;
+  }
+}
+
 void TraceWorkload::launch(Node* n) {
   n->issued = true;
   ++running_;
+  track(*n, +1);
   switch (n->type) {
     case ChakraProtoMsg::COMP_NODE: {
       ComputeOp op;
@@ -599,6 +657,7 @@ void TraceWorkload::launch(Node* n) {
       op.work = n->work;
       op.recorded = n->recorded;
       op.use_recorded = n->use_recorded;
+      op.recorded_class = n->recorded_class;
       op.on_cpu = n->is_cpu;
       npu_.start_compute(op, this, n);
       break;
@@ -789,6 +848,7 @@ void TraceWorkload::operation_done(void* ctx) {
 }
 
 void TraceWorkload::complete(Node* n) {
+  if (n->issued) track(*n, -1);
   --running_;
   ++done_count_;
   const std::uint64_t id = n->id;

@@ -25,6 +25,7 @@
 #include "models/collectives/collective_engine.h"
 #include "models/npu/npu.h"
 #include "models/npu/work_bounds.h"
+#include "traces/reader/node_source.h"
 #include "traces/workload/process_groups.h"
 
 namespace fabricsim {
@@ -67,6 +68,8 @@ class TraceWorkload final : public NpuClient {
  public:
   /// Indexes the file (first pass); throws traces::TraceError.
   TraceWorkload(Npu& npu, std::string path, int npus, const WorkloadOptions& options);
+  /// Reads the nodes `source` gives (a file, or a generator's in-process nodes).
+  TraceWorkload(Npu& npu, std::unique_ptr<traces::NodeSource> source, int npus, const WorkloadOptions& options);
   ~TraceWorkload();
 
   /// Issues the first ready nodes; call at time zero.
@@ -88,6 +91,12 @@ class TraceWorkload final : public NpuClient {
   const std::string& path() const { return path_; }
   /// Warnings about the trace, each once: (kind, text).
   const std::vector<std::pair<std::string, std::string>>& warnings() const { return warnings_; }
+  /// Time when communication of a kind was in flight and no GPU compute
+  /// node was (shared equally among the kinds in flight together): the
+  /// kind is a node's process-group name up to its first '_' (tp, dp, ep,
+  /// cp, pp: the generated steps' names), "p2p" for other sends and
+  /// receives, "other" for other collectives.
+  const std::map<std::string, Tick>& exposed_by_kind() const { return exposed_by_kind_; }
   /// What each unfinished node waits for, for stuck reports.
   std::vector<std::string> describe_stuck() const;
 
@@ -108,6 +117,8 @@ class TraceWorkload final : public NpuClient {
   /// Runs the custom collective's trace for this NPU in place of node n.
   void start_custom_collective(Node* n, const std::string& prefix);
   void complete(Node* n);
+  /// A GPU compute or communication node starts (+1) or ends (-1).
+  void track(const Node& n, int delta);
   void warn(const std::string& key, const std::string& text);
   void define_groups(const void* proto_node);
   /// "file: node N ("name", TYPE)", the place errors name.
@@ -160,6 +171,10 @@ class TraceWorkload final : public NpuClient {
   std::vector<std::unique_ptr<TraceWorkload>> custom_runs_;  // their traces, running or done
   std::map<std::string, std::uint64_t> unrun_types_;
   std::optional<std::int64_t> last_modelled_op_;  // rf_id of the last GPU kernel the model timed
+  std::map<std::string, Tick> exposed_by_kind_;
+  std::map<std::string, int> comm_running_;  // by kind
+  int comm_in_flight_ = 0, gpu_in_flight_ = 0;
+  Tick last_tracked_ = 0;
 };
 
 }  // namespace fabricsim

@@ -1,0 +1,378 @@
+// The model-level workload generator (traces/model/, `run --model`): its
+// steps against their closed forms (Megatron's equation 3 for the FLOPs, the
+// bytes of every kind of communication, the pipeline's bubble), its memory
+// estimate and refusals, the in-process nodes against the same nodes as
+// trace files, and its GPT-2 against the real H100 trace it describes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "platforms/training_loader.h"
+#include "support/test_util.h"
+#include "traces/workload/kernel_work.h"
+
+using namespace fabricsim;
+
+namespace {
+
+const std::string kPlatforms = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/";
+
+/// A small GPT: every closed form applies to it exactly.
+std::string small_gpt(const std::string& training, const std::string& model_extra = "") {
+  return "name: small\nmodel:\n  layers: 8\n  hidden: 512\n  heads: 8\n  vocab: 2048\n  seq: 256\n" + model_extra +
+         "training:\n" + training;
+}
+
+std::shared_ptr<const TrainingJob> job_of(const std::string& yaml, int gpus, const std::string& name = "job") {
+  const std::string path = testutil::scratch_dir("training-" + name) + "/m.yaml";
+  testutil::write_text(path, yaml);
+  return load_training_job(path, {}, gpus);
+}
+
+/// Each rank's nodes, parsed as the simulator reads them.
+template <class F>
+void for_each_node(const TrainingJob& job, int rank, F&& f) {
+  const auto source = job.source(rank);
+  ChakraProtoMsg::Node n;
+  while (source->next(n)) f(n);
+}
+
+const ChakraProtoMsg::AttributeProto* attr(const ChakraProtoMsg::Node& n, const std::string& name) {
+  for (const auto& a : n.attr()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+/// The FLOPs of a step's GEMMs (and batched GEMMs) as the compute model
+/// reads them off the nodes, over every rank.
+double gemm_flops(const TrainingJob& job) {
+  double flops = 0;
+  for (int r = 0; r < job.gpus(); ++r) {
+    for_each_node(job, r, [&](const ChakraProtoMsg::Node& n) {
+      if (n.type() != ChakraProtoMsg::COMP_NODE) return;
+      const auto* schema = attr(n, "op_schema");
+      const std::string op = traces::op_name(schema ? schema->string_val() : "", n.name());
+      const auto in = traces::parse_op_args(n.inputs().values(), n.inputs().shapes());
+      const auto out = traces::parse_op_args(n.outputs().values(), n.outputs().shapes());
+      ASSERT_TRUE(in && out) << n.name();
+      const auto w = traces::kernel_work(op, schema ? schema->string_val() : "", *in, *out);
+      ASSERT_TRUE(w) << "the compute model does not know " << op;
+      if (w->cls == KernelClass::kGemm || w->cls == KernelClass::kGemmUnaligned) flops += w->flops;
+    });
+  }
+  return flops;
+}
+
+TEST(TrainingFlops, AStepWithFullRecomputationCountsMegatronsEquationThree) {
+  // Unfused attention (every score computed, as Megatron's equation counts
+  // them) so that the GEMMs are all the FLOPs: tp 2 x pp 2 x dp 2, two
+  // microbatches of 2 sequences per replica, full recomputation.
+  const auto job = job_of(small_gpt("  tp: 2\n  pp: 2\n  microbatch: 2\n  global_batch: 8\n  recompute: full\n"
+                                    "  attention: unfused\n  vocab_multiple: 1\n"),
+                          8, "eq3");
+  const double B = 8, s = 256, l = 8, h = 512, V = 2048;
+  const double eq3 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  EXPECT_NEAR(job->step_flops(), eq3, 1e-9 * eq3);
+  EXPECT_NEAR(gemm_flops(*job), eq3, 1e-3 * eq3);
+}
+
+TEST(TrainingFlops, AStepWithoutRecomputationCountsThreeForwards) {
+  const auto job = job_of(small_gpt("  tp: 2\n  pp: 2\n  microbatch: 2\n  global_batch: 8\n  attention: unfused\n"
+                                    "  vocab_multiple: 1\n"),
+                          8, "6nd");
+  const double B = 8, s = 256, l = 8, h = 512, V = 2048;
+  const double closed = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  EXPECT_NEAR(job->model_flops(), closed, 1e-9 * closed);
+  EXPECT_NEAR(gemm_flops(*job), closed, 1e-3 * closed);
+}
+
+TEST(TrainingFlops, GroupedQueriesSwigluAndExpertsMatchTheGeneralForm) {
+  // Llama's shape with experts, as the generator's nodes give it against
+  // TrainingJob::model_flops (3 x every matmul a token passes through).
+  const auto job = job_of(small_gpt("  tp: 2\n  sp: true\n  ep: 2\n  microbatch: 1\n  global_batch: 4\n"
+                                    "  attention: unfused\n  vocab_multiple: 1\n",
+                                    "  kv_heads: 2\n  mlp: swiglu\n  norm: rmsnorm\n  position: rope\n  bias: false\n"
+                                    "  tied_embeddings: false\n  experts: 4\n  top_k: 2\n  ffn_hidden: 1024\n"),
+                          8, "moe");
+  EXPECT_NEAR(gemm_flops(*job), job->model_flops(), 2e-3 * job->model_flops());
+}
+
+/// The bytes of each kind of communication on `rank`, as the nodes carry
+/// them: a collective's whole buffer (an all-gather's shard x the group),
+/// a send's size; kinds by process group as the report names them.
+std::map<std::string, double> node_volumes(const TrainingJob& job, int rank) {
+  std::map<std::string, std::size_t> group_size;
+  for (const auto& [name, ranks] : job.groups_of(rank)) group_size[name] = ranks.size();
+  std::map<std::string, double> v;
+  for_each_node(job, rank, [&](const ChakraProtoMsg::Node& n) {
+    const auto* pg = attr(n, "pg_name");
+    const auto* size = attr(n, "comm_size");
+    if (!pg || !size) return;
+    const std::string name = pg->string_val();
+    std::string kind = name.substr(0, name.find('_'));
+    if (kind == "ppg") kind = "pp";
+    if (kind == "edp") kind = "dp";
+    if (kind == "embd") kind = "embedding";
+    double bytes = static_cast<double>(size->uint64_val());
+    if (n.type() == ChakraProtoMsg::COMM_RECV_NODE) return;  // the sender counts it
+    if (n.type() == ChakraProtoMsg::COMM_COLL_NODE && attr(n, "comm_type")->int64_val() == ChakraProtoMsg::ALL_GATHER) {
+      if (name.rfind("ppg", 0) == 0) return;  // the pipeline's gathers: counted by the sends
+      bytes *= static_cast<double>(group_size.at(name));
+    }
+    v[kind] += bytes;
+  });
+  return v;
+}
+
+void expect_volumes(const TrainingJob& job, const std::string& what) {
+  for (int r = 0; r < job.gpus(); ++r) {
+    const auto nodes = node_volumes(job, r);
+    const CommVolumes f = job.volumes(r);
+    const std::map<std::string, double> formula = {{"tp", f.tp}, {"pp", f.pp}, {"dp", f.dp},
+                                                   {"ep", f.ep}, {"cp", f.cp}, {"embedding", f.embedding}};
+    for (const auto& [kind, bytes] : formula) {
+      const double got = nodes.count(kind) ? nodes.at(kind) : 0;
+      EXPECT_NEAR(got, bytes, 1e-3 * bytes + 1) << what << ", rank " << r << ", " << kind;
+    }
+    for (const auto& [kind, bytes] : nodes) EXPECT_TRUE(formula.count(kind)) << what << ": unexpected kind " << kind;
+  }
+}
+
+TEST(TrainingComm, EachKindsBytesAreItsFormula) {
+  // Tensor parallel with and without sequence parallelism, pipelines with
+  // scatter/gather and interleaving, data parallel with ZeRO 0 and 1.
+  expect_volumes(*job_of(small_gpt("  tp: 2\n  pp: 2\n  microbatch: 1\n  global_batch: 8\n"), 8, "a"),
+                 "tp 2 pp 2, all-reduce");
+  expect_volumes(*job_of(small_gpt("  tp: 2\n  pp: 2\n  vp: 2\n  sp: true\n  zero: 1\n  microbatch: 1\n"
+                                   "  global_batch: 8\n  recompute: full\n"),
+                         8, "b"),
+                 "tp 2 sp, pp 2 vp 2, zero 1, recompute");
+  expect_volumes(*job_of(small_gpt("  tp: 2\n  pp: 2\n  dp_overlap: false\n  grad_dtype: params\n  microbatch: 2\n"
+                                   "  global_batch: 8\n  bucket_params: 100000\n"),
+                         8, "c"),
+                 "gradients after the backward pass, in buckets");
+}
+
+TEST(TrainingComm, ExpertContextAndShardedLayoutsToo) {
+  expect_volumes(*job_of(small_gpt("  tp: 2\n  sp: true\n  ep: 2\n  microbatch: 1\n  global_batch: 4\n",
+                                   "  experts: 4\n  top_k: 2\n"),
+                         8, "moe"),
+                 "experts over ep 2");
+  expect_volumes(*job_of(small_gpt("  cp: 2\n  tp: 2\n  microbatch: 1\n  global_batch: 4\n"), 8, "cp"),
+                 "context parallel 2");
+  expect_volumes(*job_of(small_gpt("  zero: 3\n  microbatch: 1\n  global_batch: 8\n  recompute: full\n"), 4, "z3"),
+                 "zero 3");
+}
+
+/// A platform whose communication is free (a million GB/s, no latency, no
+/// overheads) and whose memory-bound kernels take no time: a step is its
+/// GEMMs and attention alone.
+std::string free_communication_platform(const std::string& dir) {
+  const std::string path = dir + "/free.yaml";
+  testutil::write_text(path, R"(npus: 8
+npu:
+  peak_flops: 1 TFLOP/s
+  memory_bandwidth: 1000000 GB/s
+  compute:
+    model: kernel_classes
+    classes:
+      gemm: { flops_efficiency: 1, floor: 0 us }
+      gemm_unaligned: { flops_efficiency: 1, floor: 0 us }
+      attention_forward: { flops_efficiency: 1, floor: 0 us }
+      attention_backward: { flops_efficiency: 1, floor: 0 us }
+nic: { message_overhead: 0 us, segment: 1 MiB, mtu: 64 KiB, header: 0 }
+fabrics:
+  - topology: switch
+    link: { bandwidth: 1000000 GB/s, latency: 0 ns, buffer: 4 MiB }
+    switch: { latency: 0 ns }
+)");
+  return path;
+}
+
+nlohmann::json run_step(const std::string& platform, const std::string& model, const std::string& sets,
+                        const std::string& dir) {
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + platform + " --model " + model + " " + sets +
+                                         " --report " + dir + "/r.json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+}
+
+TEST(TrainingSchedule, WithFreeCommunicationTheBubbleIsItsClosedForm) {
+  const std::string dir = testutil::scratch_dir("bubble");
+  const std::string platform = free_communication_platform(dir);
+  testutil::write_text(dir + "/m.yaml",
+                       "name: bubble\nmodel:\n  layers: 16\n  hidden: 1024\n  heads: 8\n  vocab: 8\n  seq: 512\n"
+                       "training:\n  pp: 4\n  microbatch: 1\n  vocab_multiple: 1\n");
+  struct Case {
+    std::string sets;
+    double closed;
+  };
+  // p = 4 on 4 GPUs (no data parallelism: its gradients' reduction would
+  // add to the step), m = 8 or 16 microbatches.
+  const std::vector<Case> cases = {
+      {"--npus 4 --set training.global_batch=8", 3.0 / (8 + 3)},                                // 1F1B
+      {"--npus 4 --set training.global_batch=8 --set training.schedule=gpipe", 3.0 / (8 + 3)},  // GPipe
+      {"--npus 4 --set training.global_batch=8 --set training.vp=2", 3.0 / (2 * 8 + 3)},        // interleaved
+      {"--npus 4 --set training.global_batch=16 --set training.vp=4", 3.0 / (4 * 16 + 3)},
+  };
+  for (const auto& c : cases) {
+    const auto j = run_step(platform, dir + "/m.yaml", c.sets, dir);
+    const auto& step = j["step"];
+    EXPECT_NEAR(step["bubble_closed_form"].get<double>(), c.closed, 1e-12) << c.sets;
+    // The busiest stage (the last: it also runs the LM head) idles the
+    // bubble's share of the step; the others a little more (the head's time).
+    EXPECT_NEAR(step["gpu_idle_fraction"]["min"].get<double>(), c.closed, 1e-3 * c.closed) << c.sets;
+    EXPECT_NEAR(step["gpu_idle_fraction"]["max"].get<double>(), c.closed, 1e-2 * c.closed) << c.sets;
+  }
+}
+
+TEST(TrainingRun, InProcessNodesAndTheirTraceFilesRunTheSame) {
+  const std::string dir = testutil::scratch_dir("in-process");
+  testutil::write_text(dir + "/m.yaml", small_gpt("  tp: 2\n  pp: 2\n  microbatch: 1\n  global_batch: 8\n  zero: 1\n"));
+  const std::string dgx = kPlatforms + "dgx_h100.yaml";
+  auto g = testutil::run_fabricsim("gen model --model " + dir + "/m.yaml --npus 8 --out " + dir + "/t");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  auto a = testutil::run_fabricsim("run --quiet --platform " + dgx + " --model " + dir + "/m.yaml --report " + dir + "/a.json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  // Generated traces run as --model runs them: each group's collectives in
+  // their order, groups side by side (no cap across groups).
+  auto b = testutil::run_fabricsim("run --quiet --platform " + dgx + " --workload " + dir +
+                                   "/t --set npu.max_collectives_in_flight=0 --report " + dir + "/b.json");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const auto ja = nlohmann::json::parse(testutil::read_text(dir + "/a.json"));
+  const auto jb = nlohmann::json::parse(testutil::read_text(dir + "/b.json"));
+  EXPECT_EQ(ja["sim_time_ns"], jb["sim_time_ns"]);
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(ja["npus"][r]["gpu_busy_ns"], jb["npus"][r]["gpu_busy_ns"]) << r;
+  // The step report: what the job moved and computed.
+  const auto& step = ja["step"];
+  EXPECT_EQ(step["gpus"], 8);
+  EXPECT_NEAR(step["tokens_per_step"].get<double>(), 8.0 * 256, 1e-9);
+  EXPECT_GT(step["exposed_comm_by_kind"]["tp"]["mean_ns"].get<double>(), 0);
+  EXPECT_GT(step["exposed_comm_by_kind"]["dp"]["mean_ns"].get<double>(), 0);
+  const double mfu = step["mfu"].get<double>();
+  EXPECT_NEAR(mfu, step["model_flops"].get<double>() / (step["step_time_ns"].get<double>() * 1e-9 * 8 * 989e12), 1e-9);
+}
+
+TEST(TrainingMemory, EachGpusShareIsItsBytesPerParameter) {
+  // zero 0: 2 (bf16 weights) + 4 (fp32 gradients) + 12 (fp32 master and
+  // Adam's moments) bytes a weight; zero 1: the 12 over the dp ranks.
+  const auto z0 = job_of(small_gpt("  tp: 2\n  microbatch: 1\n  global_batch: 4\n"), 8, "mem0");
+  const auto z1 = job_of(small_gpt("  tp: 2\n  microbatch: 1\n  global_batch: 4\n  zero: 1\n"), 8, "mem1");
+  const double p = z0->local_params(0).first;
+  EXPECT_NEAR(z0->memory(0).weights + z0->memory(0).gradients + z0->memory(0).optimizer, 18 * p, 1e-6 * p);
+  EXPECT_NEAR(z1->memory(0).optimizer, 12 * p / 4, 1e-6 * p);
+  // 1F1B keeps p - stage microbatches in flight.
+  const auto pipe = job_of(small_gpt("  pp: 4\n  microbatch: 1\n  global_batch: 16\n"), 4, "mem2");
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(pipe->memory(s).in_flight, static_cast<std::uint32_t>(4 - s)) << s;
+}
+
+TEST(TrainingInput, ALayoutThatDoesNotFitIsRefusedWithItsNumbers) {
+  const std::string dgx = kPlatforms + "dgx_h100.yaml";
+  auto r = testutil::run_fabricsim("run --quiet --platform " + dgx + " --model llama3-70b --set training.global_batch=8");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("llama3-70b does not fit: stage 0 (rank 0):"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("more than the 80.0 GiB of each GPU's HBM"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("training.allow_oom=true"), std::string::npos) << r.err;
+}
+
+TEST(TrainingInput, ImpossibleLayoutsAndBadModelsAreRefusedNamingWhat) {
+  const std::string dir = testutil::scratch_dir("training-bad");
+  const std::string dgx = kPlatforms + "dgx_h100.yaml";
+  struct Case {
+    std::string model, sets, what;
+  };
+  testutil::write_text(dir + "/m.yaml", small_gpt("  microbatch: 1\n"));
+  testutil::write_text(dir + "/typo.yaml", small_gpt("  microbatchs: 1\n"));
+  testutil::write_text(dir + "/mla.json", R"({"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
+    "num_attention_heads": 128, "vocab_size": 129280, "kv_lora_rank": 512})");
+  const std::vector<Case> cases = {
+      {"nosuch", "", "--model nosuch: not a preset (deepseek-moe-16b, gpt2-h100-trace"},
+      {dir + "/m.yaml", "--npus 6 --set training.tp=3", "tp 3 does not divide the 8 attention heads"},
+      {dir + "/m.yaml", "--set training.pp=8 --set training.vp=2", "16 pipeline chunks for 8 layers"},
+      {dir + "/m.yaml", "--set training.tp=3", "tp x pp x cp = 3 does not divide the 8 GPUs"},
+      {dir + "/m.yaml", "--set training.tp=2 --set training.dp=2", "tp x pp x cp x dp = 4 GPUs, but the job runs on 8"},
+      {dir + "/m.yaml", "--set training.global_batch=12", "global_batch 12 is not a whole number of microbatches"},
+      {dir + "/m.yaml", "--set training.ep=2", "ep 2 for a model without experts"},
+      {dir + "/m.yaml", "--set training.pp=2 --set training.vp=2 --set training.global_batch=12",
+       "3 microbatches per pipeline is not a multiple of pp 2"},
+      {dir + "/m.yaml", "--set training.tp=0", "training.tp"},
+      {dir + "/typo.yaml", "", "typo.yaml:"},
+      {dir + "/mla.json", "", "multi-head latent attention"},
+  };
+  for (const auto& c : cases) {
+    const auto r = testutil::run_fabricsim("run --quiet --platform " + dgx + " --model " + c.model + " " + c.sets);
+    EXPECT_EQ(r.exit_code, 2) << c.model << " " << c.sets << ": " << r.err;
+    EXPECT_NE(r.err.find(c.what), std::string::npos) << c.sets << ": " << r.err;
+  }
+  // A job's key without a job.
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + dgx + " --workload " + dir +
+                                         "/none --set training.tp=2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("sets a key of the training job, and no --model is given"), std::string::npos) << r.err;
+}
+
+TEST(TrainingInput, AHuggingFaceConfigReadsAsItsModel) {
+  const YAML::Node m = model_from_hf_config(R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+    "max_position_embeddings": 8192, "rms_norm_eps": 1e-05, "hidden_act": "silu", "tie_word_embeddings": false})",
+                                            "config.json");
+  EXPECT_EQ(m["layers"].as<int>(), 32);
+  EXPECT_EQ(m["kv_heads"].as<int>(), 8);
+  EXPECT_EQ(m["ffn_hidden"].as<int>(), 14336);
+  EXPECT_EQ(m["mlp"].as<std::string>(), "swiglu");
+  EXPECT_EQ(m["norm"].as<std::string>(), "rmsnorm");
+  EXPECT_EQ(m["position"].as<std::string>(), "rope");
+  EXPECT_FALSE(m["tied_embeddings"].as<bool>());
+  const YAML::Node gpt2 = model_from_hf_config(
+      R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257, "n_positions": 1024})",
+      "gpt2.json");
+  EXPECT_EQ(gpt2["position"].as<std::string>(), "learned");
+  EXPECT_TRUE(gpt2["tied_embeddings"].as<bool>());
+  EXPECT_TRUE(gpt2["bias"].as<bool>());
+  try {
+    model_from_hf_config(R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 10})",
+                         "short.json");
+    ADD_FAILURE() << "a config without its layers accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("short.json: no \"num_hidden_layers\" or \"n_layer\""), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TrainingValidation, TheGeneratedGpt2IsTheRealH100TracesStep) {
+  FABRICSIM_NEEDS_SHARED_DATA();
+  // The same ops as the real trace's (shapes, dtypes): the compute model
+  // gives the GEMMs, attention and norms the very time it gives the trace's
+  // own; the whole step's GPU time is within 10% of the recorded one
+  // (docs/validation.md has the table per class).
+  const std::string dir = testutil::scratch_dir("gpt2-trace");
+  const std::string dgx = kPlatforms + "dgx_h100.yaml";
+  auto g = testutil::run_fabricsim("run --quiet --platform " + dgx + " --npus 1 --model gpt2-h100-trace --report " +
+                                   dir + "/g.json");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const std::string trace = testutil::shared_trace("pytorch-h100/gpt2");
+  auto m = testutil::run_fabricsim("run --quiet --platform " + dgx + " --npus 1 --workload " + trace + " --report " +
+                                   dir + "/m.json");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  auto rec = testutil::run_fabricsim("run --quiet --replay --platform " + dgx + " --npus 1 --workload " + trace +
+                                     " --report " + dir + "/r.json");
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  const auto gen = nlohmann::json::parse(testutil::read_text(dir + "/g.json"))["npus"][0]["gpu_by_class"];
+  const auto modelled = nlohmann::json::parse(testutil::read_text(dir + "/m.json"))["npus"][0]["gpu_by_class"];
+  for (const char* cls : {"gemm", "gemm_unaligned", "attention_forward", "attention_backward", "norm_forward",
+                          "norm_backward"}) {
+    EXPECT_NEAR(gen[cls]["busy_ns"].get<double>(), modelled[cls]["busy_ns"].get<double>(),
+                1e-3 * modelled[cls]["busy_ns"].get<double>())
+        << cls;
+    EXPECT_EQ(gen[cls]["kernels"], modelled[cls]["kernels"]) << cls;
+  }
+  const double generated = nlohmann::json::parse(testutil::read_text(dir + "/g.json"))["npus"][0]["gpu_busy_ns"];
+  const double recorded = nlohmann::json::parse(testutil::read_text(dir + "/r.json"))["npus"][0]["gpu_busy_ns"];
+  EXPECT_NEAR(generated / recorded, 1.0, 0.10) << generated << " against " << recorded;
+}
+
+}  // namespace

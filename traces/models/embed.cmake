@@ -1,0 +1,15 @@
+# Writes OUT, a C++ file holding the model presets (the YAML files listed in
+# IN, separated by |) as text, so `--model NAME` works wherever the binary is.
+string(REPLACE "|" ";" IN "${IN}")
+set(body "// Generated from traces/models/*.yaml by traces/models/embed.cmake: do not edit.\n")
+string(APPEND body "#include <map>\n#include <string>\n\nnamespace fabricsim {\n\n")
+string(APPEND body "const std::map<std::string, std::string>& model_preset_texts() {\n")
+string(APPEND body "  static const std::map<std::string, std::string> presets = {\n")
+foreach(f ${IN})
+  get_filename_component(name ${f} NAME_WLE)
+  file(READ ${f} text)
+  string(APPEND body "      {\"${name}\", R\"fabricsim(${text})fabricsim\"},\n")
+endforeach()
+string(APPEND body "  };\n  return presets;\n}\n\n}  // namespace fabricsim\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
