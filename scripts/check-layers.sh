@@ -19,5 +19,6 @@ for c in link switch memory pcie; do check "models/$c" "tlm/|models/$c/"; done
 check models/nic 'tlm/|models/nic/|models/switch/forwarding.h'
 check models/npu 'tlm/|models/npu/|models/collectives/|models/memory/'
 check traces/workload 'tlm/|traces/reader/|traces/workload/|models/npu/|models/collectives/'
+check traces/model 'tlm/|traces/reader/|traces/model/|traces/generator/et_writer.h'
 check rtl 'tlm/|rtl/|models/switch/|V'
 exit $status
