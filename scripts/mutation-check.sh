@@ -184,6 +184,7 @@ mutations=(
   "NIC read-ahead ignored|models/nic/nic.cpp|tp.prefetch_bytes < params_.read_ahead_bytes|tp.prefetch_bytes < params_.segment_bytes|Hbm.ANicReadsAhead"
   "a bad level algorithm accepted|platforms/loader.cpp|!runs_a_level(*algo)) {|false) {|BadLevels"
   "ring channels not entering the nodes at different NPUs|models/collectives/make_program.cpp|    ps.node_size = node_size;|    ps.node_size = 0;|ClosedForm.RingChannels"
+  "ring channels for whole nodes only|models/collectives/make_program.cpp|  if (g < 2 |  if (static_cast<int>(g) != per_node |ClosedForm.ASubgroupsRing"
   "a ring channel's segments by place, not by member|models/collectives/make_program.cpp|  const int block = member(a);|  const int block = a;|rails12_channels4"
   "the hierarchical estimate without filling and draining|models/collectives/algorithm_choice.cpp|  return latency + transfer + (transfers - transfer) / chunks;|  return latency + transfer;|DefaultChoice.TheHierarchicalEstimate"
   "a send-only round ends before its sends have left|models/collectives/collective_engine.cpp|    const bool await_sends = chunk.current.recvs.empty() &&|    const bool await_sends = false &&|ClosedForm.ABinomialTree"

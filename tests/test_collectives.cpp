@@ -508,6 +508,35 @@ TEST(ClosedForm, RingChannelsCrossBetweenNodesOnTheirOwnRailsAndShareARail) {
   EXPECT_NEAR(ring_us(8), rails, 0.01 * rails);
 }
 
+TEST(ClosedForm, ASubgroupsRingChannelsCrossOnTheirOwnRailsToo) {
+  // Four nodes of 4 NPUs on 4 rails, and a data-parallel group of a
+  // tensor-parallel-2 job: every second NPU, 2 in each node. One ring in
+  // group order crosses from place 2 of a node to place 0 of the next (off
+  // its rail, relayed): 14 steps of S/8 at 25 GB/s. In 2 channels each
+  // crosses between the nodes' NPUs of one place, rails 0 and 2 each
+  // carrying S/2: 14 steps of S/16; 4 channels share those two rails and
+  // take as long. When channels were kept for whole platforms only, such a
+  // group ran one ring and every Megatron data-parallel all-reduce crossed
+  // the nodes on one NIC (3.6B on Selene: 21% under the published rate).
+  const std::string dir = testutil::scratch_dir("subgroup-ring-channels");
+  const double S = 64.0 * MiB;
+  const auto ring_us = [&](int channels) {
+    const std::string file = dir + "/c" + std::to_string(channels) + ".yaml";
+    testutil::write_text(file, "npus: 16\ncollectives: {chunks: 1, channels: " + std::to_string(channels) +
+                                   "}\nfabrics:\n"
+                                   "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 400, "
+                                   "latency_ns: 100}}\n"
+                                   "  - {name: rails, topology: switch, group_size: 4, group_stride: 4, link: "
+                                   "{bandwidth_GBps: 25, latency_ns: 1000}}\n");
+    return collbench_row(dir, "--platform " + file + " --algo ring --npus 8 --stride 2 -b 64M -e 64M")["time_us"]
+        .get<double>();
+  };
+  const double one = 14 * (S / 8 / 25e3), rails = 14 * (S / 16 / 25e3);  // us
+  EXPECT_NEAR(ring_us(1), one, 0.01 * one);
+  EXPECT_NEAR(ring_us(2), rails, 0.01 * rails);
+  EXPECT_NEAR(ring_us(4), rails, 0.01 * rails);
+}
+
 TEST(ClosedForm, ABinomialTreeSendsItsRoundsOneAfterAnother) {
   // Halving-doubling's broadcast and reduce are binomial trees: on 8 NPUs of
   // a switch, 3 rounds of the whole S, each at the link's rate and two

@@ -278,11 +278,12 @@ struct ProgramSpec {
   /// ring relays through it; direct windows take peers in pairs). 0: not
   /// in place.
   std::uint64_t scratch_below = 0;
-  /// Ring over a group of whole nodes of `node_size` consecutive NPUs (the
-  /// platform's first dimension), one of several channels: channel
-  /// `channel`'s ring takes each node's NPUs from the one `channel` places
-  /// along, the odd nodes in reverse, so that it crosses between nodes on
-  /// one rail and the channels cross on different rails. 0: group order.
+  /// Ring over a group that holds `node_size` members in each of its nodes
+  /// (the platform's first dimension), consecutive in the group and at the
+  /// same places in every node, one of several channels: channel `channel`'s
+  /// ring takes each node's members from the one `channel` places along,
+  /// the odd nodes in reverse, so that it crosses between nodes on one rail
+  /// and the channels cross on different rails. 0: group order.
   int node_size = 0;
   std::uint32_t channel = 0;
 };

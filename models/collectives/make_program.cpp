@@ -79,10 +79,15 @@ std::unique_ptr<Program> make_program(const ProgramSpec& spec) {
 
 namespace {
 
-/// NPUs per node when the plan is a ring whose channels can enter the nodes
-/// at different NPUs: several channels, a type whose blocks the ring may
-/// relabel (every member's segment follows its place in the ring), and the
-/// whole platform in order, nodes of the first dimension's size. Else 0.
+/// Members per node when the plan is a ring whose channels can enter the
+/// nodes at different NPUs: several channels, a type whose blocks the ring
+/// may relabel (every member's segment follows its place in the ring), and a
+/// group that visits each of two or more nodes (blocks of the first
+/// dimension's size) once, as a run of the same count of members at the same
+/// places in every node, so that a channel crossing from place l of one node
+/// lands on place l of the next: one rail. A data-parallel group of a
+/// tensor-parallel job (every second NPU) is such a group, as is the whole
+/// platform. Else 0: one ring, the group's order.
 int ring_node_size(const ProgramPlan& plan) {  // effective_channels's rule
   if (plan.algorithm != AlgorithmKind::kRing || plan.channels <= 1 || !plan.dims || plan.dims->size() < 2) return 0;
   switch (plan.type) {
@@ -93,16 +98,24 @@ int ring_node_size(const ProgramPlan& plan) {  // effective_channels's rule
     default: return 0;
   }
   const Dimension& node = plan.dims->front();
-  std::size_t npus = 1;
-  for (const Dimension& d : *plan.dims) npus *= static_cast<std::size_t>(d.size);
+  if (node.stride != 1 || node.size <= 1) return 0;
   const auto& ranks = *plan.ranks;
-  if (node.stride != 1 || node.size <= 1 || npus != ranks.size() || ranks.size() <= static_cast<std::size_t>(node.size)) {
-    return 0;
+  const int per_node = node.size;
+  // The first node's run sets the count and the places within a node.
+  std::size_t g = 0;
+  while (g < ranks.size() && ranks[g] / per_node == ranks[0] / per_node) ++g;
+  if (g < 2 || g == ranks.size() || ranks.size() % g != 0) return 0;
+  int previous_node = -1;
+  for (std::size_t start = 0; start < ranks.size(); start += g) {
+    const int node_of_run = ranks[start] / per_node;
+    if (node_of_run <= previous_node) return 0;  // a node twice, or out of order
+    previous_node = node_of_run;
+    for (std::size_t k = 0; k < g; ++k) {
+      const int r = ranks[start + k];
+      if (r / per_node != node_of_run || r % per_node != ranks[k] % per_node) return 0;
+    }
   }
-  for (std::size_t q = 0; q < ranks.size(); ++q) {
-    if (ranks[q] != static_cast<int>(q)) return 0;
-  }
-  return node.size;
+  return static_cast<int>(g);
 }
 
 }  // namespace
