@@ -24,99 +24,17 @@
 #include <deque>
 #include <map>
 
-#include "traces/generator/et_writer.h"
+#include "traces/model/node_emitter.h"
 #include "traces/model/training_job.h"
 
 namespace fabricsim {
 
 namespace {
 
-using traces::add_bool;
-using traces::add_int;
-using traces::add_string;
-using traces::add_uint;
-
-constexpr std::uint64_t kNone = ~std::uint64_t{0};
-
-struct Tensor {
-  std::vector<std::int64_t> shape;
-  std::uint32_t element_bytes = 2;
-  std::int64_t id = 0;
-  double elements() const {
-    double e = 1;
-    for (auto d : shape) e *= static_cast<double>(d);
-    return e;
-  }
-  double bytes() const { return elements() * element_bytes; }
-};
-
-/// An op's argument: a tensor, a list of tensors, or a scalar as written.
-struct Arg {
-  std::vector<Tensor> tensors;
-  bool list = false;
-  std::string scalar;
-  static Arg of(const Tensor& t) { return Arg{{t}, false, ""}; }
-  static Arg value(std::string s) { return Arg{{}, false, std::move(s)}; }
-};
-
-const char* type_name(std::uint32_t element_bytes) {
-  switch (element_bytes) {
-    case 4: return "Tensor(float)";
-    case 8: return "Tensor(long int)";
-    case 1: return "Tensor(bool)";
-    default: return "Tensor(c10::BFloat16)";
-  }
-}
-
-void append_tensor(std::string& v, std::string& s, const Tensor& t) {
-  v += '[';
-  v += std::to_string(t.id);
-  v += ", ";
-  v += std::to_string(t.id);
-  v += ", 0, ";
-  v += std::to_string(static_cast<std::uint64_t>(t.elements()));
-  v += ", ";
-  v += std::to_string(t.element_bytes);
-  v += ", 'cuda:0']";
-  s += '[';
-  for (std::size_t i = 0; i < t.shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(t.shape[i]);
-  }
-  s += ']';
-}
-
-void write_io(ChakraProtoMsg::IOInfo* io, const std::vector<Arg>& args) {
-  std::string v = "[", s = "[", ty = "[";
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (i) v += ", ", s += ", ", ty += ", ";
-    const Arg& a = args[i];
-    if (!a.list && a.tensors.size() == 1) {
-      append_tensor(v, s, a.tensors[0]);
-      ty += '\'';
-      ty += type_name(a.tensors[0].element_bytes);
-      ty += '\'';
-    } else if (a.list) {
-      v += '[', s += '[';
-      ty += "'GenericList[";
-      for (std::size_t j = 0; j < a.tensors.size(); ++j) {
-        if (j) v += ", ", s += ", ", ty += ",";
-        append_tensor(v, s, a.tensors[j]);
-        ty += type_name(a.tensors[j].element_bytes);
-      }
-      v += ']', s += ']';
-      ty += "]'";
-    } else {
-      v += a.scalar;
-      s += "[]";
-      ty += "'Scalar'";
-    }
-  }
-  v += ']', s += ']', ty += ']';
-  io->set_values(std::move(v));
-  io->set_shapes(std::move(s));
-  io->set_types(std::move(ty));
-}
+using model_nodes::Arg;
+using model_nodes::kNone;
+using model_nodes::NodeEmitter;
+using model_nodes::Tensor;
 
 // The schemas PyTorch writes for the ops the steps use (the parameter names
 // matter to the compute model: attention finds query, key and is_causal).
@@ -155,12 +73,12 @@ constexpr const char* kFlashBackward =
     "Tensor rng_state, Tensor unused, *, float? scale=None, SymInt? window_size_left=None, SymInt? "
     "window_size_right=None) -> (Tensor, Tensor, Tensor)";
 
-class RankNodes final : public traces::NodeSource {
+class RankNodes final : public NodeEmitter {
  public:
   RankNodes(const TrainingJob& job, int rank, bool count_only, std::uint64_t count)
-      : job_(job), tr_(job_.training()), m_(job_.model()), rank_(rank), me_(job.coords(rank)), count_only_(count_only),
-        count_(count) {
-    name_ = "model " + (job.name().empty() ? std::string("job") : job.name()) + ", rank " + std::to_string(rank);
+      : NodeEmitter("model " + (job.name().empty() ? std::string("job") : job.name()) + ", rank " + std::to_string(rank),
+                    count_only, count, job.training().element_bytes()),
+        job_(job), tr_(job_.training()), m_(job_.model()), rank_(rank), me_(job.coords(rank)) {
     units_ = job.schedule(me_.p);
     for (const auto& [name, ranks] : job.groups_of(rank)) {
       const std::string kind = name.substr(0, name.find('_'));
@@ -171,7 +89,6 @@ class RankNodes final : public traces::NodeSource {
     tokens_ = static_cast<std::int64_t>(tr_.microbatch) * (job.seq() / job.cp());
     sp_ = tr_.sp && t_ > 1;
     eager_ = tr_.framework == TrainingSpec::Framework::kEager;
-    eb_ = tr_.element_bytes();
     h_ = m_.hidden;
     q_heads_ = static_cast<std::int64_t>(m_.heads / static_cast<std::uint32_t>(t_));
     // What this rank holds beside its layers: the embedding, the LM head,
@@ -182,29 +99,9 @@ class RankNodes final : public traces::NodeSource {
     dh_ = m_.dhead();
   }
 
-  const std::string& name() const override { return name_; }
-  std::optional<std::uint64_t> dense_ids() const override { return count_; }
-  void index(std::vector<std::uint64_t>& ids) override {
-    for (std::uint64_t i = 0; i < count_; ++i) ids.push_back(i);
-  }
-  bool next(ChakraProtoMsg::Node& node) override {
-    while (out_.empty()) {
-      if (!expand_next()) return false;
-    }
-    node.Swap(&out_.front());
-    out_.pop_front();
-    return true;
-  }
-  /// Runs through the whole step in counting mode: how many nodes it makes.
-  std::uint64_t count_all() {
-    while (expand_next()) {
-    }
-    return next_id_;
-  }
-
  private:
   // ---- the program ----
-  bool expand_next() {
+  bool expand_next() override {
     if (!started_) {
       started_ = true;
       for (const auto& [name, ranks] : group_ranks_) metadata_group(name, ranks);
@@ -226,86 +123,6 @@ class RankNodes final : public traces::NodeSource {
     return true;
   }
 
-  // ---- emitting nodes ----
-  ChakraProtoMsg::Node& begin(ChakraProtoMsg::NodeType type, const std::string& name) {
-    if (count_only_) {
-      scratch_.Clear();
-      return scratch_;
-    }
-    out_.emplace_back();
-    ChakraProtoMsg::Node& n = out_.back();
-    n.set_id(next_id_);
-    n.set_name(name);
-    n.set_type(type);
-    return n;
-  }
-  std::uint64_t finish(ChakraProtoMsg::Node& n, const std::vector<std::uint64_t>& deps) {
-    if (!count_only_) {
-      for (auto d : deps) {
-        if (d != kNone) n.add_data_deps(d);
-      }
-    }
-    return next_id_++;
-  }
-
-  void metadata_group(const std::string& name, const std::vector<int>& ranks) {
-    auto& n = begin(ChakraProtoMsg::METADATA_NODE, "process_group " + name);
-    if (!count_only_) {
-      add_string(n, "pg_name", name);
-      auto* a = n.add_attr();
-      a->set_name("ranks");
-      for (int r : ranks) a->mutable_int64_list()->add_values(r);
-    }
-    finish(n, {});
-  }
-
-  Tensor tensor(std::vector<std::int64_t> shape, std::uint32_t element_bytes = 0) {
-    return Tensor{std::move(shape), element_bytes ? element_bytes : eb_, next_tensor_++};
-  }
-
-  /// A GPU op after the one before it (and after what it was told to wait for).
-  std::uint64_t compute(const char* op, const char* schema, const std::vector<Arg>& in, const std::vector<Arg>& out) {
-    auto& n = begin(ChakraProtoMsg::COMP_NODE, op);
-    if (!count_only_) {
-      add_string(n, "op_schema", schema ? schema : op);
-      add_bool(n, "is_cpu_op", false);
-      write_io(n.mutable_inputs(), in);
-      write_io(n.mutable_outputs(), out);
-    }
-    std::vector<std::uint64_t> deps = std::move(waits_);
-    waits_.clear();
-    deps.push_back(last_compute_);
-    last_compute_ = finish(n, deps);
-    return last_compute_;
-  }
-  void wait(std::uint64_t id) {
-    if (id != kNone) waits_.push_back(id);
-  }
-
-  /// A collective on the group of `kind` (tp, dp, ...), after the group's
-  /// previous one and `after`; comm_size as Chakra means it (each rank's
-  /// input: an all-gather's shard).
-  std::uint64_t collective(ChakraProtoMsg::CollectiveCommType type, double bytes, const std::string& kind, std::vector<std::uint64_t> after,
-                           const char* what) {
-    const auto g = group_.find(kind);
-    if (g == group_.end()) return kNone;  // a group of one: nothing to do
-    auto& n = begin(ChakraProtoMsg::COMM_COLL_NODE, std::string(kind) + "_" + what);
-    if (!count_only_) {
-      add_bool(n, "is_cpu_op", false);
-      add_int(n, "comm_type", static_cast<std::int64_t>(type));
-      add_uint(n, "comm_size", static_cast<std::uint64_t>(std::llround(bytes)));
-      add_string(n, "pg_name", g->second);
-    }
-    std::uint64_t& previous = last_collective_[g->second];
-    after.push_back(previous);
-    previous = finish(n, after);
-    return previous;
-  }
-  /// A collective the next compute waits for.
-  void blocking(ChakraProtoMsg::CollectiveCommType type, double bytes, const std::string& kind, const char* what) {
-    wait(collective(type, bytes, kind, {last_compute_}, what));
-  }
-
   /// Tags: unique per (sender, receiver) among messages that can be in
   /// flight together. A pipeline's: the step (mod 4), direction, boundary
   /// and microbatch; a context ring's also the layer, the pass and the step
@@ -318,29 +135,6 @@ class RankNodes final : public traces::NodeSource {
     const std::int64_t layers = m_.layers;
     return ((((step_ % 4) * 3 + phase) * layers + layer) * job_.microbatches() + microbatch) * job_.cp() + ring_step;
   }
-  std::uint64_t send(int peer, double bytes, std::int64_t tag, const std::string& pg, const char* what) {
-    auto& n = begin(ChakraProtoMsg::COMM_SEND_NODE, what);
-    if (!count_only_) {
-      add_bool(n, "is_cpu_op", false);
-      add_int(n, "comm_dst", peer);
-      add_int(n, "comm_tag", tag);
-      add_uint(n, "comm_size", static_cast<std::uint64_t>(std::llround(bytes)));
-      add_string(n, "pg_name", pg);
-    }
-    return finish(n, {last_compute_});
-  }
-  std::uint64_t recv(int peer, double bytes, std::int64_t tag, const std::string& pg, const char* what) {
-    auto& n = begin(ChakraProtoMsg::COMM_RECV_NODE, what);
-    if (!count_only_) {
-      add_bool(n, "is_cpu_op", false);
-      add_int(n, "comm_src", peer);
-      add_int(n, "comm_tag", tag);
-      add_uint(n, "comm_size", static_cast<std::uint64_t>(std::llround(bytes)));
-      add_string(n, "pg_name", pg);
-    }
-    return finish(n, {});
-  }
-
   // ---- ops ----
   std::int64_t split_tokens() const { return sp_ ? tokens_ / t_ : tokens_; }
 
@@ -363,12 +157,6 @@ class RankNodes final : public traces::NodeSource {
     compute("aten::mm", kMm, {Arg::of(tensor({k, tokens})), Arg::of(grad)}, {Arg::of(tensor({k, n}))});
     if (bias) compute("aten::sum", "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
                       {Arg::of(grad), Arg::value("[0]"), Arg::value("False")}, {Arg::of(tensor({n}))});
-  }
-  void elementwise(const char* op, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
-    std::vector<Arg> i, o;
-    for (const auto& t : in) i.push_back(Arg::of(t));
-    for (const auto& t : out) o.push_back(Arg::of(t));
-    compute(op, nullptr, i, o);
   }
   void norm(std::int64_t tokens) {
     const Tensor x = tensor({tokens, h_});
@@ -1045,28 +833,15 @@ class RankNodes final : public traces::NodeSource {
   const ModelSpec& m_;
   int rank_;
   RankCoords me_;
-  bool count_only_;
-  std::uint64_t count_;
-  std::string name_;
   std::vector<TrainingJob::Unit> units_;
-  std::map<std::string, std::string> group_;                    // kind -> group name
-  std::map<std::string, std::vector<int>> group_ranks_;         // group name -> ranks
   int t_ = 1;
   std::int64_t tokens_ = 0, h_ = 0, q_heads_ = 0, kv_heads_ = 0, dh_ = 0;
   bool sp_ = false;
   bool eager_ = false;
-  std::uint32_t eb_ = 2;
 
   bool started_ = false;
   int step_ = 0;
   std::size_t unit_ = 0;
-  std::deque<ChakraProtoMsg::Node> out_;
-  ChakraProtoMsg::Node scratch_;
-  std::uint64_t next_id_ = 0;
-  std::int64_t next_tensor_ = 1;
-  std::uint64_t last_compute_ = kNone;
-  std::vector<std::uint64_t> waits_;
-  std::map<std::string, std::uint64_t> last_collective_;
   std::uint64_t pending_send_ = kNone;
   std::uint64_t prefetch_from_ = kNone;
   std::vector<std::uint64_t> grad_ids_;
