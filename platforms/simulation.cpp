@@ -515,8 +515,9 @@ ordered_json Simulation::step_entry() const {
   s["gpus"] = n;
   s["steps"] = job.training().steps;
   s["step_time_ns"] = step_s * 1e9;
-  s["tokens_per_step"] = job.tokens_per_step();
-  s["tokens_per_s"] = step_s > 0 ? job.tokens_per_step() / step_s : 0;
+  const std::string samples = job.samples();  // tokens, or a ResNet's images
+  s[samples + "_per_step"] = job.tokens_per_step();
+  s[samples + "_per_s"] = step_s > 0 ? job.tokens_per_step() / step_s : 0;
   s["model_flops"] = job.model_flops();
   s["step_flops"] = job.step_flops();
   // Megatron's "TFLOP/s per GPU": the step's FLOPs as it counts them (its
@@ -617,7 +618,8 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
   if (settings_.job) {
     const ordered_json st = step_entry();
     os << std::setprecision(2) << "step: " << st["step_time_ns"].get<double>() / 1e6 << " ms, "
-       << st["tokens_per_s"].get<double>() << " tokens/s, " << st["tflops_per_gpu"].get<double>()
+       << st[std::string(settings_.job->samples()) + "_per_s"].get<double>() << " " << settings_.job->samples()
+       << "/s, " << st["tflops_per_gpu"].get<double>()
        << " TFLOP/s per GPU (Megatron's count), MFU " << 100 * st["mfu"].get<double>() << "%, GPU idle "
        << 100 * st["gpu_idle_fraction"]["mean"].get<double>() << "% (bubble by closed form "
        << 100 * st["bubble_closed_form"].get<double>() << "%)\n";

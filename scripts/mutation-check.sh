@@ -237,6 +237,12 @@ mutations=(
   "a probe's shape blind to reduction units|traces/workload/choice_probe.cpp|  if (const int d = hints.in_switch_domain(group.ranks); d >= 0) {|  if (const int d = hints.in_switch_domain(group.ranks); d < -1) {|DefaultChoice.AProbedDecisionIsShared"
   "an algorithm the platform names probed away|models/collectives/algorithm_choice.cpp|!chosen_by_default(config, type, ranks)) return {};|false) return {};|DefaultChoice.AnAlgorithmThePlatformNames"
   "the H100 collective cut in chunks that hide NCCL's step costs|platforms/dgx_h100.yaml|  chunks: 1 |  chunks: 4 |ShippedPlatforms.DgxH100RingPaysNccl"
+  "a ResNet block without its shortcut projection|traces/model/resnet.cpp|      if (b == 0) out.push_back(|      if (false) out.push_back(|ResnetS"
+  "a ResNet stride on the 1x1 reduce (v1, not v1.5)|traces/model/resnet.cpp|      out.push_back({Role::kReduce, channels, width, 1, 1, side, side});|      out.push_back({Role::kReduce, channels, width, 1, 1, side, (side + stride - 1) / stride});|ResnetShape"
+  "DDP reduces in every microbatch|traces/model/resnet_nodes.cpp|    reduce_now_ = last_microbatch;|    reduce_now_ = true;|ResnetStep"
+  "1F1B without its warm-up forwards|traces/model/training_job.cpp|    const int warm = std::min(p - stage - 1, m);|    const int warm = 0;|TrainingSchedule"
+  "the bubble counts microbatches, not chunks|traces/model/training_job.cpp|  const double p = pp_, mv = static_cast<double>(m_) * vp_;|  const double p = pp_, mv = static_cast<double>(m_);|TrainingSchedule"
+  "equation 3 without the recomputed forward|traces/model/training_job.cpp|  return model_flops() + tokens_per_step() * layers;|  return model_flops();|TrainingFlops"
 )
 
 restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }

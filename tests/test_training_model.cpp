@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platforms/training_loader.h"
+#include "traces/model/resnet.h"
 #include "support/test_util.h"
 #include "traces/workload/kernel_work.h"
 
@@ -341,6 +342,64 @@ TEST(TrainingInput, AHuggingFaceConfigReadsAsItsModel) {
     EXPECT_NE(std::string(e.what()).find("short.json: no \"num_hidden_layers\" or \"n_layer\""), std::string::npos)
         << e.what();
   }
+}
+
+TEST(ResnetShape, WeightsAndMultiplyAddsAreTorchvisions) {
+  // torchvision's published figures for its v1.5 ResNets at 224 x 224:
+  // weights and multiply-adds ("GFLOPS" in its model table).
+  struct Row {
+    std::uint32_t depth;
+    std::uint64_t params;
+    double gmacs;
+  };
+  for (const Row& row : {Row{50, 25557032, 4.09}, Row{101, 44549160, 7.80}, Row{152, 60192808, 11.51}}) {
+    ModelSpec m;
+    m.kind = ModelSpec::Kind::kResnet;
+    m.resnet_depth = row.depth;
+    EXPECT_EQ(resnet_params(m), row.params) << row.depth;
+    EXPECT_NEAR(resnet_forward_macs(m) / 1e9, row.gmacs, 0.005) << row.depth;
+  }
+}
+
+TEST(ResnetStep, ItsConvolutionsAreItsFlopsAndItsBucketsItsGradients) {
+  // ResNet-50 on 4 GPUs, two microbatches of 8: the compute model reads
+  // 3 x 2 x multiply-adds x images off the convolutions and the classifier,
+  // and the gradient buckets (in the last microbatch only, DDP's no_sync
+  // before it) carry every weight's fp32 gradient once.
+  const auto job = job_of("name: r50\nmodel: {kind: resnet, resnet_depth: 50}\n"
+                          "training: {microbatch: 8, global_batch: 64, grad_dtype: fp32, bucket_params: 1000000}\n",
+                          4, "resnet");
+  EXPECT_EQ(job->microbatches(), 2);
+  const double flops = 3 * 2 * resnet_forward_macs(job->model()) * 64;
+  EXPECT_NEAR(job->model_flops(), flops, 1e-9 * flops);
+  EXPECT_NEAR(gemm_flops(*job), flops, 1e-6 * flops);
+  EXPECT_NEAR(job->volumes(0).dp, 25557032.0 * 4, 1);
+  expect_volumes(*job, "resnet50 dp 4");
+  // Buckets of a million weights or more, each launched as the last
+  // microbatch's backward fills it: none before its loss's backward.
+  std::vector<double> buckets;
+  int losses = 0;
+  for_each_node(*job, 0, [&](const ChakraProtoMsg::Node& n) {
+    if (n.name() == "aten::nll_loss_backward") ++losses;
+    if (n.type() != ChakraProtoMsg::COMM_COLL_NODE) return;
+    EXPECT_EQ(losses, 2) << "a bucket reduced in the first microbatch";
+    buckets.push_back(static_cast<double>(attr(n, "comm_size")->uint64_val()));
+  });
+  ASSERT_GE(buckets.size(), 10u);
+  for (std::size_t i = 0; i + 1 < buckets.size(); ++i) EXPECT_GE(buckets[i], 4e6) << "bucket " << i;
+}
+
+TEST(ResnetInput, ModelParallelLayoutsAndOversizedBatchesAreRefused) {
+  const std::string dgx = kPlatforms + "dgx_h100.yaml";
+  auto r = testutil::run_fabricsim("run --quiet --platform " + dgx + " --model resnet50 --set training.tp=2");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("a ResNet is generated data parallel only: give tp, pp, cp, ep and vp 1 (it has tp 2"),
+            std::string::npos)
+      << r.err;
+  // 45 MB of activations per image in fp16: 2,048 images is 92 GB.
+  r = testutil::run_fabricsim("run --quiet --platform " + dgx + " --model resnet50 --set training.microbatch=2048");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("resnet50 does not fit"), std::string::npos) << r.err;
 }
 
 TEST(TrainingValidation, TheGeneratedGpt2IsTheRealH100TracesStep) {

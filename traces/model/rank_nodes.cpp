@@ -852,7 +852,10 @@ class RankNodes final : public NodeEmitter {
 
 }  // namespace
 
+std::unique_ptr<traces::NodeSource> make_resnet_source(const TrainingJob& job, int rank);  // resnet_nodes.cpp
+
 std::unique_ptr<traces::NodeSource> TrainingJob::source(int rank) const {
+  if (resnet()) return make_resnet_source(*this, rank);
   RankNodes counter(*this, rank, true, 0);
   const std::uint64_t count = counter.count_all();
   return std::make_unique<RankNodes>(*this, rank, false, count);

@@ -1,5 +1,7 @@
 #include "traces/model/training_job.h"
 
+#include "traces/model/resnet.h"
+
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
@@ -14,8 +16,17 @@ std::string str(std::uint64_t v) { return std::to_string(v); }
 TrainingJob::TrainingJob(ModelSpec model, TrainingSpec training, int gpus, std::string name)
     : model_(std::move(model)), training_(training), name_(std::move(name)), gpus_(gpus) {
   if (const std::string why = model_.invalid(); !why.empty()) refuse("the model: " + why);
-  if (model_.kind != ModelSpec::Kind::kTransformer) refuse("only transformer models are generated so far");
   const TrainingSpec& t = training_;
+  if (resnet()) {
+    // A ResNet trains data parallel (DDP), every GPU a whole replica.
+    if (t.tp != 1 || t.pp != 1 || t.cp != 1 || t.ep != 1 || t.vp != 1) {
+      refuse("a ResNet is generated data parallel only: give tp, pp, cp, ep and vp 1 (it has tp " + str(t.tp) +
+             ", pp " + str(t.pp) + ", cp " + str(t.cp) + ", ep " + str(t.ep) + ", vp " + str(t.vp) + ")");
+    }
+    if (t.zero != 0) refuse("zero " + str(t.zero) + " for a ResNet is not generated: give zero 0 (DDP)");
+    if (t.recompute != TrainingSpec::Recompute::kNone) refuse("recompute for a ResNet is not generated: give recompute none");
+  }
+
   tp_ = static_cast<int>(t.tp);
   pp_ = static_cast<int>(t.pp);
   cp_ = static_cast<int>(t.cp);
@@ -35,6 +46,20 @@ TrainingJob::TrainingJob(ModelSpec model, TrainingSpec training, int gpus, std::
       refuse("tp x pp x cp x dp = " + str(model_parallel * dp_) + " GPUs, but the job runs on " + str(gpus_) +
              " (give dp 0 to take the GPUs left over, or --npus)");
     }
+  }
+  if (resnet()) {
+    tp_ = pp_ = cp_ = ep_ = vp_ = 1;
+    seq_ = 1;  // tokens_per_step counts images
+    chunk_start_ = {0, 1};
+    vocab_ = 0;
+    const std::uint64_t per_replica = static_cast<std::uint64_t>(t.microbatch) * static_cast<std::uint64_t>(dp_);
+    const std::uint64_t batch = t.global_batch ? t.global_batch : per_replica;
+    if (batch % per_replica != 0) {
+      refuse("global_batch " + str(batch) + " is not a whole number of microbatches (" + str(t.microbatch) +
+             " images) on each of the " + str(dp_) + " data-parallel ranks");
+    }
+    m_ = static_cast<int>(batch / per_replica);
+    return;
   }
   const std::uint32_t heads = model_.heads, kv = model_.kv();
   if (heads % t.tp != 0) refuse("tp " + str(t.tp) + " does not divide the " + str(heads) + " attention heads");
@@ -207,6 +232,7 @@ TrainingJob::LayerParams TrainingJob::layer_params(std::uint32_t layer) const {
 }
 
 std::pair<double, double> TrainingJob::local_params(int rank) const {
+  if (resnet()) return {static_cast<double>(resnet_params(model_)), 0.0};
   const RankCoords me = coords(rank);
   double dense = 0, experts = 0;
   for (const std::uint32_t l : stage_layers(me.p)) {
@@ -250,6 +276,7 @@ double layer_forward_flops_per_token(const ModelSpec& m, std::uint32_t layer, do
 
 double TrainingJob::model_flops() const {
   const double tokens = tokens_per_step();
+  if (resnet()) return 3 * tokens * 2 * resnet_forward_macs(model_);  // tokens: images
   double layers = 0;
   for (std::uint32_t l = 0; l < model_.layers; ++l) layers += layer_forward_flops_per_token(model_, l, seq_);
   const double head = 2.0 * model_.hidden * vocab_;
@@ -257,6 +284,7 @@ double TrainingJob::model_flops() const {
 }
 
 double TrainingJob::step_flops() const {
+  if (resnet()) return model_flops();
   if (training_.recompute != TrainingSpec::Recompute::kFull) return model_flops();
   double layers = 0;
   for (std::uint32_t l = 0; l < model_.layers; ++l) layers += layer_forward_flops_per_token(model_, l, seq_);
@@ -272,6 +300,10 @@ CommVolumes TrainingJob::volumes(int rank) const {
   const RankCoords me = coords(rank);
   const TrainingSpec& tr = training_;
   CommVolumes v;
+  if (resnet()) {  // DDP: every gradient all-reduced once
+    if (dp_ > 1) v.dp = local_params(rank).first * tr.grad_bytes();
+    return v;
+  }
   const double eb = tr.element_bytes(), t = tp_;
   const double tokens = static_cast<double>(tr.microbatch) * seq_ / cp_;
   const double H = tokens * model_.hidden * eb;  // one activation, whole over the tp ranks
@@ -376,6 +408,19 @@ MemoryEstimate TrainingJob::memory(int rank) const {
   const RankCoords me = coords(rank);
   const TrainingSpec& tr = training_;
   MemoryEstimate e;
+  if (resnet()) {
+    // SGD keeps a momentum per weight, and fp32 master weights with
+    // master_weights; one microbatch's activations at a time.
+    const double params = static_cast<double>(resnet_params(model_)), eb = tr.element_bytes();
+    e.weights = params * eb;
+    e.gradients = params * tr.grad_bytes();
+    e.optimizer = params * (tr.master_weights ? 8 : eb);
+    e.in_flight = 1;
+    e.activations = resnet_saved_elements(model_) * tr.microbatch * eb;
+    e.communication = static_cast<double>(groups_of(rank).size()) * 16 * 2 * 4 * 1048576.0;
+    e.reserved = tr.memory_reserved;
+    return e;
+  }
   const auto [dense, experts] = local_params(rank);
   const double eb = tr.element_bytes();
   const double shard_dense = dp_ * cp_, shard_experts = std::max(1, dp_ / ep_ * cp_);
@@ -431,6 +476,12 @@ MemoryEstimate TrainingJob::memory(int rank) const {
 
 std::string TrainingJob::describe() const {
   std::ostringstream o;
+  if (resnet()) {
+    o << (name_.empty() ? "model" : name_) << ": ResNet-" << model_.resnet_depth << ", " << model_.image_size << " x "
+      << model_.image_size << " images, " << model_.classes << " classes; " << gpus_ << " GPUs data parallel, " << m_
+      << " microbatches of " << training_.microbatch << " images";
+    return o.str();
+  }
   o << (name_.empty() ? "model" : name_) << ": " << model_.layers << " layers, hidden " << model_.hidden << ", "
     << model_.heads << " heads";
   if (model_.experts) o << ", " << model_.experts << " experts (top " << model_.top_k << ")";

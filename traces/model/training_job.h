@@ -54,6 +54,9 @@ class TrainingJob {
   const ModelSpec& model() const { return model_; }
   const TrainingSpec& training() const { return training_; }
   const std::string& name() const { return name_; }
+  bool resnet() const { return model_.kind == ModelSpec::Kind::kResnet; }
+  /// What tokens_per_step counts: "tokens", or "images" for a ResNet.
+  const char* samples() const { return resnet() ? "images" : "tokens"; }
   int gpus() const { return gpus_; }
   int tp() const { return tp_; }
   int pp() const { return pp_; }
@@ -99,7 +102,7 @@ class TrainingJob {
   /// Weights on `rank` (its stage's layers, its share of split matrices and
   /// experts, its embeddings): {dense, experts}.
   std::pair<double, double> local_params(int rank) const;
-  /// Tokens per step over all data-parallel replicas.
+  /// Tokens (a ResNet's images) per step over all data-parallel replicas.
   double tokens_per_step() const;
   std::string describe() const;
 

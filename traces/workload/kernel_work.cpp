@@ -298,6 +298,7 @@ std::optional<KernelClass> memory_class(const std::string& op) {
       "aten::masked_fill_", "aten::fill_", "aten::zero_", "aten::addcmul", "aten::addcmul_", "aten::addcdiv",
       "aten::addcdiv_", "aten::lerp", "aten::lerp_", "aten::sum", "aten::mean", "aten::amax", "aten::max",
       "aten::min", "aten::linalg_vector_norm", "aten::embedding", "aten::embedding_dense_backward",
+      "aten::max_pool2d_with_indices", "aten::max_pool2d_with_indices_backward",
       "aten::index_select", "aten::gather", "aten::scatter", "aten::scatter_add", "aten::index_add_",
       "aten::nll_loss_forward", "aten::nll_loss_backward", "aten::arange", "aten::native_dropout",
       "aten::native_dropout_backward", "aten::mse_loss", "aten::mse_loss_backward", "aten::ones_like",
