@@ -243,6 +243,7 @@ mutations=(
   "1F1B without its warm-up forwards|traces/model/training_job.cpp|    const int warm = std::min(p - stage - 1, m);|    const int warm = 0;|TrainingSchedule"
   "the bubble counts microbatches, not chunks|traces/model/training_job.cpp|  const double p = pp_, mv = static_cast<double>(m_) * vp_;|  const double p = pp_, mv = static_cast<double>(m_);|TrainingSchedule"
   "equation 3 without the recomputed forward|traces/model/training_job.cpp|  return model_flops() + tokens_per_step() * layers;|  return model_flops();|TrainingFlops"
+  "a signal leaves the outputs' temporaries|tlm/interrupt_cleanup.cpp|    if (s.owner.load() == me) ::unlink(s.path);|    if (false) ::unlink(s.path);|Signals"
 )
 
 restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }

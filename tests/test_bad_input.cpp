@@ -5,11 +5,14 @@
 
 #include <filesystem>
 #include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <functional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "models/npu/work_bounds.h"
@@ -1082,4 +1085,68 @@ TEST(BadPaths, EmptyPathsAndTwoOutputsOnOneFileAreRefusedBeforeAnythingRuns) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--compute-us: Value nan not a number of microseconds"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/pp.0.et"));
+}
+
+namespace {
+
+/// Starts `fabricsim ARGS` with SIGINT, SIGTERM and SIGHUP at their defaults
+/// (a shell may hand a background job SIGINT ignored), output discarded.
+pid_t start_fabricsim(const std::string& args) {
+  const std::string command = "exec " + testutil::fabricsim_binary() + " " + args + " >/dev/null 2>&1";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+std::vector<std::string> hidden_files(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (!name.empty() && name[0] == '.') out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Signals, AnInterruptedRunOrGenLeavesNoTemporaryAndEndsByItsSignal) {
+  // A run streams its timeline into a temporary beside the target from its
+  // start; gen writes each rank's trace so. Stopped by a signal, both left
+  // them behind (a timeline can be gigabytes). Each is stopped once its
+  // temporary exists, and must end by that signal with none left.
+  struct Case {
+    std::string args;
+    int sig;
+  };
+  const std::string dir = testutil::scratch_dir("signals");
+  const std::string platforms = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/";
+  const std::vector<Case> cases = {
+      {"run --quiet --platform " + platforms + "dgx_h100.yaml --model llama3-8b --set training.tp=4 --set training.pp=2 "
+       "--set training.seq=2048 --set training.global_batch=8 --timeline " + dir + "/t.json --report " + dir + "/r.json",
+       SIGTERM},
+      {"run --quiet --platform " + platforms + "dgx_h100.yaml --model llama3-8b --set training.tp=4 --set training.pp=2 "
+       "--set training.seq=2048 --set training.global_batch=8 --timeline " + dir + "/t.json",
+       SIGINT},
+      {"gen model --model megatron-3.6b --npus 64 --out " + dir + "/g", SIGHUP},
+  };
+  for (const Case& c : cases) {
+    const pid_t pid = start_fabricsim(c.args);
+    ASSERT_GT(pid, 0);
+    bool seen = false;
+    for (int i = 0; i < 6000 && !seen; ++i) {  // up to a minute
+      seen = !hidden_files(dir).empty();
+      if (!seen) ::usleep(10000);
+    }
+    EXPECT_TRUE(seen) << "no temporary appeared: " << c.args;
+    ::kill(pid, c.sig);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == c.sig) << c.args << ": status " << status;
+    EXPECT_EQ(hidden_files(dir), std::vector<std::string>{}) << c.args;
+  }
 }

@@ -1,5 +1,7 @@
 #include "tlm/output_file.h"
 
+#include "tlm/interrupt_cleanup.h"
+
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -79,6 +81,7 @@ OutputFile::OutputFile(const std::string& path, const std::string& what) : path_
   ::fchmod(fd, mode);
   ::close(fd);
   temp_ = name.data();
+  cleanup_slot_ = interrupt_cleanup::add_temporary(temp_.c_str());
   out_.open(temp_, std::ios::binary | std::ios::out | std::ios::trunc);
   if (!out_) fail(error_text(errno));
 }
@@ -88,6 +91,7 @@ OutputFile::~OutputFile() {
     out_.close();
     std::remove(temp_.c_str());
   }
+  interrupt_cleanup::release_temporary(cleanup_slot_);
 }
 
 void OutputFile::fail(const std::string& what) {
@@ -95,6 +99,8 @@ void OutputFile::fail(const std::string& what) {
     out_.close();
     std::remove(temp_.c_str());
     temp_.clear();
+    interrupt_cleanup::release_temporary(cleanup_slot_);
+    cleanup_slot_ = -1;
   }
   throw InputError(path_ + ": cannot write the " + what_ + " (" + what + ")");
 }
@@ -107,6 +113,8 @@ void OutputFile::commit() {
     fail("it cannot be put in place: " + error_text(errno));
   }
   committed_ = true;
+  interrupt_cleanup::release_temporary(cleanup_slot_);
+  cleanup_slot_ = -1;
 }
 
 void write_output_file(const std::string& path, const std::string& text, const std::string& what) {

@@ -32,6 +32,7 @@
 #include "tlm/calendar.h"
 #include "tlm/errors.h"
 #include "tlm/input_file.h"
+#include "tlm/interrupt_cleanup.h"
 #include "tlm/output_file.h"
 #include "tlm/reduction.h"
 #include "tlm/simulation_copy.h"
@@ -1112,5 +1113,8 @@ int sc_main(int argc, char* argv[]) {
 // which would mix with the results.
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  // An interrupted command removes its outputs' temporaries and stops its
+  // children (tlm/interrupt_cleanup.h).
+  fabricsim::interrupt_cleanup::install();
   return sc_core::sc_elab_and_sim(argc, argv);
 }

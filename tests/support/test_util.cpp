@@ -51,6 +51,8 @@ std::string read_text(const std::string& path) {
   return os.str();
 }
 
+std::string fabricsim_binary() { return FABRICSIM_BINARY; }
+
 CommandResult run_fabricsim(const std::string& args, const std::string& launcher) {
   const std::string dir = scratch_dir("cmd");
   const std::string out = dir + "/out.txt", err = dir + "/err.txt";

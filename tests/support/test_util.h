@@ -24,6 +24,8 @@ struct CommandResult {
 /// Runs the fabricsim binary with `args` (shell-quoted by the caller),
 /// under `launcher` if one is given (`taskset -c 0`).
 CommandResult run_fabricsim(const std::string& args, const std::string& launcher = "");
+/// The fabricsim binary's path, for a test that starts it itself.
+std::string fabricsim_binary();
 
 /// Path of a trace folder in ../shared/traces.
 std::string shared_trace(const std::string& relative);
