@@ -77,6 +77,11 @@ Tick parse_time(const std::string& text, const std::string& what) {
     throw InputError(what + ": unknown time unit \"" + unit + "\" (ns, us, ms, s)");
   }
   if (v < 0) throw InputError(what + ": a time cannot be negative");
+  // NaN compares false with everything and fell through to llround (a
+  // window that kept nothing); past 2^63 ps the conversion wraps.
+  if (!std::isfinite(v) || v * scale >= 9.2e18) {
+    throw InputError(what + ": \"" + text + "\" is not a finite time below 106 days (examples: 250us, 3ms, 1500000)");
+  }
   return static_cast<Tick>(std::llround(v * scale));
 }
 
@@ -102,7 +107,11 @@ std::vector<int> Timeline::parse_npus(const std::string& text, int npus) {
     } catch (const std::exception&) {
       throw InputError("--timeline-npus " + text + ": \"" + item + "\" is not an NPU or a range (examples: 3, 0-15)");
     }
-    if (lo < 0 || hi >= npus || lo > hi) {
+    if (lo > hi) {
+      throw InputError("--timeline-npus " + text + ": " + item + " runs backwards; give the lower NPU first (" +
+                       std::to_string(hi) + "-" + std::to_string(lo) + ")");
+    }
+    if (lo < 0 || hi >= npus) {
       throw InputError("--timeline-npus " + text + ": " + item + " is outside the platform's NPUs 0-" +
                        std::to_string(npus - 1));
     }

@@ -151,6 +151,9 @@ TEST(Timeline, BadOptionsAreNamed) {
       {"--timeline " + w.dir + "/t.json --timeline-npus a", "\"a\" is not an NPU or a range"},
       {"--timeline " + w.dir + "/t.json --timeline-window 5ms:1ms", "the end must come after the start"},
       {"--timeline " + w.dir + "/t.json --timeline-window 1h:2h", "unknown time unit \"h\""},
+      {"--timeline " + w.dir + "/t.json --timeline-window nan:", "\"nan\" is not a finite time"},
+      {"--timeline " + w.dir + "/t.json --timeline-window 0:inf", "\"inf\" is not a finite time"},
+      {"--timeline " + w.dir + "/t.json --timeline-npus 5-2", "5-2 runs backwards; give the lower NPU first (2-5)"},
       {"--timeline-npus 0-3", "need --timeline FILE"},
       {"--timeline " + w.dir + "/no/such/folder/t.json", "cannot write the timeline"},
   };
