@@ -240,13 +240,20 @@ YamlOverride parse_override(const std::string& text) {
 namespace {
 
 YAML::Node load_override_value(const YamlOverride& o) {
-  YAML::Node value;
+  std::vector<YAML::Node> documents;
   try {
-    value = YAML::Load(o.value);
+    documents = YAML::LoadAll(o.value);
   } catch (const YAML::ParserException& e) {
     throw InputError(o.flag() + ": the value is not valid YAML: " + e.msg);
   }
+  if (documents.size() > 1) throw InputError(o.flag() + ": the value holds several YAML documents (--- or ...); give one");
+  YAML::Node value = documents.empty() ? YAML::Node() : documents.front();
   if (!value || value.IsNull()) throw InputError(o.flag() + ": no value (null)");
+  // The checks a file's values get: UTF-8, no key twice, the depth and
+  // alias-expansion bounds (a short value of nested aliases expands to
+  // billions of nodes).
+  std::uint64_t visited = 0;
+  check_document(YamlInput(o.flag() + " (its value)"), value, 0, visited);
   return value;
 }
 
@@ -383,14 +390,22 @@ YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
 }
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::ParserException& e) {
     std::ostringstream os;
     os << path << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": not valid YAML: " << e.msg;
     throw InputError(os.str());
   }
+  if (documents.size() > 1) {
+    // The first alone was read before: the rest was dropped without a word.
+    std::ostringstream os;
+    os << path << ":" << documents[1].Mark().line + 1
+       << ": a second YAML document (after --- or ...): the file holds one; join them or remove the rest";
+    throw InputError(os.str());
+  }
+  YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   if (!root || root.IsNull()) throw InputError(path + ": the file is empty");
   std::uint64_t visited = 0;
   check_document(YamlInput(path), root, 0, visited);

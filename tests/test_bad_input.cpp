@@ -155,6 +155,28 @@ TEST(BadYaml, DuplicateKeysNonScalarKeysAndNonUtf8AreRefused) {
                  dir + "/p.yaml:2:", "an algorithm must be a name");
 }
 
+TEST(BadYaml, ASecondDocumentAndSetValuesGetTheFilesChecks) {
+  // A second document (after --- or ...) was dropped without a word, and a
+  // --set value skipped the checks a file's values get.
+  const std::string dir = testutil::scratch_dir("bad-yaml-documents");
+  const std::string ring = "npus: 4\nfabrics: [ { topology: ring } ]\n";
+  expect_refused(run_platform(dir, ring + "---\nnpus: 8\n"), dir + "/p.yaml:4:", "a second YAML document");
+  expect_refused(run_platform(dir, ring + "...\nnpus: 8\n"), dir + "/p.yaml:4:", "a second YAML document");
+  testutil::write_text(dir + "/p.yaml", ring);
+  const std::string bench = "collbench --quiet --platform " + dir + "/p.yaml -b 1M -e 1M --set ";
+  auto r = testutil::run_fabricsim(bench + "'fabrics.0.link={bandwidth: 1 GB/s, bandwidth: 2 GB/s}'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("(its value):1:21: the key \"bandwidth\" appears twice"), std::string::npos) << r.err;
+  r = testutil::run_fabricsim(bench + "'fabrics.0.link.latency=5 ns\n---\nx'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("the value holds several YAML documents"), std::string::npos) << r.err;
+  std::string nested(70, '[');
+  nested += std::string(70, ']');
+  r = testutil::run_fabricsim(bench + "'fabrics.0.link=" + nested + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("nested more than 64 levels deep"), std::string::npos) << r.err;
+}
+
 TEST(BadYaml, APcieSectionPcieCannotHaveOrWithoutAMemoryToReachIsRefused) {
   const std::string dir = testutil::scratch_dir("bad-pcie");
   const std::string hbm = "npus: 4\nnpu: { hbm: h100 }\nfabrics:\n  - topology: switch\n";
