@@ -18,7 +18,9 @@ WorkBounds work_bounds(const PlatformSpec& spec, bool force) {
     if (smallest == 0 || f.nic.segment_bytes < smallest) smallest = f.nic.segment_bytes;
   }
   if (smallest > 0) b.frame_bytes = smallest;
-  b.memory_bytes = WorkBounds::physical_memory();
+  const WorkBounds::MemoryLimit limit = WorkBounds::usable_memory();
+  b.memory_bytes = limit.bytes;
+  b.memory_limit = limit.what;
   b.force = force;
   return b;
 }

@@ -246,6 +246,7 @@ mutations=(
   "a signal leaves the outputs' temporaries|tlm/interrupt_cleanup.cpp|    if (s.owner.load() == me) ::unlink(s.path);|    if (false) ::unlink(s.path);|Signals"
   "a second YAML document dropped|platforms/yaml_input.cpp|  if (documents.size() > 1) {\n    // The first alone|  if (false) {\n    // The first alone|BadYaml.ASecondDocument"
   "--set values skip the file's checks|platforms/yaml_input.cpp|  check_document(YamlInput(o.flag() + \" (its value)\"), value, 0, visited);|  (void)visited;|BadYaml.ASecondDocument"
+  "data buffers bounded by the machine, not the process|platforms/builder.cpp|  b.memory_bytes = limit.bytes;|  b.memory_bytes = WorkBounds::physical_memory();|BadWork.DataBuffers"
 )
 
 restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }

@@ -714,7 +714,7 @@ TEST(BadWork, WorkThatWouldNotFinishIsRefusedWithItsEstimateUnlessForced) {
   EXPECT_NE(r.err.find("past the limit of 2 hours (give --force to run it anyway)"), std::string::npos) << r.err;
   r = testutil::run_fabricsim("collbench --platform " + dgx + " --data -b 1T -e 1T");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("would hold about 24576.0 GiB of data buffers (--data), more than this machine's"),
+  EXPECT_NE(r.err.find("would hold about 24576.0 GiB of data buffers (--data), more than the "),
             std::string::npos)
       << r.err;
 
@@ -731,6 +731,26 @@ TEST(BadWork, WorkThatWouldNotFinishIsRefusedWithItsEstimateUnlessForced) {
                        "over 4 NPUs is about "),
             std::string::npos)
       << r.err;
+}
+
+TEST(BadWork, DataBuffersAreBoundedByWhatTheProcessMayUseNotTheMachine) {
+  // 1.5 GiB of buffers (a 64 MiB all-reduce on 8 NPUs in data mode) fit
+  // this machine but not a 1 GiB address-space limit or Slurm allocation:
+  // compared with physical memory, the run went ahead and died of
+  // bad_alloc. Refused, naming the limit; --force still runs past it.
+  const std::string bench = "collbench --quiet --platform " + std::string(FABRICSIM_SOURCE_DIR) +
+                            "/platforms/ring8.yaml --data -b 64M -e 64M";
+  auto r = testutil::run_fabricsim(bench, "prlimit --as=1073741824 --");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("about 1.5 GiB of data buffers (--data), more than the 1.0 GiB of the address-space limit "
+                       "(ulimit -v)"),
+            std::string::npos)
+      << r.err;
+  r = testutil::run_fabricsim(bench, "env SLURM_MEM_PER_NODE=1024");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("more than the 1.0 GiB of the Slurm allocation (SLURM_MEM_PER_NODE)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(testutil::run_fabricsim(bench).exit_code, 0);
 }
 
 TEST(BadWork, TheEstimateWarnsPastTenMinutesAndRefusesPastTwoHours) {

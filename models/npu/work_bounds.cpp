@@ -5,7 +5,12 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace fabricsim {
 
@@ -64,9 +69,9 @@ std::string WorkBounds::check(const Estimate& e, const std::string& what) const 
     }
     if (memory_bytes > 0 && e.data_bytes > static_cast<double>(memory_bytes)) {
       throw std::invalid_argument(what + " would hold about " + bytes_text(e.data_bytes) +
-                                  " of data buffers (--data), more than this machine's " +
-                                  bytes_text(static_cast<double>(memory_bytes)) +
-                                  " of memory (give --force to run it anyway)");
+                                  " of data buffers (--data), more than the " +
+                                  bytes_text(static_cast<double>(memory_bytes)) + " of " + memory_limit +
+                                  " (give --force to run it anyway)");
     }
   }
   if (seconds > kWarnSeconds) return what + " is about " + estimate;
@@ -77,6 +82,68 @@ std::uint64_t WorkBounds::physical_memory() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return 0;
   return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+}
+
+namespace {
+
+/// A cgroup limit file's value: bytes, or 0 for none ("max", v1's
+/// unlimited 2^63 rounded to pages, or no such file).
+std::uint64_t cgroup_limit(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text == "max") return 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (end == text.c_str() || v >= (1ull << 62)) return 0;
+  return v;
+}
+
+std::uint64_t env_megabytes(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const unsigned long long mb = std::strtoull(v, &end, 10);
+  if (end == v || mb == 0 || mb >= (1ull << 40)) return 0;
+  return static_cast<std::uint64_t>(mb) << 20;
+}
+
+}  // namespace
+
+WorkBounds::MemoryLimit WorkBounds::usable_memory() {
+  MemoryLimit out{physical_memory(), "this machine's memory"};
+  auto take = [&out](std::uint64_t bytes, const std::string& what) {
+    if (bytes > 0 && (out.bytes == 0 || bytes < out.bytes)) out = {bytes, what};
+  };
+  struct rlimit r {};
+  if (::getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY) {
+    take(static_cast<std::uint64_t>(r.rlim_cur), "the address-space limit (ulimit -v)");
+  }
+  if (::getrlimit(RLIMIT_DATA, &r) == 0 && r.rlim_cur != RLIM_INFINITY) {
+    take(static_cast<std::uint64_t>(r.rlim_cur), "the data-segment limit (ulimit -d)");
+  }
+  // The process's cgroups (/proc/self/cgroup: "0::/path" for v2,
+  // "N:memory:/path" for v1), at their path under the mount and, where a
+  // container sees its own cgroup as the root, at the mount's root.
+  std::ifstream groups("/proc/self/cgroup");
+  for (std::string line; std::getline(groups, line);) {
+    const auto a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (controllers.empty()) {
+      take(cgroup_limit("/sys/fs/cgroup" + path + "/memory.max"), "its cgroup's memory.max");
+      take(cgroup_limit("/sys/fs/cgroup/memory.max"), "its cgroup's memory.max");
+    } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
+      take(cgroup_limit("/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes"), "its cgroup's memory limit");
+      take(cgroup_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes"), "its cgroup's memory limit");
+    }
+  }
+  take(env_megabytes("SLURM_MEM_PER_NODE"), "the Slurm allocation (SLURM_MEM_PER_NODE)");
+  if (const std::uint64_t per_cpu = env_megabytes("SLURM_MEM_PER_CPU")) {
+    const char* cpus = std::getenv("SLURM_CPUS_ON_NODE");
+    const unsigned long n = cpus ? std::strtoul(cpus, nullptr, 10) : 1;
+    take(per_cpu * std::max(1ul, n), "the Slurm allocation (SLURM_MEM_PER_CPU x SLURM_CPUS_ON_NODE)");
+  }
+  return out;
 }
 
 }  // namespace fabricsim

@@ -23,7 +23,8 @@ struct WorkBounds {
   static constexpr double kMaxSeconds = 7200;    // refuse past 2 hours (our runs take seconds to minutes)
 
   std::uint64_t frame_bytes = 256 << 10;  // the platform's smallest segment (frame payload)
-  std::uint64_t memory_bytes = 0;         // this machine's memory, for data mode; 0: not checked
+  std::uint64_t memory_bytes = 0;         // the memory this process may use, for data mode; 0: not checked
+  std::string memory_limit = "this machine's memory";  // what sets memory_bytes, for the message
   bool force = false;
 
   struct Estimate {
@@ -50,6 +51,17 @@ struct WorkBounds {
 
   /// This machine's physical memory in bytes (0 if unknown).
   static std::uint64_t physical_memory();
+
+  /// The memory this process may use: the least of the machine's, its
+  /// address-space and data limits (ulimit -v, -d), its cgroup's limit (v2
+  /// memory.max, v1 memory.limit_in_bytes: containers, systemd, Slurm's
+  /// task/cgroup) and Slurm's allocation (SLURM_MEM_PER_NODE, or
+  /// SLURM_MEM_PER_CPU x SLURM_CPUS_ON_NODE); bytes 0 when none is known.
+  struct MemoryLimit {
+    std::uint64_t bytes = 0;
+    std::string what;  // "this machine's memory", "the address-space limit (ulimit -v)", ...
+  };
+  static MemoryLimit usable_memory();
 };
 
 }  // namespace fabricsim
