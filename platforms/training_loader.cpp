@@ -1,11 +1,16 @@
 #include "platforms/training_loader.h"
 
+#include <sys/statvfs.h>
+
+#include <cstdio>
+
 #include <map>
 #include <sstream>
 
 #include "tlm/errors.h"
 #include "tlm/input_file.h"
 #include "tlm/json_input.h"
+#include "traces/generator/et_writer.h"
 
 namespace fabricsim {
 
@@ -189,6 +194,68 @@ std::string check_job_memory(const TrainingJob& job, const PlatformSpec& spec) {
     out << "warning: " << msg.str() << "\n";
   }
   return out.str();
+}
+
+namespace {
+std::string gib(double bytes) {
+  char buf[64];
+  if (bytes < (1ull << 30)) {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1ull << 20));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1ull << 30));
+  }
+  return buf;
+}
+}  // namespace
+
+void write_job_traces(const TrainingJob& job, const std::string& prefix, bool force, std::ostream& log) {
+  // Rank 0's nodes as the writer frames them (a varint length, then the
+  // node), and every stage's count from its first rank's counting pass.
+  double rank0_bytes = 0, rank0_nodes = 0;
+  {
+    const auto source = job.source(0);
+    ChakraProtoMsg::Node node;
+    while (source->next(node)) {
+      const double size = static_cast<double>(node.ByteSizeLong());
+      rank0_bytes += size + (size < 128 ? 1 : size < 16384 ? 2 : 3);
+      ++rank0_nodes;
+    }
+  }
+  const double per_node = rank0_nodes > 0 ? rank0_bytes / rank0_nodes : 0;
+  double bytes = 0;
+  const int ranks_per_stage = job.gpus() / job.pp();
+  for (int p = 0; p < job.pp(); ++p) {
+    const auto source = job.source(job.rank_of({0, 0, 0, p}));
+    bytes += static_cast<double>(source->dense_ids().value_or(0)) * per_node * ranks_per_stage;
+  }
+  const std::string what = std::to_string(job.gpus()) + " traces " + prefix + ".<rank>.et";
+  // The folder they go to, or the nearest one above it that exists (the
+  // writer makes the rest).
+  std::string folder = prefix.find('/') == std::string::npos ? "." : prefix.substr(0, prefix.find_last_of('/') + 1);
+  struct statvfs fs {};
+  while (::statvfs(folder.c_str(), &fs) != 0 && folder.size() > 1) {
+    const std::size_t up = folder.find_last_of('/', folder.size() - 2);
+    folder = up == std::string::npos ? "." : folder.substr(0, up + 1);
+  }
+  if (::statvfs(folder.c_str(), &fs) == 0) {
+    const double free = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    if (bytes > free) {
+      throw InputError(what + " would take about " + gib(bytes) + ", more than the " + gib(free) + " free in " +
+                       folder + " (run the step in process with `fabricsim run --model`, which writes nothing)");
+    }
+  }
+  if (bytes > kMaxTraceBytes && !force) {
+    throw InputError(what + " would take about " + gib(bytes) + ", past the limit of " + gib(kMaxTraceBytes) +
+                     " (give --force to write them anyway, or run the step in process with `fabricsim run --model`)");
+  }
+  log << "writing " << what << ", about " << gib(bytes) << "\n";
+  for (int r = 0; r < job.gpus(); ++r) {
+    traces::EtWriter out(prefix + "." + std::to_string(r) + ".et");
+    const auto source = job.source(r);
+    ChakraProtoMsg::Node node;
+    while (source->next(node)) out.write(node);
+    out.close();
+  }
 }
 
 }  // namespace fabricsim

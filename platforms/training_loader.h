@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,14 @@ std::shared_ptr<const TrainingJob> load_training_job(const std::string& model, c
 /// console; InputError (exit 2) with the numbers where a stage does not fit
 /// the NPU's HBM, unless training.allow_oom.
 std::string check_job_memory(const TrainingJob& job, const PlatformSpec& spec);
+
+/// Writes each rank's step as PREFIX.<rank>.et (`gen model`). The bytes are
+/// estimated first, from rank 0's nodes as written and each pipeline
+/// stage's node count, and printed; past the free space of the folder they
+/// go to, or past kMaxTraceBytes unless `force`, InputError (exit 2) with
+/// the numbers and nothing written.
+constexpr double kMaxTraceBytes = 64.0 * (1ull << 30);
+void write_job_traces(const TrainingJob& job, const std::string& prefix, bool force, std::ostream& log);
 
 /// A Hugging Face config.json as a model section (the keys of ModelSpec's
 /// table), for the file `path` names in messages.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -278,6 +279,31 @@ TEST(TrainingInput, ALayoutThatDoesNotFitIsRefusedWithItsNumbers) {
   EXPECT_NE(r.err.find("llama3-70b does not fit: stage 0 (rank 0):"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("more than the 80.0 GiB of each GPU's HBM"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("training.allow_oom=true"), std::string::npos) << r.err;
+}
+
+TEST(TrainingInput, TracesPastTheirLimitAreRefusedBeforeAnyIsWritten) {
+  // The 1T row's 3,072 traces are about 68 GiB: refused with the estimate
+  // (64 GiB unless --force) and nothing left; a small job says what it
+  // writes, within 10% of what it wrote.
+  const std::string dir = testutil::scratch_dir("gen-model-bound");
+  auto r = testutil::run_fabricsim("gen model --model megatron-1t --npus 3072 --out " + dir + "/big");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("3072 traces " + dir + "/big.<rank>.et would take about 68."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("past the limit of 64.0 GiB (give --force"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  r = testutil::run_fabricsim("gen model --model megatron-1.7b --npus 8 --set training.global_batch=64 --out " + dir +
+                              "/small");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto at = r.out.find("about ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::size_t used = 0;
+  double estimate = std::stod(r.out.substr(at + 6), &used);
+  ASSERT_EQ(r.out.substr(at + 6 + used, 4), " MiB") << r.out;
+  estimate *= 1 << 20;
+  double written = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) written += static_cast<double>(e.file_size());
+  EXPECT_GT(written, 8 << 20);
+  EXPECT_NEAR(estimate, written, 0.1 * written) << r.out;
 }
 
 TEST(TrainingInput, ImpossibleLayoutsAndBadModelsAreRefusedNamingWhat) {

@@ -712,6 +712,7 @@ class GenCommands {
         ->allow_extra_args(false);
     cmd->add_flag("--list", model_.list, "List the presets and exit");
     cmd->add_option("--out", model_.out, "Output prefix: PREFIX.<rank>.et")->check(kPath);
+    cmd->add_flag("--force", model_.force, "Write traces estimated past 64 GiB");
     add(cmd, [this] {
       if (model_.list) {
         for (const auto& name : model_presets()) std::cout << name << "\n";
@@ -727,13 +728,7 @@ class GenCommands {
         sets.push_back(o);
       }
       const auto job = load_training_job(model_.model, sets, model_.npus);
-      for (int r = 0; r < job->gpus(); ++r) {
-        traces::EtWriter out(model_.out + "." + std::to_string(r) + ".et");
-        const auto source = job->source(r);
-        ChakraProtoMsg::Node node;
-        while (source->next(node)) out.write(node);
-        out.close();
-      }
+      write_job_traces(*job, model_.out, model_.force, std::cout);
     });
   }
   void add_training(CLI::App& gen) {
@@ -833,6 +828,7 @@ class GenCommands {
     int npus = 0;
     std::vector<std::string> sets;
     bool list = false;
+    bool force = false;
   } model_;
   struct {
     traces::DlrmShape shape;
