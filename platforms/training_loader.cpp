@@ -208,7 +208,7 @@ std::string gib(double bytes) {
 }
 }  // namespace
 
-void write_job_traces(const TrainingJob& job, const std::string& prefix, bool force, std::ostream& log) {
+void write_job_traces(const TrainingJob& job, const std::string& prefix, double limit, bool force, std::ostream& log) {
   // Rank 0's nodes as the writer frames them (a varint length, then the
   // node), and every stage's count from its first rank's counting pass.
   double rank0_bytes = 0, rank0_nodes = 0;
@@ -244,9 +244,10 @@ void write_job_traces(const TrainingJob& job, const std::string& prefix, bool fo
                        folder + " (run the step in process with `fabricsim run --model`, which writes nothing)");
     }
   }
-  if (bytes > kMaxTraceBytes && !force) {
-    throw InputError(what + " would take about " + gib(bytes) + ", past the limit of " + gib(kMaxTraceBytes) +
-                     " (give --force to write them anyway, or run the step in process with `fabricsim run --model`)");
+  if (bytes > limit && !force) {
+    throw InputError(what + " would take about " + gib(bytes) + ", past the limit of " + gib(limit) +
+                     " (give --force or a larger --limit to write them anyway, or run the step in process with "
+                     "`fabricsim run --model`)");
   }
   log << "writing " << what << ", about " << gib(bytes) << "\n";
   for (int r = 0; r < job.gpus(); ++r) {

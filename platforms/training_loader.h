@@ -34,10 +34,10 @@ std::string check_job_memory(const TrainingJob& job, const PlatformSpec& spec);
 /// Writes each rank's step as PREFIX.<rank>.et (`gen model`). The bytes are
 /// estimated first, from rank 0's nodes as written and each pipeline
 /// stage's node count, and printed; past the free space of the folder they
-/// go to, or past kMaxTraceBytes unless `force`, InputError (exit 2) with
+/// go to, or past `limit` bytes unless `force`, InputError (exit 2) with
 /// the numbers and nothing written.
-constexpr double kMaxTraceBytes = 64.0 * (1ull << 30);
-void write_job_traces(const TrainingJob& job, const std::string& prefix, bool force, std::ostream& log);
+constexpr double kMaxTraceBytes = 64.0 * (1ull << 30);  // gen model --limit's default
+void write_job_traces(const TrainingJob& job, const std::string& prefix, double limit, bool force, std::ostream& log);
 
 /// A Hugging Face config.json as a model section (the keys of ModelSpec's
 /// table), for the file `path` names in messages.

@@ -247,7 +247,7 @@ mutations=(
   "a second YAML document dropped|platforms/yaml_input.cpp|  if (documents.size() > 1) {\n    // The first alone|  if (false) {\n    // The first alone|BadYaml.ASecondDocument"
   "--set values skip the file's checks|platforms/yaml_input.cpp|  check_document(YamlInput(o.flag() + \" (its value)\"), value, 0, visited);|  (void)visited;|BadYaml.ASecondDocument"
   "data buffers bounded by the machine, not the process|platforms/builder.cpp|  b.memory_bytes = limit.bytes;|  b.memory_bytes = WorkBounds::physical_memory();|BadWork.DataBuffers"
-  "gen model writes past its bound|platforms/training_loader.cpp|  if (bytes > kMaxTraceBytes && !force) {|  if (false) {|TrainingInput.TracesPast"
+  "gen model writes past its bound|platforms/training_loader.cpp|  if (bytes > limit && !force) {|  if (false) {|TrainingInput.TracesPast"
   "gen model estimates from nothing|platforms/training_loader.cpp|      rank0_bytes += size + (size < 128 ? 1 : size < 16384 ? 2 : 3);|      rank0_bytes += 0 * size;|TrainingInput.TracesPast"
 )
 

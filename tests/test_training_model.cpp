@@ -282,17 +282,18 @@ TEST(TrainingInput, ALayoutThatDoesNotFitIsRefusedWithItsNumbers) {
 }
 
 TEST(TrainingInput, TracesPastTheirLimitAreRefusedBeforeAnyIsWritten) {
-  // The 1T row's 3,072 traces are about 68 GiB: refused with the estimate
-  // (64 GiB unless --force) and nothing left; a small job says what it
-  // writes, within 10% of what it wrote.
+  // 8 traces of about 32 MiB against a 16 MiB --limit (the default, 64 GiB,
+  // refuses the 1T row's 68 GiB; a test of it would write 68 GiB wherever
+  // the bound broke): refused with the estimate and nothing left; under the
+  // limit it says what it writes, within 10% of what it wrote.
   const std::string dir = testutil::scratch_dir("gen-model-bound");
-  auto r = testutil::run_fabricsim("gen model --model megatron-1t --npus 3072 --out " + dir + "/big");
+  const std::string gen = "gen model --model megatron-1.7b --npus 8 --set training.global_batch=64 --out " + dir;
+  auto r = testutil::run_fabricsim(gen + "/big --limit 16M");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("3072 traces " + dir + "/big.<rank>.et would take about 68."), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("past the limit of 64.0 GiB (give --force"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("8 traces " + dir + "/big.<rank>.et would take about 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("past the limit of 16.0 MiB (give --force"), std::string::npos) << r.err;
   EXPECT_TRUE(std::filesystem::is_empty(dir));
-  r = testutil::run_fabricsim("gen model --model megatron-1.7b --npus 8 --set training.global_batch=64 --out " + dir +
-                              "/small");
+  r = testutil::run_fabricsim(gen + "/small");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto at = r.out.find("about ");
   ASSERT_NE(at, std::string::npos) << r.out;

@@ -712,7 +712,8 @@ class GenCommands {
         ->allow_extra_args(false);
     cmd->add_flag("--list", model_.list, "List the presets and exit");
     cmd->add_option("--out", model_.out, "Output prefix: PREFIX.<rank>.et")->check(kPath);
-    cmd->add_flag("--force", model_.force, "Write traces estimated past 64 GiB");
+    cmd->add_option("--limit", model_.limit, "Refuse traces estimated past this size (K, M, G, T: 1024-based; default 64G)");
+    cmd->add_flag("--force", model_.force, "Write traces estimated past --limit");
     add(cmd, [this] {
       if (model_.list) {
         for (const auto& name : model_presets()) std::cout << name << "\n";
@@ -728,7 +729,8 @@ class GenCommands {
         sets.push_back(o);
       }
       const auto job = load_training_job(model_.model, sets, model_.npus);
-      write_job_traces(*job, model_.out, model_.force, std::cout);
+      const double limit = model_.limit.empty() ? kMaxTraceBytes : static_cast<double>(parse_size(model_.limit));
+      write_job_traces(*job, model_.out, limit, model_.force, std::cout);
     });
   }
   void add_training(CLI::App& gen) {
@@ -829,6 +831,7 @@ class GenCommands {
     std::vector<std::string> sets;
     bool list = false;
     bool force = false;
+    std::string limit;
   } model_;
   struct {
     traces::DlrmShape shape;
