@@ -6,7 +6,12 @@
 #include <cstdlib>
 #include <algorithm>
 #include <set>
+#include <utility>
+#include <optional>
 #include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include "tlm/input_file.h"
 
@@ -24,6 +29,46 @@ std::string quoted(const std::string& key) { return "\"" + key + "\""; }
 
 /// The scalar as written, for messages (never throws).
 std::string written(const YAML::Node& v) { return v.IsScalar() ? v.Scalar() : std::string(v.IsSequence() ? "a list" : "a mapping"); }
+
+/// Records whether a document has a value, and where its first one is.
+class DocumentProbe final : public YAML::EventHandler {
+ public:
+  bool content = false;
+  YAML::Mark first;
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { note(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { note(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void note(const YAML::Mark& m) {
+    if (!content) content = true, first = m;
+  }
+};
+
+/// The first YAML document of `text`, and where a second one with a value
+/// starts, if there is one. Not YAML::LoadAll: on some malformed input
+/// (",to\xfc\xff\xff1", found by fuzzing) its parser yields documents
+/// without end, and LoadAll gathers them until memory runs out; here the
+/// parser is asked for two at most. Throws YAML::ParserException.
+std::pair<YAML::Node, std::optional<YAML::Mark>> first_document(const std::string& text) {
+  YAML::Node root = YAML::Load(text);
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentProbe skip, second;
+  std::optional<YAML::Mark> next;
+  if (parser.HandleNextDocument(skip) && parser.HandleNextDocument(second) && second.content) next = second.first;
+  return {root, next};
+}
 
 bool valid_utf8(const std::string& s) {
   std::size_t i = 0;
@@ -240,14 +285,14 @@ YamlOverride parse_override(const std::string& text) {
 namespace {
 
 YAML::Node load_override_value(const YamlOverride& o) {
-  std::vector<YAML::Node> documents;
+  std::pair<YAML::Node, std::optional<YAML::Mark>> documents;
   try {
-    documents = YAML::LoadAll(o.value);
+    documents = first_document(o.value);
   } catch (const YAML::ParserException& e) {
     throw InputError(o.flag() + ": the value is not valid YAML: " + e.msg);
   }
-  if (documents.size() > 1) throw InputError(o.flag() + ": the value holds several YAML documents (--- or ...); give one");
-  YAML::Node value = documents.empty() ? YAML::Node() : documents.front();
+  if (documents.second) throw InputError(o.flag() + ": the value holds several YAML documents (--- or ...); give one");
+  YAML::Node value = documents.first;
   if (!value || value.IsNull()) throw InputError(o.flag() + ": no value (null)");
   // The checks a file's values get: UTF-8, no key twice, the depth and
   // alias-expansion bounds (a short value of nested aliases expands to
@@ -390,22 +435,22 @@ YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
 }
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
-  std::vector<YAML::Node> documents;
+  std::pair<YAML::Node, std::optional<YAML::Mark>> documents;
   try {
-    documents = YAML::LoadAll(text);
+    documents = first_document(text);
   } catch (const YAML::ParserException& e) {
     std::ostringstream os;
     os << path << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": not valid YAML: " << e.msg;
     throw InputError(os.str());
   }
-  if (documents.size() > 1) {
+  if (documents.second) {
     // The first alone was read before: the rest was dropped without a word.
     std::ostringstream os;
-    os << path << ":" << documents[1].Mark().line + 1
+    os << path << ":" << documents.second->line + 1
        << ": a second YAML document (after --- or ...): the file holds one; join them or remove the rest";
     throw InputError(os.str());
   }
-  YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
+  YAML::Node root = documents.first;
   if (!root || root.IsNull()) throw InputError(path + ": the file is empty");
   std::uint64_t visited = 0;
   check_document(YamlInput(path), root, 0, visited);

@@ -741,8 +741,10 @@ TEST(BadWork, DataBuffersAreBoundedByWhatTheProcessMayUseNotTheMachine) {
   const std::string bench = "collbench --quiet --platform " + std::string(FABRICSIM_SOURCE_DIR) +
                             "/platforms/ring8.yaml --data -b 64M -e 64M";
   testutil::CommandResult r;
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if defined(__SANITIZE_ADDRESS__)  // GCC
+#define FABRICSIM_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // clang
 #define FABRICSIM_TEST_ASAN 1
 #endif
 #endif

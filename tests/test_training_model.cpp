@@ -414,6 +414,27 @@ TEST(ResnetStep, ItsConvolutionsAreItsFlopsAndItsBucketsItsGradients) {
   });
   ASSERT_GE(buckets.size(), 10u);
   for (std::size_t i = 0; i + 1 < buckets.size(); ++i) EXPECT_GE(buckets[i], 4e6) << "bucket " << i;
+  // The ops between the GEMMs, per microbatch: a batch norm per
+  // convolution (53), a ReLU per convolution that is not an expand or a
+  // shortcut plus one per block (17 + 32 = 49), a residual add per block
+  // (16), and their backwards; the block inputs' two gradients summed (16).
+  std::map<std::string, int> ops;
+  for_each_node(*job, 0, [&](const ChakraProtoMsg::Node& n) {
+    if (n.type() == ChakraProtoMsg::COMP_NODE) ++ops[n.name()];
+  });
+  const std::map<std::string, int> expected = {
+      {"aten::native_batch_norm", 53}, {"aten::native_batch_norm_backward", 53}, {"aten::relu_", 49},
+      {"aten::threshold_backward", 49}, {"aten::add_", 16},                    {"aten::add", 16},
+      {"aten::convolution", 53},        {"aten::convolution_backward", 53},    {"aten::max_pool2d_with_indices", 1},
+      {"aten::max_pool2d_with_indices_backward", 1}};
+  for (const auto& [op, per_microbatch] : expected) EXPECT_EQ(ops[op], 2 * per_microbatch) << op;
+  // One microbatch's maps in memory at a time; GPipe holds both.
+  EXPECT_EQ(job->memory(0).in_flight, 1u);
+  const auto gpipe = job_of("name: r50\nmodel: {kind: resnet, resnet_depth: 50}\n"
+                            "training: {microbatch: 8, global_batch: 64, schedule: gpipe}\n",
+                            4, "resnet-gpipe");
+  EXPECT_EQ(gpipe->memory(0).in_flight, 2u);
+  EXPECT_NEAR(gpipe->memory(0).activations, 2 * job->memory(0).activations, 1);
 }
 
 TEST(ResnetInput, ModelParallelLayoutsAndOversizedBatchesAreRefused) {

@@ -20,6 +20,7 @@ struct PathSlot {
 };
 
 PathSlot g_paths[kPathSlots];
+static_assert(std::atomic<pid_t>::is_always_lock_free, "the handler reads the slots' owners");
 std::atomic<bool> g_installed{false};
 
 void on_signal(int sig) {
@@ -55,8 +56,9 @@ int add_temporary(const char* path) {
   const pid_t me = ::getpid();
   for (int i = 0; i < kPathSlots; ++i) {
     pid_t free_owner = g_paths[i].owner.load();
-    // A slot of another process (copied at a fork) is free here.
-    if (free_owner != 0 && free_owner == me) continue;
+    // A slot of another process (copied at a fork) is free here; one being
+    // claimed (-1) is not.
+    if (free_owner == me || free_owner == -1) continue;
     // Write the path while the slot is marked as no one's, then claim it.
     if (!g_paths[i].owner.compare_exchange_strong(free_owner, -1)) continue;
     std::strcpy(g_paths[i].path, path);

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,8 +68,17 @@ OutputFile::OutputFile(const std::string& path, const std::string& what) : path_
   std::string pattern = (slash == std::string::npos ? "" : folder) + "." + base + ".XXXXXX";
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
+  // Made and registered for removal on a signal with the signals held
+  // back, so that none lands between the two.
+  sigset_t held, saved;
+  sigemptyset(&held);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, sig);
+  ::sigprocmask(SIG_BLOCK, &held, &saved);
   const int fd = ::mkstemp(name.data());
-  if (fd < 0) fail("no new file can be made in " + folder + ": " + error_text(errno));
+  const int made_errno = errno;
+  if (fd >= 0) cleanup_slot_ = interrupt_cleanup::add_temporary(name.data());
+  ::sigprocmask(SIG_SETMASK, &saved, nullptr);
+  if (fd < 0) fail("no new file can be made in " + folder + ": " + error_text(made_errno));
   // mkstemp makes the file 0600: give it the mode of the file it replaces,
   // or what a new file gets under the umask.
   mode_t mode = 0;
@@ -81,7 +92,6 @@ OutputFile::OutputFile(const std::string& path, const std::string& what) : path_
   ::fchmod(fd, mode);
   ::close(fd);
   temp_ = name.data();
-  cleanup_slot_ = interrupt_cleanup::add_temporary(temp_.c_str());
   out_.open(temp_, std::ios::binary | std::ios::out | std::ios::trunc);
   if (!out_) fail(error_text(errno));
 }

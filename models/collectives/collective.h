@@ -283,7 +283,10 @@ struct ProgramSpec {
   /// same places in every node, one of several channels: channel `channel`'s
   /// ring takes each node's members from the one `channel` places along,
   /// the odd nodes in reverse, so that it crosses between nodes on one rail
-  /// and the channels cross on different rails. 0: group order.
+  /// and the channels cross on different rails. With an odd number of
+  /// nodes the crossing from the last node back to the first goes from
+  /// place c - 1 to place c, off its rail (no order avoids one such hop).
+  /// 0: group order.
   int node_size = 0;
   std::uint32_t channel = 0;
 };

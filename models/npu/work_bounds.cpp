@@ -129,12 +129,16 @@ WorkBounds::MemoryLimit WorkBounds::usable_memory() {
     const auto a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
     if (b == std::string::npos) continue;
     const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-    if (controllers.empty()) {
-      take(cgroup_limit("/sys/fs/cgroup" + path + "/memory.max"), "its cgroup's memory.max");
-      take(cgroup_limit("/sys/fs/cgroup/memory.max"), "its cgroup's memory.max");
-    } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
-      take(cgroup_limit("/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes"), "its cgroup's memory limit");
-      take(cgroup_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes"), "its cgroup's memory limit");
+    // The limit may sit on any ancestor (Slurm's job_N/step_M/task_K,
+    // systemd's slices): every level from the cgroup up to the mount's root.
+    const bool v2 = controllers.empty();
+    if (!v2 && ("," + controllers + ",").find(",memory,") == std::string::npos) continue;
+    const std::string mount = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+    const std::string file = v2 ? "/memory.max" : "/memory.limit_in_bytes";
+    const std::string what = v2 ? "its cgroup's memory.max" : "its cgroup's memory limit";
+    for (std::string level = path;; level = level.substr(0, level.find_last_of('/'))) {
+      take(cgroup_limit(mount + level + file), what);
+      if (level.empty() || level == "/") break;
     }
   }
   take(env_megabytes("SLURM_MEM_PER_NODE"), "the Slurm allocation (SLURM_MEM_PER_NODE)");

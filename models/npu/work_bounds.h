@@ -53,9 +53,9 @@ struct WorkBounds {
   static std::uint64_t physical_memory();
 
   /// The memory this process may use: the least of the machine's, its
-  /// address-space and data limits (ulimit -v, -d), its cgroup's limit (v2
-  /// memory.max, v1 memory.limit_in_bytes: containers, systemd, Slurm's
-  /// task/cgroup) and Slurm's allocation (SLURM_MEM_PER_NODE, or
+  /// address-space and data limits (ulimit -v, -d), its cgroup's limit and
+  /// its ancestors' (v2 memory.max, v1 memory.limit_in_bytes: containers,
+  /// systemd slices, Slurm's task/cgroup) and Slurm's allocation (SLURM_MEM_PER_NODE, or
   /// SLURM_MEM_PER_CPU x SLURM_CPUS_ON_NODE); bytes 0 when none is known.
   struct MemoryLimit {
     std::uint64_t bytes = 0;

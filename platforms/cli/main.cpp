@@ -728,8 +728,15 @@ class GenCommands {
         if (!is_job_override(o)) throw InputError("--set " + text + ": gen model takes model.KEY or training.KEY");
         sets.push_back(o);
       }
+      double limit = kMaxTraceBytes;
+      if (!model_.limit.empty()) {
+        try {
+          limit = static_cast<double>(parse_size(model_.limit));
+        } catch (const std::exception& e) {
+          throw InputError("--limit " + model_.limit + ": " + e.what());
+        }
+      }
       const auto job = load_training_job(model_.model, sets, model_.npus);
-      const double limit = model_.limit.empty() ? kMaxTraceBytes : static_cast<double>(parse_size(model_.limit));
       write_job_traces(*job, model_.out, limit, model_.force, std::cout);
     });
   }

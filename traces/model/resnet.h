@@ -34,7 +34,7 @@ std::vector<ResnetConv> resnet_convs(const ModelSpec& m);
 /// 101 {3, 4, 23, 3}, 152 {3, 8, 36, 3}.
 std::vector<int> resnet_blocks(std::uint32_t depth);
 
-/// The channels into the classifier (2,048) and the final feature map's side.
+/// The channels into the classifier: the last stage's 4 x 512.
 constexpr std::uint32_t kResnetFeatures = 2048;
 
 /// Multiply-accumulates of one image's forward pass (convolutions and the

@@ -415,8 +415,14 @@ MemoryEstimate TrainingJob::memory(int rank) const {
     e.weights = params * eb;
     e.gradients = params * tr.grad_bytes();
     e.optimizer = params * (tr.master_weights ? 8 : eb);
-    e.in_flight = 1;
-    e.activations = resnet_saved_elements(model_) * tr.microbatch * eb;
+    // Microbatches in flight: 1 under 1F1B, all of them under GPipe.
+    int live = 0, most = 0;
+    for (const Unit& u : schedule(0)) {
+      live += u.forward ? 1 : -1;
+      most = std::max(most, live);
+    }
+    e.in_flight = static_cast<std::uint32_t>(most);
+    e.activations = resnet_saved_elements(model_) * tr.microbatch * eb * most;
     e.communication = static_cast<double>(groups_of(rank).size()) * 16 * 2 * 4 * 1048576.0;
     e.reserved = tr.memory_reserved;
     return e;
