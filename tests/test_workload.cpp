@@ -499,6 +499,42 @@ TEST(Workload, ProcessGroupsFromAMetadataNode) {
   for (int r = 0; r < 4; ++r) EXPECT_EQ(j["npus"][r]["collectives"][0]["group"], r < 2 ? "7" : "8");
 }
 
+TEST(Workload, AProcessGroupConfigurationKeyedByNameIsReadAndOneOfAnotherShapeRefused) {
+  // pg_config as an object of groups keyed by their names was skipped
+  // without a word (the collectives then found no group "7"); a number is
+  // no configuration at all.
+  const std::string dir = testutil::scratch_dir("pgobject");
+  const auto write = [&](const std::string& prefix, const std::string& config) {
+    write_trace(dir + "/" + prefix, 4, [&](int r, traces::EtWriter& w) {
+      ChakraProtoMsg::Node meta;
+      meta.set_id(1);
+      meta.set_name("pg");
+      meta.set_type(ChakraProtoMsg::METADATA_NODE);
+      traces::add_string(meta, "pg_config", config);
+      w.write(meta);
+      ChakraProtoMsg::Node ar;
+      ar.set_id(2);
+      ar.set_name("ar");
+      ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      ar.add_data_deps(1);
+      traces::add_int(ar, "comm_type", 0);
+      traces::add_int(ar, "comm_size", 1 << 20);
+      traces::add_string(ar, "pg_name", r < 2 ? "7" : "8");
+      w.write(ar);
+    });
+  };
+  write("keyed", R"({"7": {"pg_name": "7", "ranks": [0, 1]}, "8": {"pg_name": "8", "ranks": [2, 3]}})");
+  const auto j = run_report(dir + "/keyed", 4, "");
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(j["npus"][r]["collectives"][0]["group"], r < 2 ? "7" : "8");
+  write("number", "5");
+  const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 4) + " --workload " + dir + "/number");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("number.0.et: node 1 (\"pg\"): the process-group configuration is 5, not a list (or an "
+                       "object) of {\"pg_name\", \"ranks\"}"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(Workload, AnEmptyRanksListIsEveryRank) {
   // PyTorch writes its default group as "ranks": []; a group_size that says
   // otherwise is an inconsistent group, refused.

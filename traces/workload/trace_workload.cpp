@@ -114,7 +114,14 @@ void TraceWorkload::define_groups(const void* proto) {
   try {
     const auto j = parse_json_strictly(json, path_ + ": node " + std::to_string(pn.id()) + " (\"" + pn.name() +
                                                  "\"): process-group configuration");
-    if (!j.is_array()) return;
+    // A list of groups, or an object of them keyed by their names (as some
+    // PyTorch versions write it; it was skipped, and the groups' collectives
+    // then ran over the wrong ranks or none). Anything else is refused.
+    if (!j.is_array() && !j.is_object()) {
+      throw TraceError(path_ + ": node " + std::to_string(pn.id()) + " (\"" + pn.name() +
+                       "\"): the process-group configuration is " + json_excerpt(j) +
+                       ", not a list (or an object) of {\"pg_name\", \"ranks\"}");
+    }
     for (const auto& g : j) {
       if (!g.is_object() || !g.contains("pg_name") || !g.contains("ranks")) continue;
       const std::string pg = g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : json_excerpt(g["pg_name"]);
