@@ -1,5 +1,7 @@
 #include "platforms/builder.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -31,6 +33,7 @@ Platform::~Platform() = default;
 Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   Calendar::instance();  // the fabric's calendar is a top-level module
   if (spec_.npus < 1) throw InputError(spec_.file + ": a platform needs at least one NPU");
+  check_build_memory();
   directory_.resize(spec_.npus);
 
   // Which fabrics each NPU is on, in declaration order: that is its NIC order.
@@ -83,6 +86,31 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   // NPUs use reduction units only through the control plane.
   if (in_network_.any()) {
     for (auto& npu : npus_) npu->set_in_switch(&in_network_);
+  }
+}
+
+void Platform::check_build_memory() const {
+  // Measured on the project's machine (docs/performance.md, "Building a
+  // platform"): about 20 KB per fabric edge (its two links, their ports,
+  // routing entries), 16 KB per NPU (its engine, HBM model, NIC), 3 KB per
+  // other node; fully connected fabrics of 256, 512 and 1,024 NPUs took
+  // 0.66, 2.6 and 10.2 GB. A platform past the memory the process may use
+  // is refused before a module is built: 4,096 fully connected NPUs would
+  // take 170 GB, and ran the machine out of memory.
+  double edges = 0, nodes = 0;
+  for (const FabricSpec& f : spec_.fabrics) {
+    edges += static_cast<double>(f.edges.size());
+    nodes += static_cast<double>(f.nodes.size());
+  }
+  const double estimate = kBuildBytesPerEdge * edges + kBuildBytesPerNpu * spec_.npus + kBuildBytesPerNode * nodes;
+  const WorkBounds::MemoryLimit limit = WorkBounds::usable_memory();
+  if (limit.bytes > 0 && estimate > static_cast<double>(limit.bytes)) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  ": the platform would take about %.1f GiB to build (%.0f connections between %.0f fabric nodes, %d NPUs), "
+                  "more than the %.1f GiB of ",
+                  estimate / (1ull << 30), edges, nodes, spec_.npus, static_cast<double>(limit.bytes) / (1ull << 30));
+    throw InputError(spec_.file + text + limit.what + " (a switch or fat tree joins as many NPUs with far fewer links)");
   }
 }
 

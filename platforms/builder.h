@@ -59,8 +59,13 @@ class Platform {
     std::vector<std::vector<PortInfo>> ports;     // per node: its ports' edges and peers
   };
 
-  /// Elaborates the platform; throws InputError for inconsistent specs.
+  /// Elaborates the platform; throws InputError for inconsistent specs, and
+  /// for one whose estimated memory (kBuildBytesPer*) is past what the
+  /// process may use (WorkBounds::usable_memory), before building anything.
   explicit Platform(PlatformSpec spec);
+  static constexpr double kBuildBytesPerEdge = 20e3;  // measured: fully connected 256-1,024 NPUs, 19.6-20.3 KB
+  static constexpr double kBuildBytesPerNpu = 16e3;
+  static constexpr double kBuildBytesPerNode = 3e3;
   ~Platform();
 
   const PlatformSpec& spec() const { return spec_; }
@@ -90,6 +95,7 @@ class Platform {
   static const char* kind_name(FabricNode::Kind kind);
 
  private:
+  void check_build_memory() const;
   /// Elaborates fabric `index`: its nodes by kind, its links, lookaheads
   /// and routes, and its reduction units' groups.
   void build_fabric(std::size_t index, FabricSpec& f);

@@ -763,6 +763,21 @@ TEST(BadWork, DataBuffersAreBoundedByWhatTheProcessMayUseNotTheMachine) {
   EXPECT_EQ(testutil::run_fabricsim(bench).exit_code, 0);
 }
 
+TEST(BadWork, APlatformPastTheProcesssMemoryIsRefusedBeforeItIsBuilt) {
+  // 512 NPUs fully connected: 130,816 connections, about 2.4 GiB to build
+  // (measured 2.6 GB), against a 2 GiB allocation. 4,096 of them once took
+  // the machine's memory before anything said so.
+  const std::string dir = testutil::scratch_dir("bad-build-size");
+  testutil::write_text(dir + "/fc.yaml", "npus: 512\nfabrics: [{topology: fully_connected}]\n");
+  const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/fc.yaml -b 1K -e 1K",
+                                         "env SLURM_MEM_PER_NODE=2048");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/fc.yaml: the platform would take about 2.4 GiB to build (130816 connections between 512 "
+                             "fabric nodes, 512 NPUs), more than the 2.0 GiB of the Slurm allocation"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(BadWork, TheEstimateWarnsPastTenMinutesAndRefusesPastTwoHours) {
   WorkBounds b;
   b.frame_bytes = 1 << 20;
