@@ -2,19 +2,23 @@
 // counting mode or for real (a first pass counts them, so the reader gets
 // dense ids without a pass over nodes it would keep), GPU ops written with
 // their tensors as PyTorch's converter writes them, and collectives,
-// sends and receives on named process groups. A generator (a transformer's
-// RankNodes, a ResNet's) derives and says what comes next in expand_next().
+// sends and receives on named process groups, and the step's program: the
+// groups' metadata, then the rank's schedule units, then the step's end,
+// once per training step. A generator (a transformer's RankNodes, a
+// ResNet's) derives and says what a unit and a step's end make.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "traces/generator/et_writer.h"
+#include "traces/model/training_job.h"
 #include "traces/reader/node_source.h"
 
 namespace fabricsim::model_nodes {
@@ -69,11 +73,41 @@ class NodeEmitter : public traces::NodeSource {
   }
 
  protected:
-  NodeEmitter(std::string name, bool count_only, std::uint64_t count, std::uint32_t element_bytes)
-      : count_only_(count_only), count_(count), name_(std::move(name)), eb_(element_bytes) {}
+  /// Rank `rank` of `job`: its name, element size, process groups (by kind:
+  /// tp, dp, ...) and its pipeline stage's schedule.
+  NodeEmitter(const TrainingJob& job, int rank, bool count_only, std::uint64_t count)
+      : count_only_(count_only), count_(count),
+        name_("model " + (job.name().empty() ? std::string("job") : job.name()) + ", rank " + std::to_string(rank)),
+        eb_(job.training().element_bytes()), units_(job.schedule(job.coords(rank).p)), steps_(job.training().steps) {
+    for (const auto& [group, ranks] : job.groups_of(rank)) {
+      group_[group.substr(0, group.find('_'))] = group;
+      group_ranks_[group] = ranks;
+    }
+  }
 
-  /// Makes the next few nodes (into out_); false when the step is over.
-  virtual bool expand_next() = 0;
+  /// What a schedule unit (a chunk's forward or backward of a microbatch)
+  /// and the end of a step (gradients, optimizer) make.
+  virtual void run_unit(const TrainingJob::Unit& u) = 0;
+  virtual void end_of_step() = 0;
+
+  /// Makes the next few nodes (into out_); false when every step is over.
+  bool expand_next() {
+    if (!started_) {
+      started_ = true;
+      for (const auto& [group, ranks] : group_ranks_) metadata_group(group, ranks);
+      return true;
+    }
+    if (step_ >= static_cast<int>(steps_)) return false;
+    if (unit_ < units_.size()) {
+      run_unit(units_[unit_++]);
+      return true;
+    }
+    end_of_step();
+    unit_ = 0;
+    ++step_;
+    return true;
+  }
+  bool last_step() const { return step_ + 1 == static_cast<int>(steps_); }
 
   // ---- emitting nodes ----
   ChakraProtoMsg::Node& begin(ChakraProtoMsg::NodeType type, const std::string& name) {
@@ -189,6 +223,11 @@ class NodeEmitter : public traces::NodeSource {
   std::uint64_t count_;
   std::string name_;
   std::uint32_t eb_ = 2;  // the training dtype's element size
+  std::vector<TrainingJob::Unit> units_;                 // the rank's stage's schedule
+  std::uint32_t steps_;
+  bool started_ = false;
+  int step_ = 0;          // the training step being made
+  std::size_t unit_ = 0;  // its next unit
   std::map<std::string, std::string> group_;             // kind -> group name
   std::map<std::string, std::vector<int>> group_ranks_;  // group name -> ranks
   std::deque<ChakraProtoMsg::Node> out_;
@@ -199,5 +238,14 @@ class NodeEmitter : public traces::NodeSource {
   std::vector<std::uint64_t> waits_;
   std::map<std::string, std::uint64_t> last_collective_;
 };
+
+/// Rank `rank`'s nodes from generator `Nodes`: counted once, then made as
+/// they are read.
+template <class Nodes>
+std::unique_ptr<traces::NodeSource> counted_source(const TrainingJob& job, int rank) {
+  Nodes counter(job, rank, true, 0);
+  const std::uint64_t count = counter.count_all();
+  return std::make_unique<Nodes>(job, rank, false, count);
+}
 
 }  // namespace fabricsim::model_nodes

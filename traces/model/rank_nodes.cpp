@@ -76,15 +76,8 @@ constexpr const char* kFlashBackward =
 class RankNodes final : public NodeEmitter {
  public:
   RankNodes(const TrainingJob& job, int rank, bool count_only, std::uint64_t count)
-      : NodeEmitter("model " + (job.name().empty() ? std::string("job") : job.name()) + ", rank " + std::to_string(rank),
-                    count_only, count, job.training().element_bytes()),
-        job_(job), tr_(job_.training()), m_(job_.model()), rank_(rank), me_(job.coords(rank)) {
-    units_ = job.schedule(me_.p);
-    for (const auto& [name, ranks] : job.groups_of(rank)) {
-      const std::string kind = name.substr(0, name.find('_'));
-      group_[kind] = name;
-      group_ranks_[name] = ranks;
-    }
+      : NodeEmitter(job, rank, count_only, count), job_(job), tr_(job_.training()), m_(job_.model()), rank_(rank),
+        me_(job.coords(rank)) {
     t_ = job.tp();
     tokens_ = static_cast<std::int64_t>(tr_.microbatch) * (job.seq() / job.cp());
     sp_ = tr_.sp && t_ > 1;
@@ -101,26 +94,12 @@ class RankNodes final : public NodeEmitter {
 
  private:
   // ---- the program ----
-  bool expand_next() override {
-    if (!started_) {
-      started_ = true;
-      for (const auto& [name, ranks] : group_ranks_) metadata_group(name, ranks);
-      return true;
+  void run_unit(const TrainingJob::Unit& u) override {
+    if (u.forward) {
+      forward_unit(u.chunk, u.microbatch);
+    } else {
+      backward_unit(u.chunk, u.microbatch);
     }
-    if (step_ >= static_cast<int>(tr_.steps)) return false;
-    if (unit_ < units_.size()) {
-      const TrainingJob::Unit u = units_[unit_++];
-      if (u.forward) {
-        forward_unit(u.chunk, u.microbatch);
-      } else {
-        backward_unit(u.chunk, u.microbatch);
-      }
-      return true;
-    }
-    end_of_step();
-    unit_ = 0;
-    ++step_;
-    return true;
   }
 
   /// Tags: unique per (sender, receiver) among messages that can be in
@@ -776,7 +755,7 @@ class RankNodes final : public NodeEmitter {
     compute("aten::_foreach_addcdiv_", nullptr, {list(p), list(m), list(s), Arg::value("[-0.001]")}, {});
   }
 
-  void end_of_step() {
+  void end_of_step() override {
     end_of_step_ = true;
     if (!tr_.dp_overlap) {
       // One bucket at a time after the whole backward pass.
@@ -821,7 +800,7 @@ class RankNodes final : public NodeEmitter {
                         "all_gather_expert_weights"));
       }
     }
-    if (step_ + 1 == static_cast<int>(tr_.steps)) {
+    if (last_step()) {
       // The step's last node: what the run waits on. A wait left for a next
       // step would otherwise not be in the trace at all.
       if (!waits_.empty()) elementwise("aten::fill_", {tensor({1})}, {tensor({1})});
@@ -833,15 +812,11 @@ class RankNodes final : public NodeEmitter {
   const ModelSpec& m_;
   int rank_;
   RankCoords me_;
-  std::vector<TrainingJob::Unit> units_;
   int t_ = 1;
   std::int64_t tokens_ = 0, h_ = 0, q_heads_ = 0, kv_heads_ = 0, dh_ = 0;
   bool sp_ = false;
   bool eager_ = false;
 
-  bool started_ = false;
-  int step_ = 0;
-  std::size_t unit_ = 0;
   std::uint64_t pending_send_ = kNone;
   std::uint64_t prefetch_from_ = kNone;
   std::vector<std::uint64_t> grad_ids_;
@@ -856,9 +831,7 @@ std::unique_ptr<traces::NodeSource> make_resnet_source(const TrainingJob& job, i
 
 std::unique_ptr<traces::NodeSource> TrainingJob::source(int rank) const {
   if (resnet()) return make_resnet_source(*this, rank);
-  RankNodes counter(*this, rank, true, 0);
-  const std::uint64_t count = counter.count_all();
-  return std::make_unique<RankNodes>(*this, rank, false, count);
+  return model_nodes::counted_source<RankNodes>(*this, rank);
 }
 
 }  // namespace fabricsim

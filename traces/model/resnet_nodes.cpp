@@ -39,37 +39,16 @@ constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
 class ResnetNodes final : public NodeEmitter {
  public:
   ResnetNodes(const TrainingJob& job, int rank, bool count_only, std::uint64_t count)
-      : NodeEmitter("model " + (job.name().empty() ? std::string("job") : job.name()) + ", rank " + std::to_string(rank),
-                    count_only, count, job.training().element_bytes()),
-        job_(job), tr_(job_.training()), m_(job_.model()), convs_(resnet_convs(m_)), b_(tr_.microbatch) {
-    units_ = job.schedule(0);
-    for (const auto& [name, ranks] : job.groups_of(rank)) {
-      group_[name.substr(0, name.find('_'))] = name;
-      group_ranks_[name] = ranks;
-    }
-  }
+      : NodeEmitter(job, rank, count_only, count), job_(job), tr_(job_.training()), m_(job_.model()),
+        convs_(resnet_convs(m_)), b_(tr_.microbatch) {}
 
  private:
-  bool expand_next() override {
-    if (!started_) {
-      started_ = true;
-      for (const auto& [name, ranks] : group_ranks_) metadata_group(name, ranks);
-      return true;
+  void run_unit(const TrainingJob::Unit& u) override {
+    if (u.forward) {
+      forward();
+    } else {
+      backward(u.microbatch == job_.microbatches() - 1);
     }
-    if (step_ >= static_cast<int>(tr_.steps)) return false;
-    if (unit_ < units_.size()) {
-      const TrainingJob::Unit u = units_[unit_++];
-      if (u.forward) {
-        forward();
-      } else {
-        backward(u.microbatch == job_.microbatches() - 1);
-      }
-      return true;
-    }
-    end_of_step();
-    unit_ = 0;
-    ++step_;
-    return true;
   }
 
   Tensor map(std::uint32_t channels, std::uint32_t side) { return tensor({b_, channels, side, side}); }
@@ -212,7 +191,7 @@ class ResnetNodes final : public NodeEmitter {
   /// SGD with momentum and weight decay over every weight, as PyTorch's
   /// foreach implementation runs it (on fp32 master weights, then cast back,
   /// with master_weights).
-  void end_of_step() {
+  void end_of_step() override {
     const double params = static_cast<double>(job_.local_params(0).first);
     if (!tr_.dp_overlap) {
       for (double left = params; left > 0; left -= tr_.bucket_params) {
@@ -240,10 +219,6 @@ class ResnetNodes final : public NodeEmitter {
   const ModelSpec& m_;
   std::vector<ResnetConv> convs_;
   std::int64_t b_;
-  std::vector<TrainingJob::Unit> units_;
-  bool started_ = false;
-  int step_ = 0;
-  std::size_t unit_ = 0;
   bool reduce_now_ = false;
   double bucket_ = 0;
   std::uint64_t last_grads_ = kNone;
@@ -252,9 +227,7 @@ class ResnetNodes final : public NodeEmitter {
 }  // namespace
 
 std::unique_ptr<traces::NodeSource> make_resnet_source(const TrainingJob& job, int rank) {
-  ResnetNodes counter(job, rank, true, 0);
-  const std::uint64_t count = counter.count_all();
-  return std::make_unique<ResnetNodes>(job, rank, false, count);
+  return model_nodes::counted_source<ResnetNodes>(job, rank);
 }
 
 }  // namespace fabricsim
