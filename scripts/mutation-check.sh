@@ -244,7 +244,7 @@ mutations=(
   "the bubble counts microbatches, not chunks|traces/model/training_job.cpp|  const double p = pp_, mv = static_cast<double>(m_) * vp_;|  const double p = pp_, mv = static_cast<double>(m_);|TrainingSchedule"
   "equation 3 without the recomputed forward|traces/model/training_job.cpp|  return model_flops() + tokens_per_step() * layers;|  return model_flops();|TrainingFlops"
   "a signal leaves the outputs' temporaries|tlm/interrupt_cleanup.cpp|    if (s.owner.load() == me) ::unlink(s.path);|    if (false) ::unlink(s.path);|Signals"
-  "a second YAML document dropped|platforms/yaml_input.cpp|  if (documents.size() > 1) {\n    // The first alone|  if (false) {\n    // The first alone|BadYaml.ASecondDocument"
+  "a second YAML document dropped|platforms/yaml_input.cpp|  if (documents.second) {\n    // The first alone|  if (false) {\n    // The first alone|BadYaml.ASecondDocument"
   "--set values skip the file's checks|platforms/yaml_input.cpp|  check_document(YamlInput(o.flag() + \" (its value)\"), value, 0, visited);|  (void)visited;|BadYaml.ASecondDocument"
   "data buffers bounded by the machine, not the process|platforms/builder.cpp|  b.memory_bytes = limit.bytes;|  b.memory_bytes = WorkBounds::physical_memory();|BadWork.DataBuffers"
   "gen model writes past its bound|platforms/training_loader.cpp|  if (bytes > limit && !force) {|  if (false) {|TrainingInput.TracesPast"
