@@ -468,14 +468,20 @@ TEST(BrokenTraces, NodesOfTypesNotRunAreCountedInOneWarning) {
 }
 
 /// Per rank: PyTorch's process-group configuration (`config`, as the
-/// metadata node's input values) and a 1 MiB all-reduce over group(rank).
-void write_group_trace(const std::string& prefix, const std::string& config, std::function<std::string(int)> group) {
+/// metadata node's input values, or with `as_attribute` its pg_config
+/// attribute) and a 1 MiB all-reduce over group(rank).
+void write_group_trace(const std::string& prefix, const std::string& config, std::function<std::string(int)> group,
+                       bool as_attribute = false) {
   write_trace(prefix, 4, [&](int r, traces::EtWriter& w) {
     ChakraProtoMsg::Node meta;
     meta.set_id(1);
     meta.set_name("## process_group:init ##");
     meta.set_type(ChakraProtoMsg::METADATA_NODE);
-    meta.mutable_inputs()->set_values(config);
+    if (as_attribute) {
+      traces::add_string(meta, "pg_config", config);
+    } else {
+      meta.mutable_inputs()->set_values(config);
+    }
     w.write(meta);
     ChakraProtoMsg::Node ar;
     ar.set_id(2);
@@ -505,23 +511,7 @@ TEST(Workload, AProcessGroupConfigurationKeyedByNameIsReadAndOneOfAnotherShapeRe
   // no configuration at all.
   const std::string dir = testutil::scratch_dir("pgobject");
   const auto write = [&](const std::string& prefix, const std::string& config) {
-    write_trace(dir + "/" + prefix, 4, [&](int r, traces::EtWriter& w) {
-      ChakraProtoMsg::Node meta;
-      meta.set_id(1);
-      meta.set_name("pg");
-      meta.set_type(ChakraProtoMsg::METADATA_NODE);
-      traces::add_string(meta, "pg_config", config);
-      w.write(meta);
-      ChakraProtoMsg::Node ar;
-      ar.set_id(2);
-      ar.set_name("ar");
-      ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      ar.add_data_deps(1);
-      traces::add_int(ar, "comm_type", 0);
-      traces::add_int(ar, "comm_size", 1 << 20);
-      traces::add_string(ar, "pg_name", r < 2 ? "7" : "8");
-      w.write(ar);
-    });
+    write_group_trace(dir + "/" + prefix, config, [](int r) { return r < 2 ? "7" : "8"; }, true);
   };
   write("keyed", R"({"7": {"pg_name": "7", "ranks": [0, 1]}, "8": {"pg_name": "8", "ranks": [2, 3]}})");
   const auto j = run_report(dir + "/keyed", 4, "");
@@ -529,7 +519,8 @@ TEST(Workload, AProcessGroupConfigurationKeyedByNameIsReadAndOneOfAnotherShapeRe
   write("number", "5");
   const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 4) + " --workload " + dir + "/number");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("number.0.et: node 1 (\"pg\"): the process-group configuration is 5, not a list (or an "
+  EXPECT_NE(r.err.find("number.0.et: node 1 (\"## process_group:init ##\"): the process-group configuration is 5, "
+                       "not a list (or an "
                        "object) of {\"pg_name\", \"ranks\"}"),
             std::string::npos)
       << r.err;
