@@ -105,12 +105,12 @@ void Platform::check_build_memory() const {
   const double estimate = kBuildBytesPerEdge * edges + kBuildBytesPerNpu * spec_.npus + kBuildBytesPerNode * nodes;
   const WorkBounds::MemoryLimit limit = WorkBounds::usable_memory();
   if (limit.bytes > 0 && estimate > static_cast<double>(limit.bytes)) {
-    char text[256];
-    std::snprintf(text, sizeof text,
-                  ": the platform would take about %.1f GiB to build (%.0f connections between %.0f fabric nodes, %d NPUs), "
-                  "more than the %.1f GiB of ",
-                  estimate / (1ull << 30), edges, nodes, spec_.npus, static_cast<double>(limit.bytes) / (1ull << 30));
-    throw InputError(spec_.file + text + limit.what + " (a switch or fat tree joins as many NPUs with far fewer links)");
+    char counts[160];
+    std::snprintf(counts, sizeof counts, " to build (%.0f connections between %.0f fabric nodes, %d NPUs), more than the ",
+                  edges, nodes, spec_.npus);
+    throw InputError(spec_.file + ": the platform would take about " + WorkBounds::gib_text(estimate) + counts +
+                     WorkBounds::gib_text(static_cast<double>(limit.bytes)) + " of " + limit.what +
+                     " (a switch or fat tree joins as many NPUs with far fewer links)");
   }
 }
 

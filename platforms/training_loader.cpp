@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "models/npu/work_bounds.h"
 #include "tlm/errors.h"
 #include "tlm/input_file.h"
 #include "tlm/json_input.h"
@@ -197,13 +198,10 @@ std::string check_job_memory(const TrainingJob& job, const PlatformSpec& spec) {
 }
 
 namespace {
-std::string gib(double bytes) {
+std::string gib(double bytes) {  // MiB below a GiB: a small job's estimate stays readable
+  if (bytes >= (1ull << 30)) return WorkBounds::gib_text(bytes);
   char buf[64];
-  if (bytes < (1ull << 30)) {
-    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1ull << 20));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1ull << 30));
-  }
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1ull << 20));
   return buf;
 }
 }  // namespace
@@ -224,9 +222,10 @@ void write_job_traces(const TrainingJob& job, const std::string& prefix, double 
   const double per_node = rank0_nodes > 0 ? rank0_bytes / rank0_nodes : 0;
   double bytes = 0;
   const int ranks_per_stage = job.gpus() / job.pp();
-  for (int p = 0; p < job.pp(); ++p) {
-    const auto source = job.source(job.rank_of({0, 0, 0, p}));
-    bytes += static_cast<double>(source->dense_ids().value_or(0)) * per_node * ranks_per_stage;
+  for (int p = 0; p < job.pp(); ++p) {  // stage 0's is rank 0's, counted above
+    const double nodes =
+        p == 0 ? rank0_nodes : static_cast<double>(job.source(job.rank_of({0, 0, 0, p}))->dense_ids().value_or(0));
+    bytes += nodes * per_node * ranks_per_stage;
   }
   const std::string what = std::to_string(job.gpus()) + " traces " + prefix + ".<rank>.et";
   // The folder they go to, or the nearest one above it that exists (the

@@ -30,13 +30,13 @@ std::string duration_text(double seconds) {
   return buf;
 }
 
-std::string bytes_text(double bytes) {
+}  // namespace
+
+std::string WorkBounds::gib_text(double bytes) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / 1073741824.0);
   return buf;
 }
-
-}  // namespace
 
 WorkBounds::Estimate WorkBounds::collective(CollectiveType type, std::uint64_t bytes, std::size_t members,
                                             bool data) const {
@@ -68,9 +68,9 @@ std::string WorkBounds::check(const Estimate& e, const std::string& what) const 
                                   duration_text(kMaxSeconds) + " (give --force to run it anyway)");
     }
     if (memory_bytes > 0 && e.data_bytes > static_cast<double>(memory_bytes)) {
-      throw std::invalid_argument(what + " would hold about " + bytes_text(e.data_bytes) +
+      throw std::invalid_argument(what + " would hold about " + gib_text(e.data_bytes) +
                                   " of data buffers (--data), more than the " +
-                                  bytes_text(static_cast<double>(memory_bytes)) + " of " + memory_limit +
+                                  gib_text(static_cast<double>(memory_bytes)) + " of " + memory_limit +
                                   " (give --force to run it anyway)");
     }
   }

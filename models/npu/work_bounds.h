@@ -49,6 +49,9 @@ struct WorkBounds {
   /// limit, past the limits unless `force`.
   std::string check(const Estimate& e, const std::string& what) const;
 
+  /// `bytes` as the bounds' messages write them: "1.5 GiB".
+  static std::string gib_text(double bytes);
+
   /// This machine's physical memory in bytes (0 if unknown).
   static std::uint64_t physical_memory();
 

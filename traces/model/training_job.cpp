@@ -404,6 +404,15 @@ double TrainingJob::layer_activation_bytes(std::uint32_t layer) const {
   return b;
 }
 
+std::uint32_t TrainingJob::in_flight(int stage) const {
+  int live = 0, most = 0;
+  for (const Unit& u : schedule(stage)) {
+    live += u.forward ? 1 : -1;
+    most = std::max(most, live);
+  }
+  return static_cast<std::uint32_t>(most);
+}
+
 MemoryEstimate TrainingJob::memory(int rank) const {
   const RankCoords me = coords(rank);
   const TrainingSpec& tr = training_;
@@ -416,13 +425,8 @@ MemoryEstimate TrainingJob::memory(int rank) const {
     e.gradients = params * tr.grad_bytes();
     e.optimizer = params * (tr.master_weights ? 8 : eb);
     // Microbatches in flight: 1 under 1F1B, all of them under GPipe.
-    int live = 0, most = 0;
-    for (const Unit& u : schedule(0)) {
-      live += u.forward ? 1 : -1;
-      most = std::max(most, live);
-    }
-    e.in_flight = static_cast<std::uint32_t>(most);
-    e.activations = resnet_saved_elements(model_) * tr.microbatch * eb * most;
+    e.in_flight = in_flight(0);
+    e.activations = resnet_saved_elements(model_) * tr.microbatch * eb * e.in_flight;
     e.communication = static_cast<double>(groups_of(rank).size()) * 16 * 2 * 4 * 1048576.0;
     e.reserved = tr.memory_reserved;
     return e;
@@ -441,14 +445,8 @@ MemoryEstimate TrainingJob::memory(int rank) const {
     const LayerParams lp = layer_params(0);
     e.weights = (dense / shard_dense + experts / shard_experts) * eb + 2 * (lp.dense + lp.experts) * eb;
   }
-  // Microbatch-chunks in flight: the schedule's most forwards not yet
-  // matched by their backward.
-  int live = 0, most = 0;
-  for (const Unit& u : schedule(me.p)) {
-    live += u.forward ? 1 : -1;
-    most = std::max(most, live);
-  }
-  e.in_flight = static_cast<std::uint32_t>(most);
+  e.in_flight = in_flight(me.p);
+  const double most = e.in_flight;
   // The stage's largest chunk (the schedule keeps whole chunks in flight).
   double per_chunk = 0;
   for (int c = 0; c < vp_; ++c) {

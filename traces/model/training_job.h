@@ -119,6 +119,9 @@ class TrainingJob {
     int chunk, microbatch;
   };
   std::vector<Unit> schedule(int stage) const;
+  /// Microbatch-chunks a stage keeps in flight: its schedule's most
+  /// forwards not yet matched by their backward.
+  std::uint32_t in_flight(int stage) const;
 
  private:
   ModelSpec model_;
