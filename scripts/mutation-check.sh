@@ -3,10 +3,24 @@
 # tests meant to guard each behaviour fail: a test a broken model passes is
 # not a test. Each mutation is applied to the source, built (incrementally,
 # in build/), its tests run, and the source restored, whatever happens.
-# Usage: scripts/mutation-check.sh [build-dir]      (about a minute a mutation)
-#        ONLY=regex scripts/mutation-check.sh   runs the mutations whose name matches
+# Usage:
+#   scripts/mutation-check.sh [build-dir]  every mutation (about a minute each)
+#   ONLY=regex scripts/mutation-check.sh   the mutations whose name matches
+#   SAMPLE=N [SEED=S] [BUDGET=seconds] scripts/mutation-check.sh
+#                                          N of them drawn at random (the seed is
+#                                          printed, so a run can be repeated); none
+#                                          is started once BUDGET seconds have passed
+#   scripts/mutation-check.sh --check      only that every mutation still applies:
+#                                          its text is in its file exactly once
+# CI runs --check and a sample on a fixed budget (.ci/run). In a text "\n" is a
+# newline and "\|" a "|"; the last field is a ctest -R regex.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+check_only=false
+if [ "${1:-}" = "--check" ]; then
+  check_only=true
+  shift
+fi
 build=${1:-build}
 
 # name | file | text to replace | replacement | tests (ctest -R) that must fail
@@ -26,7 +40,7 @@ mutations=(
   "repeated JSON key kept|tlm/json_input.cpp|if (!l.keys.insert(l.key).second) {|if (false) {|BadJson"
   "a rank twice in a group|traces/workload/process_groups.cpp|    if (seen[static_cast<std::size_t>(r)]) {|    if (false) {|BadGroups"
   "forwarding in call order|models/switch/forwarding.cpp|  if (when <= now_ticks()) {\n    forward(f);|  if (true) {\n    forward(f);|Fabric.AnOutputServes"
-  "a NIC port sends messages whole, one after another|models/nic/nic.cpp|    queue.push_back(m);  // round robin between messages|    queue.insert(0, m);|NicFrames"
+  "a NIC port sends messages whole, one after another|models/nic/nic.cpp|  queue.push_back(m);  // round robin between messages|  queue.insert(0, m);|NicFrames"
   "message overhead ignored|models/nic/nic.h|    return m.nic.posted_at + (m.hardware ? 0 : params_.overhead(m.protocol));|    return m.nic.posted_at;|NicParameters"
   "injection bandwidth ignored|models/nic/nic.cpp|        f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));|        f->tail = f->head;|NicParameters"
   "forward latency ignored|models/nic/nic.cpp|      forwarder_(*this, params.forward_latency) {|      forwarder_(*this, 0) {|NicParameters"
@@ -48,7 +62,7 @@ mutations=(
   "reduce-scatter and all-gather default flat on several dimensions|models/collectives/algorithm_choice.cpp|    return AlgorithmKind::kHierarchical;  // a phase per dimension, as for all-reduce|    return point_to_point_default(type, bytes, n, hints);|DefaultChoice.AReduceScatter"
   "all-to-all phases start from an empty receive half|models/collectives/data_check.cpp|    std::memcpy(run.data.data() + s.bytes, run.data.data(), s.bytes);|    (void)0;|AstraSystem.AllToAll"
   "an all-to-all phase's slices taken as touching|models/collectives/algorithms/hierarchical.cpp|        const bool touching = s.segments.base == s.segments.stride|        const bool touching = true|CollectivePrograms.HierarchicalAllToAll"
-  "ASTRA-sim sub-groups run the file's phases|models/collectives/algorithm_choice.cpp|    if (ranks.size() != npus) return AlgorithmKind::kRing;|    (void)npus;|AstraSystem.Settings"
+  "ASTRA-sim sub-groups run the file's phases|models/collectives/algorithm_choice.cpp|  return ranks.size() != npus;|  return ranks.size() != npus && false;|AstraSystem.Settings"
   "an in-place ring relay delivers before its own block left|models/collectives/algorithms/ring.cpp|    const int k = in_place && r == 0 ? n_ - 1 - t : t + 1, i = me_;|    const int k = t + 1, i = me_;|CollectivePrograms.HierarchicalAllToAll"
   "an in-place direct window takes peers in ASTRA-sim's order|models/collectives/algorithms/direct.cpp|    const bool paired = in_place() && w < static_cast<std::uint32_t>(n_ - 1);|    const bool paired = false;|CollectivePrograms.HierarchicalAllToAll"
   "hierarchical point-to-point levels run plain|models/collectives/algorithm_choice.cpp|  const bool p2p_levels = algorithm == AlgorithmKind::kHierarchical && point_to_point_levels(config, hints, type);|  const bool p2p_levels = false;|ProtocolChoice"
@@ -86,7 +100,7 @@ mutations=(
   "the first port reads a striped message ahead whole|models/nic/nic.cpp|  return held < share;|  return true;|Striping.AMessageSmaller|Striping.TwoSmall"
   "a port reads a large striped message a frame at a time|models/nic/nic.cpp|  const std::uint32_t share = (m->nic.frames_total + m->nic.stripe_ports - 1) / m->nic.stripe_ports;|  const std::uint32_t share = 1;|Striping.ALargeMessage"
   "a striped NIC runs a window transport|platforms/loader.cpp|      if (nic.stripe && f.transport.needs_order()) {|      if (false) {|BadTransports"
-  "a spent striped entry opens a closed window|models/nic/nic.cpp|        queue.erase(i--);\n        m->unref();  // this queue entry's\n        continue;|        return true;|NicWindow.AClosedWindow"
+  "a spent striped entry opens a closed window|models/nic/nic.cpp|    return m->nic.frames_sent == m->nic.frames_total \|\| !window_allows(*m);|    return !window_allows(*m);|NicWindow.AClosedWindow"
   "collbench levels leave the algorithm to the default choice|platforms/cli/main.cpp|      o.algorithm = AlgorithmKind::kHierarchical;|      (void)0;|BadLevels"
   "PAT passes blocks past the end of their tree|models/collectives/algorithms/pat.cpp|    for (int i = 0; i + d < n_; i += 2 * d) f(mod(x - i, n_));|    for (int i = 0; i < n_; i += 2 * d) f(mod(x - i, n_));|CollectivePrograms.EveryAlgorithm"
   "PAT's reduce-scatter copies where it should add|models/collectives/algorithms/pat.cpp|      for_each_block(me_, d, [&](int s) { out.recvs.push_back(block(me_ + d, s, r, true)); });|      for_each_block(me_, d, [&](int s) { out.recvs.push_back(block(me_ + d, s, r, false)); });|CollectivePrograms.EveryAlgorithm"
@@ -94,7 +108,7 @@ mutations=(
   "launch latency ignored|models/collectives/collective_engine.cpp|  if (const Tick launch = config_.launch(spec.protocol); launch > 0) {|  if (const Tick launch = 0; launch > 0) {|ProtocolClosedForm"
   "protocols chosen without their step latency|models/collectives/algorithm_choice.cpp|         sequential_steps(type, algorithm, n) * static_cast<double>(costs.overhead(p) + costs.hop) +|         0.0 +|ProtocolChoice.Auto"
   "the default choice takes the slowest estimate|models/collectives/algorithm_choice.cpp|  for (const auto& [a, t] : default_estimates(config, type, bytes, ranks, group_is_world, hints)) {\n    if (t < best) {|  for (const auto& [a, t] : default_estimates(config, type, bytes, ranks, group_is_world, hints)) {\n    if (!pick or t > best) {|CostModel.ARing|DefaultChoice.Within"
-  "the cost model ignores the busiest link|models/collectives/cost_model.cpp|      std::max(busiest * 1e12, end.transfer * waves + (concurrent - 1) * last_frame);|      std::max(0.0, end.transfer * waves + (concurrent - 1) * last_frame);|CostModel.ARing"
+  "the cost model ignores the busiest link|models/collectives/cost_model.cpp|      std::max(busiest * 1e12, end.transfer * waves + busiest * 1e12 * (per_channel - 1) / per_channel);|      end.transfer * waves;|CostModel.ARing"
   "equal-cost paths split instead of hashed|platforms/traffic_paths.cpp|  } else if (depth == 0 && f.spec->nic.stripe) {|  } else {|DefaultChoice.WithinFivePercentOfTheFastestOnTwoAndFour"
   # The component harnesses (tests/models/): each model alone, bound to test
   # sockets. A fault some other test already catches is listed again with the
@@ -106,7 +120,7 @@ mutations=(
   "PFC resumes at xoff, not xon|models/link/link.cpp|  } else if (l.receiver_pausing && l.occupancy <= xon) {|  } else if (l.receiver_pausing && l.occupancy <= xoff) {|Pfc.TheReceiver"
   "no ECN marks|models/link/link.cpp|    f->ecn = true;\n    ++stats_.ecn_marks;|    ++stats_.ecn_marks;|Transport.Dcqcn"
   "DCQCN does not cut the rate|models/nic/dcqcn.cpp|  q.rc = std::max(params_.min_rate.bytes_per_ps(), q.rc * (1 - q.alpha / 2));|  q.rc = std::max(params_.min_rate.bytes_per_ps(), q.rc);|Transport.Dcqcn"
-  "DCQCN rate not applied|models/nic/nic.cpp|if (dcqcn_ && f->msg->notice == Message::Notice::kNone) f->head|if (false) f->head|Transport.Dcqcn"
+  "DCQCN rate not applied|models/nic/nic.cpp|        if (dcqcn_ && f->msg->notice == Message::Notice::kNone) {|        if (false) {|Transport.Dcqcn"
   "queue pairs not spread|models/nic/nic.h|    return queue_pairs_ <= 1 ? flow : flow + (index % queue_pairs_) * 0x9e3779b9u;|    return flow;|Ecmp.EightQueuePairs"
   "adaptive routing takes the busiest port|models/switch/forwarding.cpp|    if (b < least) {|    if (b > least) {|LoadBalancing.AdaptiveRoutingRuns"
   "adaptive routing ignores queued frames|models/link/link.cpp|  return sending + params_.bandwidth.time_for(static_cast<double>(waiting_bytes_));|  return sending;|LoadBalancing.AdaptiveRoutingRuns"
@@ -160,8 +174,8 @@ mutations=(
   "frames not whole packets|models/nic/nic.cpp|  params_.segment_bytes -= params_.segment_bytes % params_.mtu_bytes;|  (void)0;|NicTiming.AMessageIsCut"
   "injection bandwidth ignored (NIC alone)|models/nic/nic.cpp|        f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));|        f->tail = f->head;|NicTiming.InjectionBandwidthBelow"
   "injection not shared by the ports|models/nic/nic.cpp|        if (!params_.injection.is_unlimited()) injection_free_ = f->tail;|        (void)0;|NicTiming.InjectionBandwidthIsShared"
-  "a NIC port sends messages whole (NIC alone)|models/nic/nic.cpp|    queue.push_back(m);  // round robin between messages|    queue.insert(0, m);|NicTiming.TwoMessages"
-  "striping ignored|models/nic/nic.cpp|  if (params_.stripe && num_ports() > 1) {|  if (false) {|NicTiming.AStripedMessageSpreads"
+  "a NIC port sends messages whole (NIC alone)|models/nic/nic.cpp|  queue.push_back(m);  // round robin between messages|  queue.insert(0, m);|NicTiming.TwoMessages"
+  "striping ignored|models/nic/nic.cpp|  if (params_.stripe && num_ports() > 1) stripe_ports|  if (false) stripe_ports|NicTiming.AStripedMessageSpreads"
   "a message has left when its last frame to be reported has, not its latest|models/nic/nic.cpp|  m->nic.left_at = std::max(m->nic.left_at, left);|  m->nic.left_at = left;|NicTiming.AStripedMessageOverUnequalPorts"
   "forward latency ignored (NIC alone)|models/nic/nic.cpp|      forwarder_(*this, params.forward_latency) {|      forwarder_(*this, 0) {|NicTiming.AFramePassingThrough"
   "switch hop latency ignored|models/switch/switch.cpp|      forwarder_(*this, params.hop_latency) {|      forwarder_(*this, 0) {|SwitchTiming.AFrameLeaves"
@@ -253,16 +267,10 @@ mutations=(
   "a platform built whatever its size|platforms/builder.cpp|  check_build_memory();\n|\n|BadWork.APlatformPast"
 )
 
-restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }
-trap restore EXIT
-survivors=0
-for m in "${mutations[@]}"; do
-  IFS='|' read -r name file old new tests <<<"$m"
-  if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then continue; fi
-  old=${old//\\|/|}; new=${new//\\|/|}
-  saved=$(mktemp)
-  cp "$file" "$saved"
-  if ! python3 - "$file" "$old" "$new" <<'PY'
+# Applies one mutation's text to its file (exit 1 and a message if the text
+# does not appear exactly once).
+apply_mutation() {
+  python3 - "$1" "$2" "$3" <<'PY'
 import sys
 path, old, new = sys.argv[1:4]
 old, new = old.replace("\\n", "\n"), new.replace("\\n", "\n")
@@ -271,14 +279,76 @@ if text.count(old) != 1:
     sys.exit(f"{path}: the text to mutate appears {text.count(old)} times: {old}")
 open(path, "w").write(text.replace(old, new))
 PY
-  then
+}
+
+# The fields of entry $1, a "\|" kept as a "|" inside its field.
+split_entry() {
+  local bar=$'\x01'
+  IFS='|' read -r name file old new tests <<<"${1//\\|/$bar}"
+  old=${old//$bar/|}
+  new=${new//$bar/|}
+  tests=${tests//$bar/|}
+}
+
+chosen=()
+for m in "${mutations[@]}"; do
+  split_entry "$m"
+  if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then continue; fi
+  chosen+=("$m")
+done
+if [ -n "${SAMPLE:-}" ]; then
+  seed=${SEED:-$(date +%s)}
+  echo "a sample of $SAMPLE of ${#chosen[@]} mutations, seed $seed (SEED=$seed SAMPLE=$SAMPLE repeats it)"
+  mapfile -t chosen < <(printf '%s\n' "${chosen[@]}" | python3 -c '
+import random, sys
+lines = sys.stdin.read().splitlines()
+random.Random(int(sys.argv[1])).shuffle(lines)
+print("\n".join(lines[: int(sys.argv[2])]))' "$seed" "$SAMPLE")
+fi
+
+if $check_only; then
+  stale=0
+  for m in "${chosen[@]}"; do
+    split_entry "$m"
+    if ! [ -f "$file" ]; then
+      echo "STALE    $name: no file $file"
+      stale=$((stale + 1))
+      continue
+    fi
+    copy=$(mktemp)
+    cp "$file" "$copy"
+    if ! apply_mutation "$copy" "$old" "$new" >/dev/null 2>&1; then
+      echo "STALE    $name: its text is not in $file exactly once"
+      stale=$((stale + 1))
+    fi
+    rm -f "$copy"
+  done
+  echo "${#chosen[@]} mutations, $stale stale"
+  exit $((stale > 0))
+fi
+
+restore() { [ -n "${saved:-}" ] && cp "$saved" "$file" && rm -f "$saved"; saved=""; }
+trap restore EXIT
+survivors=0
+started=$SECONDS
+for m in "${chosen[@]}"; do
+  split_entry "$m"
+  if [ -n "${BUDGET:-}" ] && [ $((SECONDS - started)) -ge "$BUDGET" ]; then
+    echo "the budget of $BUDGET s is spent: the rest of the sample is not run"
+    break
+  fi
+  saved=$(mktemp)
+  cp "$file" "$saved"
+  if ! apply_mutation "$file" "$old" "$new"; then
     restore
     echo "SKIPPED  $name (the source changed: update the mutation)"
     survivors=$((survivors + 1))
     continue
   fi
-  cmake --build "$build" -j2 >/dev/null
-  if ctest --test-dir "$build" -R "$tests" >/dev/null 2>&1; then
+  if ! cmake --build "$build" -j2 >/dev/null 2>&1; then
+    echo "BROKEN   $name: the mutated source does not build (update the mutation)"
+    survivors=$((survivors + 1))
+  elif ctest --test-dir "$build" -R "$tests" >/dev/null 2>&1; then
     echo "SURVIVED $name: $tests still pass"
     survivors=$((survivors + 1))
   else

@@ -563,8 +563,8 @@ bool Nic::window_open(unsigned port) {
   if (tp.idle()) return false;
   const auto& queue = tp.sending[pick_next(tp)];
   if (queue.empty()) return false;
-  const Message& m = *queue.front();
-  return m.nic.frames_sent < m.nic.frames_total && window_allows(m);
+  // put_startable_first() left a message with frames to send in front.
+  return window_allows(*queue.front());
 }
 
 bool Nic::window_allows(const Message& m) const {
