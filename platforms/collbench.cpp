@@ -77,7 +77,7 @@ std::uint64_t parse_size(const std::string& text) {
 
 namespace {
 
-class Bench : public NpuClient, public Calendar::Client {
+class Bench : public NpuClient {
  public:
   Bench(Platform& p, const Group& world) : platform_(p), world_(world) {}
 
@@ -85,9 +85,9 @@ class Bench : public NpuClient, public Calendar::Client {
     spec_ = spec;
     outstanding_ = static_cast<int>(world_.ranks.size());
     started_ = now_ticks();
-    Calendar::instance().schedule(now_ticks(), this, 0);
+    Calendar::instance().schedule<&Bench::start_everywhere>(now_ticks(), this);
   }
-  void on_calendar(std::uint32_t, void*) override {
+  void start_everywhere() {
     for (int r : world_.ranks) platform_.npu(r).start_collective(spec_, this, nullptr);
   }
   void operation_done(void*) override {

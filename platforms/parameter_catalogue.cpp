@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "models/switch/switch.h"
+#include "traces/model/model_spec.h"
+#include "traces/model/training_spec.h"
 
 namespace fabricsim {
 
@@ -142,6 +144,13 @@ std::vector<ParamSection> parameter_catalogue() {
       section(Switch::Params::table(), {"fabrics[].switch", "fabrics[].switches[] (netlist)"}),
       section(reduction_spec_table(), {"fabrics[].switch.reduction", "fabrics[].switches[].reduction (netlist)"}),
       section(transport_spec_table(), {"fabrics[].transport"}),
+  };
+}
+
+std::vector<ParamSection> workload_parameter_catalogue() {
+  return {
+      section(ModelSpec::table(), {"model (a model file: traces/models/*.yaml)", "--set model.KEY=VALUE"}),
+      section(TrainingSpec::table(), {"training (a model file)", "--set training.KEY=VALUE"}),
   };
 }
 

@@ -31,6 +31,9 @@ struct ParamSection {
 
 /// Every component type's parameters, in the order a platform file has them.
 std::vector<ParamSection> parameter_catalogue();
+/// A generated training step's parameters (run --model, gen model): the
+/// model and how it is trained, written in a model file or set by --set.
+std::vector<ParamSection> workload_parameter_catalogue();
 
 /// The parameters `spec` resolved to, as text with units ("50 GB/s"), for
 /// reports: the NPU, the collectives, the HBM, and per fabric its NIC, each

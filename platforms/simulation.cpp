@@ -19,10 +19,10 @@ namespace fabricsim {
 
 namespace {
 
-class Kickoff : public Calendar::Client {
+class Kickoff {
  public:
   explicit Kickoff(std::vector<std::unique_ptr<TraceWorkload>>& w) : workloads_(w) {}
-  void on_calendar(std::uint32_t, void*) override {
+  void start() {
     for (auto& w : workloads_) w->start();
   }
 
@@ -115,7 +115,7 @@ Simulation::Outcome Simulation::run() {
 
 Simulation::Outcome Simulation::run_to_end() {
   Kickoff kickoff(workloads_);
-  Calendar::instance().schedule(now_ticks(), &kickoff, 0);
+  Calendar::instance().schedule<&Kickoff::start>(now_ticks(), &kickoff);
   auto rethrow = [this] {
     if (auto e = Calendar::instance().take_error()) {
       try {

@@ -115,8 +115,8 @@ mutations=(
   # harness's test alone, so that the harness is shown to catch it too.
   "link serialization free|models/link/link.cpp|    const Tick duration = params_.bandwidth.time_for(static_cast<double>(f->wire_bytes));\n    const Tick ready|    const Tick duration = 0;\n    const Tick ready|LinkTiming.OneFrame"
   "link latency ignored|models/link/link.cpp|  // Hand the frame to the receiver: head after the wire latency.\n  f->head = start + params_.latency;\n  f->tail = end + params_.latency;|  f->head = start;\n  f->tail = end;|LinkTiming.OneFrame"
-  "PFC pause ignored by the sender|models/link/link.cpp|      l.sender_paused = true;|      l.sender_paused = false;|Pfc.TheReceiver"
-  "PFC pause reaches the sender at once|models/link/link.cpp|    Calendar::instance().schedule(now_ticks() + params_.latency, this, kPause);|    Calendar::instance().schedule(now_ticks(), this, kPause);|Pfc.TheReceiver"
+  "PFC pause ignored by the sender|models/link/link.cpp|  ethernet_->sender_paused = true;|  ethernet_->sender_paused = false;|Pfc.TheReceiver"
+  "PFC pause reaches the sender at once|models/link/link.cpp|    calendar_.schedule<&Link::on_pause>(now_ticks() + params_.latency, this);|    calendar_.schedule<&Link::on_pause>(now_ticks(), this);|Pfc.TheReceiver"
   "PFC resumes at xoff, not xon|models/link/link.cpp|  } else if (l.receiver_pausing && l.occupancy <= xon) {|  } else if (l.receiver_pausing && l.occupancy <= xoff) {|Pfc.TheReceiver"
   "no ECN marks|models/link/link.cpp|    f->ecn = true;\n    ++stats_.ecn_marks;|    ++stats_.ecn_marks;|Transport.Dcqcn"
   "DCQCN does not cut the rate|models/nic/dcqcn.cpp|  q.rc = std::max(params_.min_rate.bytes_per_ps(), q.rc * (1 - q.alpha / 2));|  q.rc = std::max(params_.min_rate.bytes_per_ps(), q.rc);|Transport.Dcqcn"
@@ -155,7 +155,7 @@ mutations=(
   "a metadata-less trace's first node taken for its metadata|traces/reader/et_reader.cpp|  if (node) {\n    lacked_metadata_ = true;|  if (false) {\n    lacked_metadata_ = true;|BadTraces.ATraceWithout"
   "a trace's number written as text read as absent|traces/workload/trace_workload.cpp|    fail(n, std::string(key) + \" is \" + attr_kind(*a) + \", not a number\");|    return std::nullopt;|BadTraces.ANumber"
   "timeline loses ECN marks|platforms/timeline.cpp|  l->marks[b] += marked ? 1 : 0;|  l->marks[b] += 0;|Timeline.MarksAndPauses"
-  "timeline loses PFC pauses|models/link/link.cpp|      if (timeline_) timeline_->link_paused(timeline_id_, l.paused_since, now);|      (void)0;|Timeline.MarksAndPauses"
+  "timeline loses PFC pauses|models/link/link.cpp|  if (timeline_) timeline_->link_paused(timeline_id_, l.paused_since, now);|  (void)0;|Timeline.MarksAndPauses"
   "timeline loses drops|platforms/timeline.cpp|  ++l->drops[static_cast<std::size_t>(when / bucket_)];|  (void)0;|Timeline.DropsOfALossy"
   "PFC ignores the shared buffer|models/link/link.cpp|  if (l.pool) xoff = std::min(|  if (false) xoff = std::min(|Pfc.ASharedBuffer"
   "a lossy link never drops|models/link/link.cpp|    if (!room) {  // dropped|    if (false) {  // dropped|Tcp.Incast"
@@ -265,6 +265,7 @@ mutations=(
   "gen model estimates from nothing|platforms/training_loader.cpp|      rank0_bytes += size + (size < 128 ? 1 : size < 16384 ? 2 : 3);|      rank0_bytes += 0 * size;|TrainingInput.TracesPast"
   "a process-group configuration keyed by name skipped|traces/workload/trace_workload.cpp|    if (!j.is_array() && !j.is_object()) {|    if (!j.is_array()) return;\n    if (false) {|Workload.AProcessGroupConfigurationKeyed"
   "a platform built whatever its size|platforms/builder.cpp|  check_build_memory();\n|\n|BadWork.APlatformPast"
+  "calendar events lose their argument|tlm/calendar.h|    add(when, Entry{owner, &Traits::template run<Handler>, Traits::pack(arg)});|    add(when, Entry{owner, &Traits::template run<Handler>, 0});|Calendar"
 )
 
 # Applies one mutation's text to its file (exit 1 and a message if the text

@@ -7,11 +7,11 @@
 using namespace fabricsim;
 
 namespace {
-struct Recorder : Calendar::Client {
+struct Recorder {
   std::vector<std::pair<Tick, std::uint32_t>> seen;
-  void on_calendar(std::uint32_t kind, void*) override {
+  void record(std::uint32_t kind) {
     seen.emplace_back(now_ticks(), kind);
-    if (kind == 1) Calendar::instance().schedule(now_ticks(), this, 3);  // same time, runs after 2
+    if (kind == 1) Calendar::instance().schedule<&Recorder::record>(now_ticks(), this, 3);  // same time, runs after 2
   }
 };
 }  // namespace
@@ -19,9 +19,9 @@ struct Recorder : Calendar::Client {
 TEST(Calendar, RunsEntriesAtTheirTimeInScheduleOrder) {
   Recorder r;
   Calendar& cal = Calendar::instance();
-  cal.schedule(5000, &r, 2);
-  cal.schedule(1000, &r, 1);
-  cal.schedule(1000, &r, 2);
+  cal.schedule<&Recorder::record>(5000, &r, 2);
+  cal.schedule<&Recorder::record>(1000, &r, 1);
+  cal.schedule<&Recorder::record>(1000, &r, 2);
   sc_core::sc_start();
   ASSERT_EQ(r.seen.size(), 4u);
   EXPECT_EQ(r.seen[0], std::make_pair(Tick{1000}, 1u));
@@ -34,7 +34,7 @@ TEST(Calendar, RunsEntriesAtTheirTimeInScheduleOrder) {
 namespace {
 // Schedules entries at scattered times, some from inside earlier entries, and
 // records the order they run in.
-struct Scatter : Calendar::Client {
+struct Scatter {
   struct Seen {
     Tick when;
     std::uint64_t seq;  // schedule order
@@ -49,10 +49,10 @@ struct Scatter : Calendar::Client {
   }
   void add(Tick when) {
     seq_of.push_back(next_seq++);
-    Calendar::instance().schedule(when, this, 0, reinterpret_cast<void*>(seq_of.size() - 1));
+    Calendar::instance().schedule<&Scatter::ran>(when, this, seq_of.size() - 1);
   }
-  void on_calendar(std::uint32_t, void* arg) override {
-    seen.push_back({now_ticks(), seq_of[reinterpret_cast<std::uintptr_t>(arg)]});
+  void ran(std::size_t index) {
+    seen.push_back({now_ticks(), seq_of[index]});
     if (seen.size() < 60000) {
       add(now_ticks() + random() % 5000);  // often a time already pending, sometimes now
       if (random() % 4 == 0) add(now_ticks() + 1 + random() % 200000);
@@ -78,7 +78,38 @@ TEST(Calendar, ManyScatteredTimesRunInTimeThenScheduleOrder) {
 
 TEST(Calendar, RefusesEntriesInThePastOrAtNoTime) {
   Recorder r;
-  EXPECT_THROW(Calendar::instance().schedule(kNever, &r, 1), std::logic_error);
+  EXPECT_THROW(Calendar::instance().schedule<&Recorder::record>(kNever, &r, 1), std::logic_error);
   sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_NS));
-  EXPECT_THROW(Calendar::instance().schedule(5000, &r, 1), std::logic_error);
+  EXPECT_THROW(Calendar::instance().schedule<&Recorder::record>(5000, &r, 1), std::logic_error);
+}
+
+namespace {
+// One handler per purpose, each with the argument's own type.
+enum class Colour : std::uint8_t { kRed = 1, kBlue = 200 };
+struct Typed {
+  struct Thing {
+    int value;
+  };
+  std::vector<std::string> seen;
+  void nothing() { seen.push_back("nothing at " + std::to_string(now_ticks())); }
+  void thing(Thing* t) { seen.push_back("thing " + std::to_string(t->value)); }
+  void colour(Colour c) { seen.push_back("colour " + std::to_string(static_cast<int>(c))); }
+  void big(std::uint64_t v) { seen.push_back("big " + std::to_string(v)); }
+  void negative(std::int32_t v) { seen.push_back("negative " + std::to_string(v)); }
+};
+}  // namespace
+
+TEST(Calendar, HandsEachHandlerItsArgumentAsItsOwnType) {
+  Typed t;
+  Typed::Thing thing{42};
+  Calendar& cal = Calendar::instance();
+  cal.schedule<&Typed::big>(100, &t, ~std::uint64_t{0});
+  cal.schedule<&Typed::thing>(200, &t, &thing);
+  cal.schedule<&Typed::colour>(300, &t, Colour::kBlue);
+  cal.schedule<&Typed::negative>(400, &t, -7);
+  cal.schedule_in<&Typed::nothing>(500, &t);
+  sc_core::sc_start();
+  const std::vector<std::string> expected = {"big 18446744073709551615", "thing 42", "colour 200", "negative -7",
+                                             "nothing at 500"};
+  EXPECT_EQ(t.seen, expected);
 }

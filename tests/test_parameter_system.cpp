@@ -290,9 +290,26 @@ TEST(ParamsCommand, ListsEveryParameterWithUnitDefaultAndDescription) {
   const auto bad = testutil::run_fabricsim("params lnk");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("unknown component type \"lnk\" (known: npu, npu.compute, kernel_class, memory, "
-                         "collectives, nccl, nic, pcie, link, switch, reduction_unit, transport)"),
+                         "collectives, nccl, nic, pcie, link, switch, reduction_unit, transport, model, training)"),
             std::string::npos)
       << bad.err;
+}
+
+TEST(ParamsCommand, ListsTheModelAndTrainingKeysTheDocsPointTo) {
+  // docs/workload.md sends users to `fabricsim params model|training`.
+  const auto model = testutil::run_fabricsim("params model");
+  ASSERT_EQ(model.exit_code, 0) << model.err;
+  EXPECT_NE(model.out.find("written at: model (a model file: traces/models/*.yaml) --set model.KEY=VALUE"),
+            std::string::npos)
+      << model.out;
+  EXPECT_NE(model.out.find("layers             count               24           transformer layers; [1, 100000]"),
+            std::string::npos)
+      << model.out;
+  const auto training = testutil::run_fabricsim("params training");
+  ASSERT_EQ(training.exit_code, 0) << training.err;
+  for (const auto& key : {"tp", "pp", "global_batch", "recompute", "zero", "allow_oom"}) {
+    EXPECT_NE(training.out.find(std::string("\n  ") + key + " "), std::string::npos) << key << "\n" << training.out;
+  }
 }
 
 TEST(Reports, RecordTheResolvedParameters) {

@@ -31,16 +31,16 @@ Calendar* g_calendar = nullptr;
 /// misses overlap with the work instead of following one another.
 constexpr std::size_t kPrefetchAhead = 4;
 
-/// Starts loading what the entry's event will touch first: the client's
-/// vtable pointer and, when the argument is a pooled payload (a message or
+/// Starts loading what the entry's event will touch first: its owner and,
+/// when the argument is a pooled payload (a message or
 /// frame: the common case), the fields that follow the generic payload. An
 /// argument that is not a pointer (a port number) makes a prefetch that is
 /// dropped: prefetches never fault.
 template <typename Entry>
 inline void prefetch(const Entry& e) {
-  __builtin_prefetch(static_cast<const void*>(e.client));
+  __builtin_prefetch(e.owner);
   // As an integer: the argument may be null or a number.
-  const std::uintptr_t fields = reinterpret_cast<std::uintptr_t>(e.arg) + sizeof(tlm::tlm_generic_payload);
+  const std::uintptr_t fields = static_cast<std::uintptr_t>(e.arg) + sizeof(tlm::tlm_generic_payload);
   __builtin_prefetch(reinterpret_cast<const void*>(fields));
 }
 }  // namespace
@@ -120,7 +120,7 @@ Calendar::Bucket* Calendar::bucket_for(Tick when) {
   return b;
 }
 
-void Calendar::schedule(Tick when, Client* client, std::uint32_t kind, void* arg) {
+void Calendar::add(Tick when, const Entry& e) {
   const Tick now = now_ticks();
   if (when > kMaxTime) {
     if (when == kNever) throw std::logic_error("calendar: event scheduled at no time (kNever)");
@@ -131,7 +131,7 @@ void Calendar::schedule(Tick when, Client* client, std::uint32_t kind, void* arg
     throw std::logic_error("calendar: event scheduled in the past (" + std::to_string(when) +
                            " ps < now " + std::to_string(now) + " ps)");
   }
-  bucket_for(when)->entries.push_back(Entry{client, arg, kind});
+  bucket_for(when)->entries.push_back(e);
   ++pending_;
   // While draining, the loop below picks the entry up itself.
   if (!draining_ && when < wake_at_) {
@@ -154,7 +154,7 @@ void Calendar::drain() {
       --pending_;
       ++events_run_;
       try {
-        e.client->on_calendar(e.kind, e.arg);
+        e.run(e.owner, e.arg);
       } catch (...) {
         error_ = std::current_exception();
         draining_ = false;

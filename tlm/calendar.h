@@ -23,6 +23,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include <systemc>
@@ -31,27 +32,84 @@
 
 namespace fabricsim {
 
+namespace detail {
+/// What the calendar keeps of an event: whom, which handler (a function
+/// made for it by HandlerOf, which knows the owner's and argument's types)
+/// and the argument's bits.
+struct CalendarEntry {
+  void* owner;
+  void (*run)(void* owner, std::uint64_t arg);
+  std::uint64_t arg;
+};
+
+/// A handler's owner and argument types, and the function the calendar calls.
+template <typename Method>
+struct HandlerOf;
+template <typename C>
+struct HandlerOf<void (C::*)()> {
+  using Owner = C;
+  using Arg = void;
+  static constexpr int kArity = 0;
+  template <void (C::*Handler)()>
+  static void run(void* owner, std::uint64_t) {
+    (static_cast<C*>(owner)->*Handler)();
+  }
+};
+template <typename C, typename A>
+struct HandlerOf<void (C::*)(A)> {
+  static_assert(std::is_pointer_v<A> || std::is_integral_v<A> || std::is_enum_v<A>,
+                "a calendar handler's argument is a pointer, an integer or an enum");
+  using Owner = C;
+  using Arg = A;
+  static constexpr int kArity = 1;
+  static std::uint64_t pack(A a) {
+    if constexpr (std::is_pointer_v<A>) {
+      return reinterpret_cast<std::uintptr_t>(a);
+    } else {
+      return static_cast<std::uint64_t>(a);
+    }
+  }
+  template <void (C::*Handler)(A)>
+  static void run(void* owner, std::uint64_t bits) {
+    if constexpr (std::is_pointer_v<A>) {
+      (static_cast<C*>(owner)->*Handler)(reinterpret_cast<A>(static_cast<std::uintptr_t>(bits)));
+    } else {
+      (static_cast<C*>(owner)->*Handler)(static_cast<A>(bits));
+    }
+  }
+};
+}  // namespace detail
+
 class Calendar : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Calendar);
-  /// Anything that schedules work implements this; `kind` and `arg` are the
-  /// client's own, handed back unchanged.
-  class Client {
-   public:
-    virtual void on_calendar(std::uint32_t kind, void* arg) = 0;
-
-   protected:
-    ~Client() = default;
-  };
 
   /// The simulation's calendar, created the first time a component asks for
   /// it (so models work in foreign platforms without any set-up).
   static Calendar& instance();
 
-  /// Runs `client->on_calendar(kind, arg)` at absolute time `when` (>= now).
-  void schedule(Tick when, Client* client, std::uint32_t kind, void* arg = nullptr);
-  void schedule_in(Tick delay, Client* client, std::uint32_t kind, void* arg = nullptr) {
-    schedule(now_ticks() + delay, client, kind, arg);
+  /// Runs `(owner->*Handler)()` at absolute time `when` (>= now). A handler
+  /// is a member function of its owner, one per purpose, so each event says
+  /// what it is by its name and the compiler checks who receives it:
+  ///   calendar_.schedule<&Link::on_wake>(when, this);
+  template <auto Handler>
+  void schedule(Tick when, typename detail::HandlerOf<decltype(Handler)>::Owner* owner) {
+    static_assert(detail::HandlerOf<decltype(Handler)>::kArity == 0, "this handler takes an argument");
+    add(when, Entry{owner, &detail::HandlerOf<decltype(Handler)>::template run<Handler>, 0});
+  }
+  /// Runs `(owner->*Handler)(arg)` at `when`: the argument is a pointer, an
+  /// integer or an enum of the handler's own parameter type, kept in the
+  /// entry (no allocation) and handed back as that type.
+  template <auto Handler>
+  void schedule(Tick when, typename detail::HandlerOf<decltype(Handler)>::Owner* owner,
+                typename detail::HandlerOf<decltype(Handler)>::Arg arg) {
+    using Traits = detail::HandlerOf<decltype(Handler)>;
+    static_assert(Traits::kArity == 1, "this handler takes no argument");
+    add(when, Entry{owner, &Traits::template run<Handler>, Traits::pack(arg)});
+  }
+  template <auto Handler, typename... Args>
+  void schedule_in(Tick delay, typename detail::HandlerOf<decltype(Handler)>::Owner* owner, Args... args) {
+    schedule<Handler>(now_ticks() + delay, owner, args...);
   }
 
   std::uint64_t events_run() const { return events_run_; }
@@ -73,11 +131,8 @@ class Calendar : public sc_core::sc_module {
   explicit Calendar(const sc_core::sc_module_name& name);
   void drain();
 
-  struct Entry {
-    Client* client;
-    void* arg;
-    std::uint32_t kind;
-  };
+  using Entry = detail::CalendarEntry;
+  void add(Tick when, const Entry& e);
   struct Bucket {
     Tick when = 0;
     std::vector<Entry> entries;

@@ -72,16 +72,6 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
   return table;
 }
 
-namespace {
-// Calendar events of the engine; the argument is the run.
-enum : std::uint32_t {
-  kRunWake = 0xffffffffu,      // the run's last send has left
-  kLaunched = 0xfffffffeu,     // the run's launch latency has passed
-  kStageTurn = 0x80000000u,    // | chunk: that chunk's turn to enter the stage it waits for
-  kSendsLeft = 0x40000000u,    // | chunk: the sends of its send-only round have left
-};                             // any other kind: that chunk's local reduction is done
-}  // namespace
-
 const char* to_string(SchedulingPolicy p) {
   switch (p) {
     case SchedulingPolicy::kFifo: return "fifo";
@@ -159,7 +149,10 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
     }
   }
   run->chunks_.resize(programs.size());
-  for (std::size_t k = 0; k < programs.size(); ++k) run->chunks_[k].program = std::move(programs[k]);
+  for (std::size_t k = 0; k < programs.size(); ++k) {
+    run->chunks_[k].program = std::move(programs[k]);
+    run->chunks_[k].run = run.get();
+  }
   // The group's sequence number is taken only once the collective is
   // accepted, so a refused one does not shift the matching on this NPU.
   std::uint64_t& next_seq = group_seq_[spec.group->id];
@@ -188,7 +181,7 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   }
   if (const Tick launch = config_.launch(spec.protocol); launch > 0) {
     r.launching_ = true;
-    Calendar::instance().schedule(now_ticks() + launch, this, kLaunched, &r);
+    calendar_.schedule<&CollectiveEngine::on_launched>(now_ticks() + launch, this, &r);
     return;
   }
   schedule_chunks();  // also ends a collective with nothing to do (one rank)
@@ -240,40 +233,33 @@ void CollectiveEngine::finish_done_runs() {
   }
 }
 
-void CollectiveEngine::on_calendar(std::uint32_t kind, void* arg) {
-  CollectiveRun& run = *static_cast<CollectiveRun*>(arg);
-  if (kind == kRunWake) {
-    run.wake_pending_ = false;
-    // A run that finished by another path while this wake was pending was
-    // kept for it: let it go now.
-    for (auto it = finished_waking_.begin(); it != finished_waking_.end(); ++it) {
-      if (it->get() == &run) {
-        finished_waking_.erase(it);
-        return;
-      }
+void CollectiveEngine::on_last_send_left(CollectiveRun* r) {
+  CollectiveRun& run = *r;
+  run.wake_pending_ = false;
+  // A run that finished by another path while this wake was pending was
+  // kept for it: let it go now.
+  for (auto it = finished_waking_.begin(); it != finished_waking_.end(); ++it) {
+    if (it->get() == &run) {
+      finished_waking_.erase(it);
+      return;
     }
-    finish_if_done(run);
-    return;
   }
-  if (kind == kLaunched) {
-    run.launching_ = false;
-    schedule_chunks();  // also ends a collective with nothing to do
-    return;
-  }
-  if (kind & kStageTurn) {  // a chunk's turn to enter the stage it waited for
-    begin_round(run, kind & ~kStageTurn);
-    if (!scheduling_) finish_done_runs();
-    return;
-  }
-  if (kind & kSendsLeft) {  // a send-only round is over
-    ++run.chunks_[kind & ~kSendsLeft].round;
-    begin_round(run, kind & ~kSendsLeft);
-    if (!scheduling_) finish_done_runs();
-    return;
-  }
-  // A round whose received data has now been reduced.
-  ++run.chunks_[kind].round;
-  begin_round(run, kind);
+  finish_if_done(run);
+}
+
+void CollectiveEngine::on_launched(CollectiveRun* run) {
+  run->launching_ = false;
+  schedule_chunks();  // also ends a collective with nothing to do
+}
+
+void CollectiveEngine::on_stage_turn(CollectiveRun::Chunk* chunk) {
+  begin_round(*chunk->run, chunk->run->index_of(*chunk));
+  if (!scheduling_) finish_done_runs();
+}
+
+void CollectiveEngine::on_round_over(CollectiveRun::Chunk* chunk) {
+  ++chunk->round;
+  begin_round(*chunk->run, chunk->run->index_of(*chunk));
   if (!scheduling_) finish_done_runs();
 }
 
@@ -343,7 +329,7 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       if (chunk.unsent > 0) {
         chunk.awaiting_sends = true;  // on_sent schedules the round's end
       } else {
-        Calendar::instance().schedule(chunk.sends_left, this, kSendsLeft | c, &run);
+        calendar_.schedule<&CollectiveEngine::on_round_over>(chunk.sends_left, this, &chunk);
       }
       return;
     }
@@ -360,7 +346,7 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
     }
     if (chunk.pending > 0) return;
     if (chunk.reduced_at > now_ticks()) {  // wait for the local reduction
-      Calendar::instance().schedule(chunk.reduced_at, this, c, &run);
+      calendar_.schedule<&CollectiveEngine::on_round_over>(chunk.reduced_at, this, &chunk);
       return;
     }
     ++chunk.round;
@@ -398,7 +384,7 @@ void CollectiveEngine::wake_stage(CollectiveRun& run, std::uint32_t s) {
   if (it == stage.waiting.end()) return;
   stage.waiting.erase(it);
   // Not resumed from in here: the caller is in the middle of another chunk.
-  Calendar::instance().schedule(now_ticks(), this, kStageTurn | stage.next, &run);
+  calendar_.schedule<&CollectiveEngine::on_stage_turn>(now_ticks(), this, &run.chunks_[stage.next]);
 }
 
 void CollectiveEngine::end_phase(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::uint32_t c) {
@@ -488,7 +474,7 @@ void CollectiveEngine::receive(CollectiveRun& run, Message* m) {
         consume(run, chunk, i, m);
         if (chunk.pending == 0) {
           if (chunk.reduced_at > now_ticks()) {  // wait for the local reduction
-            Calendar::instance().schedule(chunk.reduced_at, this, c, &run);
+            calendar_.schedule<&CollectiveEngine::on_round_over>(chunk.reduced_at, this, &chunk);
             return;
           }
           ++chunk.round;
@@ -517,7 +503,7 @@ void CollectiveEngine::on_sent(CollectiveRun& run, Message* m, Tick left) {
       chunk.sends_left = std::max(chunk.sends_left, left);
       if (--chunk.unsent == 0 && chunk.awaiting_sends) {
         chunk.awaiting_sends = false;
-        Calendar::instance().schedule(chunk.sends_left, this, kSendsLeft | m->tag.chunk, &run);
+        calendar_.schedule<&CollectiveEngine::on_round_over>(chunk.sends_left, this, &chunk);
       }
     }
   }
@@ -530,7 +516,7 @@ bool CollectiveEngine::finish_if_done(CollectiveRun& run) {
   if (run.last_send_left_ > now_ticks()) {  // the last bytes are still leaving
     if (!run.wake_pending_) {
       run.wake_pending_ = true;
-      Calendar::instance().schedule(run.last_send_left_, this, kRunWake, &run);
+      calendar_.schedule<&CollectiveEngine::on_last_send_left>(run.last_send_left_, this, &run);
     }
     return false;
   }

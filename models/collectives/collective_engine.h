@@ -155,6 +155,7 @@ class CollectiveRun final : public MessageOwner {
   static constexpr std::uint32_t kNoStage = 0xffffffffu;
   struct Chunk {
     std::unique_ptr<Program> program;
+    CollectiveRun* run = nullptr;  // whose chunk it is, for the calendar's events
     std::uint32_t round = 0;
     std::uint32_t pending = 0;  // receives the current round still waits for
     Round current;
@@ -171,7 +172,8 @@ class CollectiveRun final : public MessageOwner {
     const char* phase = nullptr;  // timeline: the algorithm phase running, since phase_start
     Tick phase_start = 0;
   };
-  std::vector<Chunk> chunks_;
+  std::vector<Chunk> chunks_;  // sized once, when the run is made: events point into it
+  std::uint32_t index_of(const Chunk& c) const { return static_cast<std::uint32_t>(&c - chunks_.data()); }
   std::uint32_t next_chunk_ = 0;
   std::size_t chunks_done_ = 0;
   bool wake_pending_ = false;
@@ -193,7 +195,7 @@ class CollectiveRun final : public MessageOwner {
 
 class CollectiveAgreement;
 
-class CollectiveEngine : public Calendar::Client {
+class CollectiveEngine {
  public:
   /// What the engine needs from its NPU.
   class Host {
@@ -248,7 +250,13 @@ class CollectiveEngine : public Calendar::Client {
   /// Ends the collective if it is done; true when it was (and is gone).
   bool finish_if_done(CollectiveRun& run);
   void finish_done_runs();
-  void on_calendar(std::uint32_t kind, void* arg) override;
+  // The calendar's events.
+  void on_launched(CollectiveRun* run);        // its launch latency has passed
+  void on_last_send_left(CollectiveRun* run);  // its last send has left
+  void on_stage_turn(CollectiveRun::Chunk* chunk);  // the chunk's turn to enter the stage it waits for
+  /// The chunk's round is over: its send-only round's sends have left, or
+  /// the data it received has been reduced.
+  void on_round_over(CollectiveRun::Chunk* chunk);
   static std::uint64_t match_key(std::uint32_t chunk, std::uint32_t tag, std::uint32_t src) {
     return (static_cast<std::uint64_t>(chunk) << 48) | (static_cast<std::uint64_t>(tag & 0xffffff) << 24) | src;
   }
@@ -269,6 +277,7 @@ class CollectiveEngine : public Calendar::Client {
 
   Host& host_;
   const CollectiveConfig& config_;
+  Calendar& calendar_ = Calendar::instance();
   TimelineSink* timeline_ = nullptr;
   CollectiveAgreement* agreement_ = nullptr;
   // Few collectives run at once: a flat list beats a hash table here.

@@ -253,8 +253,6 @@ tlm::tlm_sync_enum Link::out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phas
 // --- Ethernet: PFC, ECN, drops ------------------------------------------------
 
 namespace {
-enum : std::uint32_t { kWake, kArrive, kRelease, kPause, kResume };
-
 /// splitmix64: a repeatable stream of draws per link.
 double next_uniform(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
@@ -381,7 +379,7 @@ void Link::send_one_at_a_time() {
     if (ready > now) {
       if (!l.wake_pending) {
         l.wake_pending = true;
-        Calendar::instance().schedule(ready, this, kWake);
+        calendar_.schedule<&Link::on_wake>(ready, this);
       }
       break;
     }
@@ -393,7 +391,7 @@ void Link::send_one_at_a_time() {
     l.service_start = now;
     l.service_bytes = f->wire_bytes;
     l.arrivals.push_back(Change{now + params_.latency, f->wire_bytes, l.lossy ? f : nullptr});
-    Calendar::instance().schedule(now + params_.latency, this, kArrive);
+    calendar_.schedule<&Link::on_heads_arrived>(now + params_.latency, this);
     launch(f, now, end, duration, l.occupancy + f->wire_bytes, !l.lossy);
   }
   sending_ = false;
@@ -452,7 +450,7 @@ void Link::receiver_released(std::uint64_t bytes, Tick at) {
   std::size_t pos = l.releases.size();
   while (pos > 0 && l.releases[pos - 1].at > at) --pos;
   l.releases.insert(pos, Change{at, bytes, nullptr});
-  Calendar::instance().schedule(at, this, kRelease);
+  calendar_.schedule<&Link::on_released>(at, this);
 }
 
 void Link::receiver_changed() {
@@ -475,54 +473,56 @@ void Link::receiver_changed() {
   if (!l.receiver_pausing && l.occupancy > xoff) {
     l.receiver_pausing = true;
     ++stats_.pauses;
-    Calendar::instance().schedule(now_ticks() + params_.latency, this, kPause);
+    calendar_.schedule<&Link::on_pause>(now_ticks() + params_.latency, this);
   } else if (l.receiver_pausing && l.occupancy <= xon) {
     l.receiver_pausing = false;
-    Calendar::instance().schedule(now_ticks() + params_.latency, this, kResume);
+    calendar_.schedule<&Link::on_resume>(now_ticks() + params_.latency, this);
   }
 }
 
-void Link::on_calendar(std::uint32_t kind, void*) {
+void Link::on_wake() {
+  ethernet_->wake_pending = false;
+  if (!sending_) send_one_at_a_time();
+}
+
+void Link::on_heads_arrived() {
+  Ethernet& l = *ethernet_;
+  if (l.lossy) {
+    lossy_arrivals();
+    return;
+  }
+  const Tick now = now_ticks();
+  while (!l.arrivals.empty() && l.arrivals.front().at <= now) {
+    l.occupancy += l.arrivals.front().bytes;
+    if (l.pool) l.pool->take(l.arrivals.front().bytes);
+    l.arrivals.pop_front();
+  }
+  receiver_changed();
+}
+
+void Link::on_released() {
   Ethernet& l = *ethernet_;
   const Tick now = now_ticks();
-  switch (kind) {
-    case kWake:
-      l.wake_pending = false;
-      if (!sending_) send_one_at_a_time();
-      break;
-    case kArrive:
-      if (l.lossy) {
-        lossy_arrivals();
-        break;
-      }
-      while (!l.arrivals.empty() && l.arrivals.front().at <= now) {
-        l.occupancy += l.arrivals.front().bytes;
-        if (l.pool) l.pool->take(l.arrivals.front().bytes);
-        l.arrivals.pop_front();
-      }
-      receiver_changed();
-      break;
-    case kRelease:
-      while (!l.releases.empty() && l.releases.front().at <= now) {
-        l.occupancy -= l.releases.front().bytes;
-        if (l.pool) l.pool->give(l.releases.front().bytes);
-        l.releases.pop_front();
-      }
-      receiver_changed();
-      break;
-    case kPause:
-      l.sender_paused = true;
-      l.paused_since = now;
-      break;
-    case kResume:
-      l.sender_paused = false;
-      stats_.paused += now - l.paused_since;
-      if (timeline_) timeline_->link_paused(timeline_id_, l.paused_since, now);
-      if (!sending_) send_one_at_a_time();
-      break;
-    default:
-      throw std::logic_error(std::string(name()) + ": unknown calendar event");
+  while (!l.releases.empty() && l.releases.front().at <= now) {
+    l.occupancy -= l.releases.front().bytes;
+    if (l.pool) l.pool->give(l.releases.front().bytes);
+    l.releases.pop_front();
   }
+  receiver_changed();
+}
+
+void Link::on_pause() {
+  ethernet_->sender_paused = true;
+  ethernet_->paused_since = now_ticks();
+}
+
+void Link::on_resume() {
+  Ethernet& l = *ethernet_;
+  const Tick now = now_ticks();
+  l.sender_paused = false;
+  stats_.paused += now - l.paused_since;
+  if (timeline_) timeline_->link_paused(timeline_id_, l.paused_since, now);
+  if (!sending_) send_one_at_a_time();
 }
 
 Tick Link::backlog(Tick at) const {

@@ -37,7 +37,7 @@
 
 namespace fabricsim {
 
-class Link : public sc_core::sc_module, public OutputBacklog, private Calendar::Client {
+class Link : public sc_core::sc_module, public OutputBacklog {
  public:
   struct Params {
     Bandwidth bandwidth = Bandwidth::GBps(50);  // per direction
@@ -159,7 +159,12 @@ class Link : public sc_core::sc_module, public OutputBacklog, private Calendar::
     InlineRing<Change, 8> arrivals;  // frames' heads reaching the receiver, in time order
     InlineRing<Change, 8> releases;  // frames leaving the receiver's buffer, by time
   };
-  void on_calendar(std::uint32_t kind, void* arg) override;
+  // Calendar events (Ethernet only).
+  void on_wake();           // the waiting frame may start
+  void on_heads_arrived();  // frames' heads reach the receiver's buffer
+  void on_released();       // frames have left the receiver's buffer
+  void on_pause();          // the receiver's PAUSE reaches the sender
+  void on_resume();         // and its RESUME
   /// Lossless or lossy Ethernet: no credits; frames start one at a time.
   bool one_at_a_time() const { return ethernet_ && (ethernet_->has_pfc || ethernet_->lossy); }
   /// Starts the next waiting frame if it can start now (and PFC has not
@@ -214,6 +219,7 @@ class Link : public sc_core::sc_module, public OutputBacklog, private Calendar::
   Tick answer_end_ = kNever;
   bool sending_ = false;
   Params params_;
+  Calendar& calendar_ = Calendar::instance();
   ForwardPath<FrameProtocol> to_receiver_{out};
   BackwardPath<FrameProtocol> to_sender_{in};
   InlineRing<Frame*, 4> waiting_;

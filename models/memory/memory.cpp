@@ -9,12 +9,7 @@
 namespace fabricsim {
 
 namespace {
-enum : std::uint32_t { kCompletion = 0, kStart = 1, kRespond = 2 };
 constexpr std::uint64_t kPageBytes = 4096;
-struct Delayed {  // an nb request that starts later than it was made
-  tlm::tlm_generic_payload* gp;
-  int initiator;
-};
 }  // namespace
 
 const ParamTable<Memory::Params>& Memory::Params::table() {
@@ -44,7 +39,6 @@ Memory::Memory(const sc_core::sc_module_name& name, const Params& params)
     throw std::invalid_argument(std::string(this->name()) + ": channel bandwidth must be > 0");
   }
   channel_bandwidth_ = params_.channel_bandwidth();
-  Calendar::instance();  // made during elaboration, before anything schedules
   in.register_b_transport(this, &Memory::b_transport);
   in.register_nb_transport_fw(this, &Memory::nb_transport_fw);
   in.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
@@ -145,7 +139,7 @@ Memory::Request* Memory::begin(tlm::tlm_generic_payload& gp, int initiator, bool
     std::unique_ptr<Request> r = new_request();
     r->gp = &gp;
     r->initiator = initiator;
-    Calendar::instance().schedule(now_ticks() + params_.latency, this, kRespond, r.release());
+    calendar_.schedule<&Memory::respond>(now_ticks() + params_.latency, this, r.release());
     return nullptr;
   }
   std::unique_ptr<Request> r = new_request();
@@ -253,8 +247,7 @@ void Memory::schedule_completion() {
   }
   if (std::isfinite(soonest)) {
     const auto dt = static_cast<Tick>(std::ceil(std::max(0.0, soonest)));
-    Calendar::instance().schedule(now_ticks() + dt, this, kCompletion,
-                                  reinterpret_cast<void*>(static_cast<std::uintptr_t>(generation_)));
+    calendar_.schedule<&Memory::on_completion>(now_ticks() + dt, this, generation_);
   }
 }
 
@@ -280,7 +273,7 @@ void Memory::advance() {
     if (r->blocking) {
       spare_.push_back(std::move(r));  // answered when it was made
     } else {
-      Calendar::instance().schedule(now + params_.latency, this, kRespond, r.release());
+      calendar_.schedule<&Memory::respond>(now + params_.latency, this, r.release());
     }
   }
   share_bandwidth();
@@ -299,20 +292,13 @@ void Memory::respond(Request* r) {
   spare_.push_back(std::move(owned));
 }
 
-void Memory::on_calendar(std::uint32_t kind, void* arg) {
-  switch (kind) {
-    case kCompletion:
-      if (reinterpret_cast<std::uintptr_t>(arg) == generation_) advance();
-      break;
-    case kStart: {
-      std::unique_ptr<Delayed> d(static_cast<Delayed*>(arg));
-      begin(*d->gp, d->initiator, false);
-      break;
-    }
-    case kRespond:
-      respond(static_cast<Request*>(arg));
-      break;
-  }
+void Memory::on_completion(std::uint64_t generation) {
+  if (generation == generation_) advance();
+}
+
+void Memory::on_delayed_start(Delayed* d) {
+  std::unique_ptr<Delayed> owned(d);
+  begin(*d->gp, d->initiator, false);
 }
 
 void Memory::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -336,7 +322,7 @@ tlm::tlm_sync_enum Memory::nb_transport_fw(int id, tlm::tlm_generic_payload& gp,
   if (delay == sc_core::SC_ZERO_TIME) {
     begin(gp, id, false);
   } else {
-    Calendar::instance().schedule(now_ticks() + delay.value(), this, kStart, new Delayed{&gp, id});
+    calendar_.schedule<&Memory::on_delayed_start>(now_ticks() + delay.value(), this, new Delayed{&gp, id});
   }
   phase = tlm::END_REQ;  // accepted at once: requests queue inside
   delay = sc_core::SC_ZERO_TIME;

@@ -32,7 +32,7 @@
 
 namespace fabricsim {
 
-class Memory : public sc_core::sc_module, public Calendar::Client {
+class Memory : public sc_core::sc_module {
  public:
   struct Params {
     std::uint64_t base = 0;
@@ -82,7 +82,15 @@ class Memory : public sc_core::sc_module, public Calendar::Client {
                                      sc_core::sc_time& delay);
   bool get_direct_mem_ptr(int id, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi);
   unsigned int transport_dbg(int id, tlm::tlm_generic_payload& gp);
-  void on_calendar(std::uint32_t kind, void* arg) override;
+  struct Delayed {  // an nb request that starts later than it was made
+    tlm::tlm_generic_payload* gp;
+    int initiator;
+  };
+  // The calendar's events: the soonest request may have finished (unless
+  // the shares changed since: a later generation); a request made with a
+  // delay starts.
+  void on_completion(std::uint64_t generation);
+  void on_delayed_start(Delayed* d);
 
   /// Checks the command and range; sets the response status and returns
   /// false when the request cannot be served.
@@ -97,9 +105,10 @@ class Memory : public sc_core::sc_module, public Calendar::Client {
   void share_bandwidth();
   void fill_shares(double channel_bytes_per_ps);  // progressive filling of several requests
   void schedule_completion();
-  void respond(Request* r);
+  void respond(Request* r);  // also the calendar's event
 
   Params params_;
+  Calendar& calendar_ = Calendar::instance();
   Bandwidth channel_bandwidth_;  // params_.channel_bandwidth(), once: it is read per request
   Stats stats_;
   std::vector<std::unique_ptr<Request>> active_;

@@ -4,10 +4,6 @@
 
 namespace fabricsim {
 
-namespace {
-enum CalendarKind : std::uint32_t { kRespond, kNextResponse };
-}
-
 /// One write on its way out. Blocking: b_transport waits on `left`.
 /// Non-blocking: its payload joins the responses when the message has left.
 class BaseProtocolBridge::Send final : public MessageOwner {
@@ -18,7 +14,7 @@ class BaseProtocolBridge::Send final : public MessageOwner {
       left_.notify(delay_until(left));
       return;
     }
-    Calendar::instance().schedule(left, bridge_, kRespond, gp_);
+    Calendar::instance().schedule<&BaseProtocolBridge::on_write_left>(left, bridge_, gp_);
     delete this;
   }
   sc_core::sc_event& left() { return left_; }
@@ -97,7 +93,7 @@ tlm::tlm_sync_enum BaseProtocolBridge::nb_transport_fw(tlm::tlm_generic_payload&
     responding_ = nullptr;
     if (gp.has_mm()) gp.release();
     if (delay > sc_core::SC_ZERO_TIME) {
-      Calendar::instance().schedule(absolute(delay), this, kNextResponse);  // the END_RESP's own time
+      Calendar::instance().schedule<&BaseProtocolBridge::next_response>(absolute(delay), this);  // the END_RESP's own time
     } else {
       next_response();
     }
@@ -117,8 +113,8 @@ tlm::tlm_sync_enum BaseProtocolBridge::nb_transport_fw(tlm::tlm_generic_payload&
   return tlm::TLM_UPDATED;
 }
 
-void BaseProtocolBridge::on_calendar(std::uint32_t kind, void* arg) {
-  if (kind == kRespond) responses_.push_back(static_cast<tlm::tlm_generic_payload*>(arg));
+void BaseProtocolBridge::on_write_left(tlm::tlm_generic_payload* gp) {
+  responses_.push_back(gp);
   next_response();
 }
 

@@ -48,7 +48,7 @@
 
 namespace fabricsim {
 
-class BaseProtocolBridge : public sc_core::sc_module, private Calendar::Client {
+class BaseProtocolBridge : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(BaseProtocolBridge);
 
@@ -85,8 +85,8 @@ class BaseProtocolBridge : public sc_core::sc_module, private Calendar::Client {
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   /// Checks a write and posts its message; false (status set) when refused.
   bool post(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay, MessageOwner* owner);
-  void next_response();
-  void on_calendar(std::uint32_t kind, void* arg) override;
+  void next_response();  // also the calendar's event: an END_RESP's time
+  void on_write_left(tlm::tlm_generic_payload* gp);  // the calendar's: its message has left
 
   tlm::tlm_sync_enum to_nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum from_nic_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);

@@ -51,12 +51,7 @@ const ParamTable<Nic::Params>& Nic::Params::table() {
 }
 
 namespace {
-enum : std::uint32_t { kPost, kPump, kDeliver, kAckTimer, kTimeout };
-
 constexpr std::size_t kMaxPrefetch = 16;
-
-void* port_arg(unsigned port) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(port)); }
-unsigned arg_port(void* arg) { return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg)); }
 }  // namespace
 
 std::uint32_t Nic::derived_read_ahead(Bandwidth port_rate, Tick path_latency, Bandwidth read_rate,
@@ -117,7 +112,7 @@ tlm::tlm_sync_enum Nic::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase&
   if (delay == sc_core::SC_ZERO_TIME) {
     post(m);
   } else {
-    Calendar::instance().schedule(absolute(delay), this, kPost, m);
+    calendar_.schedule<&Nic::post>(absolute(delay), this, m);
   }
   return tlm::TLM_ACCEPTED;
 }
@@ -461,7 +456,7 @@ void Nic::frame_sent(unsigned port, Frame* f, Tick left) {
   // meanwhile take their turn.
   if (left > now_ticks()) {
     tp.wake_pending = true;
-    Calendar::instance().schedule(left, this, kPump, port_arg(port));
+    calendar_.schedule<&Nic::on_port_free>(left, this, port);
   } else {
     pump(port);
   }
@@ -484,7 +479,7 @@ Tick Nic::receive_local(Frame* f) {
   const Tick tail = f->tail;
   m->nic.delivered_at = std::max(m->nic.delivered_at, tail);
   // By count: striped frames and in-switch results may arrive out of order.
-  if (m->nic.frames_received == m->nic.frames_total) Calendar::instance().schedule(m->nic.delivered_at, this, kDeliver, m);
+  if (m->nic.frames_received == m->nic.frames_total) calendar_.schedule<&Nic::deliver>(m->nic.delivered_at, this, m);
   f->release();
   return tail;  // the NIC drains at line rate: the buffer is free when the tail is in
 }
@@ -602,7 +597,7 @@ void Nic::acknowledge(const Frame& f) {
     send_ack(waiting);
   } else if (!waiting.timer) {
     waiting.timer = true;
-    Calendar::instance().schedule(f.tail + window_->params().ack_delay, this, kAckTimer, &waiting);
+    calendar_.schedule<&Nic::on_ack_timer>(f.tail + window_->params().ack_delay, this, &waiting);
   }
 }
 
@@ -627,7 +622,7 @@ void Nic::send_ack(PendingAcks& waiting) {
   ack->acked.swap(waiting.acks);
   waiting.acks.clear();
   window_->count_ack();
-  Calendar::instance().schedule(std::max(now_ticks(), waiting.ready), this, kPost, ack);
+  calendar_.schedule<&Nic::post>(std::max(now_ticks(), waiting.ready), this, ack);
 }
 
 void Nic::acknowledged(const Message& ack) {
@@ -665,7 +660,7 @@ void Nic::arm_timeout(std::uint64_t qp) {
   if (fresh) timer.qp = qp;
   if (timer.pending) return;  // it will look again when it fires
   timer.pending = true;
-  Calendar::instance().schedule(std::max(at, now_ticks()), this, kTimeout, &timer);
+  calendar_.schedule<&Nic::on_timeout>(std::max(at, now_ticks()), this, &timer);
 }
 
 void Nic::congestion_seen(const Frame& f) {
@@ -674,41 +669,25 @@ void Nic::congestion_seen(const Frame& f) {
   // for the sender's queue pair, posted as an event of its own, not from
   // inside the receive call.
   Message* cnp = control_message(Message::Notice::kCongestion, f.src, f.flow, 16);
-  Calendar::instance().schedule(now_ticks(), this, kPost, cnp);
+  calendar_.schedule<&Nic::post>(now_ticks(), this, cnp);
 }
 
-void Nic::on_calendar(std::uint32_t kind, void* arg) {
-  switch (kind) {
-    case kPost:
-      post(static_cast<Message*>(arg));
-      break;
-    case kPump: {
-      const unsigned port = arg_port(arg);
-      tx_ports_[port].wake_pending = false;
-      pump(port);
-      break;
-    }
-    case kDeliver:
-      deliver(static_cast<Message*>(arg));
-      break;
-    case kAckTimer: {
-      auto* waiting = static_cast<PendingAcks*>(arg);
-      waiting->timer = false;
-      if (!waiting->acks.empty()) send_ack(*waiting);
-      break;
-    }
-    case kTimeout: {
-      auto* timer = static_cast<TimeoutTimer*>(arg);
-      timer->pending = false;
-      std::vector<WindowTransport::Resend> resend;
-      window_->timer(timer->qp, now_ticks(), resend);
-      send_again(resend);
-      arm_timeout(timer->qp);
-      break;
-    }
-    default:
-      throw std::logic_error(std::string(name()) + ": unknown calendar event");
-  }
+void Nic::on_port_free(unsigned port) {
+  tx_ports_[port].wake_pending = false;
+  pump(port);
+}
+
+void Nic::on_ack_timer(PendingAcks* waiting) {
+  waiting->timer = false;
+  if (!waiting->acks.empty()) send_ack(*waiting);
+}
+
+void Nic::on_timeout(TimeoutTimer* timer) {
+  timer->pending = false;
+  std::vector<WindowTransport::Resend> resend;
+  window_->timer(timer->qp, now_ticks(), resend);
+  send_again(resend);
+  arm_timeout(timer->qp);
 }
 
 }  // namespace fabricsim

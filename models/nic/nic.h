@@ -38,7 +38,7 @@
 
 namespace fabricsim {
 
-class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryClient::Listener {
+class Nic : public sc_core::sc_module, private MemoryClient::Listener {
  public:
   struct Params {
     Address address = kNoAddress;
@@ -145,7 +145,6 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
  private:
   Tick receive_local(Frame* f);
   void frame_sent(unsigned port, Frame* f, Tick left);
-  void on_calendar(std::uint32_t kind, void* arg) override;
 
   tlm::tlm_sync_enum rx_fw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
@@ -153,8 +152,11 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   tlm::tlm_sync_enum in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
+  // post() and deliver() are also calendar events: a message posted with a
+  // delay, a message whose last frame is in.
   void post(Message* m);
   void pump(unsigned port);
+  void on_port_free(unsigned port);  // the calendar's: the frame on `port` has left
   Frame* next_frame(unsigned port);
   void memory_done(void* ctx, tlm::tlm_response_status status) override;
   void written(Frame* f);
@@ -201,6 +203,8 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   void acknowledged(const Message& ack);
   void send_again(const std::vector<WindowTransport::Resend>& resend);
   void arm_timeout(std::uint64_t qp);
+  void on_ack_timer(PendingAcks* waiting);  // the calendar's: ack_delay has passed
+  void on_timeout(TimeoutTimer* timer);     // the calendar's: a queue pair's timeout
   /// Notification point: a marked frame has arrived.
   void congestion_seen(const Frame& f);
 
@@ -237,6 +241,7 @@ class Nic : public sc_core::sc_module, private Calendar::Client, private MemoryC
   Tick injection_free_ = 0;
   bool dma_bound_ = false;  // dma.bound(), which reads the socket, kept here
   Params params_;
+  Calendar& calendar_ = Calendar::instance();
   BackwardPath<MessageProtocol> to_sender_{in};    // END_REQ: a message has left
   ForwardPath<MessageProtocol> to_receiver_{out};  // a message has arrived
   Stats stats_;

@@ -41,7 +41,6 @@ const char* tlm_response_string(tlm::tlm_response_status s) {
     default: return "incomplete";
   }
 }
-enum : std::uint32_t { kComputeDone = 0, kMemoryDone, kSendLeft, kMessageArrived };
 }
 
 Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params,
@@ -56,7 +55,6 @@ Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Par
       collectives_(*this, collectives),
       compute_model_(make_compute_model(params.compute, params.peak_flops, params.memory_bandwidth.bytes_per_ps() * 1e12)),
       cpu_model_(params.cpu_flops, params.memory_bandwidth.bytes_per_ps() * 1e12) {
-  Calendar::instance();  // made during elaboration, before anything schedules
   nic_path_.reserve(nics);
   for (unsigned i = 0; i < nics; ++i) {
     nic_path_.emplace_back(to_nic[i]);
@@ -153,13 +151,12 @@ void Npu::run_next(unsigned r) {
   res.started = now_ticks();
   res.parts_left = 1;
   activity_.begin(ActivityTracker::kCompute, now_ticks());
-  void* arg = reinterpret_cast<void*>(static_cast<std::uintptr_t>(r));
-  Calendar::instance().schedule_in(job.compute, this, kComputeDone, arg);
+  calendar_.schedule_in<&Npu::compute_part_done>(job.compute, this, r);
   // Larger than the window: several requests at once, as a kernel's loads are.
   for (std::uint64_t left = job.hbm_bytes; left > 0;) {
     const std::uint64_t piece = std::min<std::uint64_t>(left, 1ull << 30);
     ++res.parts_left;
-    hbm.stream(false, piece, arg);
+    hbm.stream(false, piece, reinterpret_cast<void*>(static_cast<std::uintptr_t>(r)));  // memory_done's context
     left -= piece;
   }
 }
@@ -210,7 +207,7 @@ void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what,
     }
     // No memory on any fabric: the documented stand-in.
     const Tick t = params_.remote_memory_latency + params_.remote_memory_bandwidth.time_for(static_cast<double>(bytes));
-    Calendar::instance().schedule_in(t, this, kMemoryDone, p);
+    calendar_.schedule_in<&Npu::end_op>(t, this, p);
     return;
   }
   // A request to the memory node; its answer ends the operation.
@@ -441,7 +438,7 @@ tlm::tlm_sync_enum Npu::nic_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase
   if (delay == sc_core::SC_ZERO_TIME) {
     message_arrived(m);
   } else {
-    Calendar::instance().schedule(absolute(delay), this, kMessageArrived, m);
+    calendar_.schedule<&Npu::message_arrived>(absolute(delay), this, m);
   }
   return tlm::TLM_COMPLETED;
 }
@@ -452,7 +449,7 @@ void Npu::Pending::message_left(Message& m, Tick left) {
   if (left <= now_ticks()) {
     npu->end_op(this);
   } else {
-    Calendar::instance().schedule(left, npu, kSendLeft, this);
+    npu->calendar_.schedule<&Npu::end_op>(left, npu, this);
   }
 }
 
@@ -512,25 +509,6 @@ void Npu::message_arrived(Message* m) {
     }
     default:
       throw std::logic_error(std::string(name()) + ": message of an unknown class arrived");
-  }
-}
-
-void Npu::on_calendar(std::uint32_t kind, void* arg) {
-  switch (kind) {
-    case kComputeDone:
-      compute_part_done(static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg)));
-      break;
-    case kMemoryDone:
-      end_op(static_cast<Pending*>(arg));
-      break;
-    case kSendLeft:
-      end_op(static_cast<Pending*>(arg));
-      break;
-    case kMessageArrived:
-      message_arrived(static_cast<Message*>(arg));
-      break;
-    default:
-      throw std::logic_error(std::string(name()) + ": unknown calendar event");
   }
 }
 

@@ -75,7 +75,6 @@ struct CollectiveRecord {
 };
 
 class Npu : public sc_core::sc_module,
-            public Calendar::Client,
             public CollectiveEngine::Host,
             private MemoryClient::Listener {
  public:
@@ -169,9 +168,10 @@ class Npu : public sc_core::sc_module,
   void collective_done(CollectiveRun& run) override;
   InSwitchResolver* in_switch() override { return in_switch_; }
 
-  void on_calendar(std::uint32_t kind, void* arg) override;
   tlm::tlm_sync_enum nic_bw(int nic, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum nic_fw(int nic, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  // Also calendar events: a message the NIC delivered with a delay; an
+  // operation's end (a send's last byte left, a stand-in memory access).
   void message_arrived(Message* m);
 
   enum class OpType { kCompute, kCollective, kSend, kRecv, kMemory };
@@ -237,6 +237,7 @@ class Npu : public sc_core::sc_module,
   std::vector<ForwardPath<MessageProtocol>> nic_path_;  // per NIC: messages to send
   int rank_;
   Params params_;
+  Calendar& calendar_ = Calendar::instance();
   const Directory& directory_;
   InSwitchResolver* in_switch_ = nullptr;
   TimelineSink* timeline_ = nullptr;

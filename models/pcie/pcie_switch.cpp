@@ -94,7 +94,6 @@ PcieSwitch::PcieSwitch(const sc_core::sc_module_name& name, const Params& params
   }
   bandwidth_ = params_.data_bandwidth();
   uplink_bandwidth_ = params_.data_bandwidth(params_.uplink_lanes);
-  Calendar::instance();  // made during elaboration, before anything schedules
   from_devices.register_nb_transport_fw(this, &PcieSwitch::nb_transport_fw);
   from_devices.register_b_transport(this, &PcieSwitch::b_transport);
   from_devices.register_get_direct_mem_ptr(this, &PcieSwitch::get_direct_mem_ptr);
@@ -196,22 +195,12 @@ tlm::tlm_sync_enum PcieSwitch::nb_transport_fw(int device, tlm::tlm_generic_payl
     return tlm::TLM_COMPLETED;
   }
   // Pipes are reserved in time order: every access is handled at its own time.
-  Calendar::instance().schedule(now_ticks() + delay.value(), this, kArrive, new_access(gp, device));
+  calendar_.schedule<&PcieSwitch::arrive>(now_ticks() + delay.value(), this, new_access(gp, device));
   phase = tlm::END_REQ;
   delay = sc_core::SC_ZERO_TIME;
   return tlm::TLM_UPDATED;
 }
 
-void PcieSwitch::on_calendar(std::uint32_t kind, void* arg) {
-  Access* a = static_cast<Access*>(arg);
-  switch (kind) {
-    case kArrive: arrive(a); break;
-    case kMemoryDone: memory_done(a); break;
-    case kRespond: respond(a); break;
-    case kFromHost: from_host(a); break;
-    default: break;
-  }
-}
 
 void PcieSwitch::arrive(Access* a) {
   tlm::tlm_generic_payload& gp = *a->gp;
@@ -252,7 +241,7 @@ void PcieSwitch::to_host(Access* a, PipeRef port, Tick earliest, Tick not_before
   a->last_at_host = std::max(up + take, port_end) + in_host;
   // A write whose bytes trickled in may have been in host memory before now:
   // its way back is reserved now, from then (as its way up was).
-  Calendar::instance().schedule(std::max(now_ticks(), a->first_at_host), this, kFromHost, a);
+  calendar_.schedule<&PcieSwitch::from_host>(std::max(now_ticks(), a->first_at_host), this, a);
 }
 
 void PcieSwitch::from_host(Access* a) {
@@ -289,7 +278,7 @@ void PcieSwitch::forward(Access* a, Tick delay) {
       tlm::tlm_phase end = tlm::END_RESP;
       to_memory[a->device]->nb_transport_fw(*a->gp, end, d);
     }
-    Calendar::instance().schedule(now_ticks() + d.value(), this, kMemoryDone, a);
+    calendar_.schedule<&PcieSwitch::memory_done>(now_ticks() + d.value(), this, a);
   } else if (r == tlm::TLM_ACCEPTED) {
     out.awaiting_end_req = true;  // END_REQ (or the response) comes on the backward path
   }
@@ -321,7 +310,7 @@ tlm::tlm_sync_enum PcieSwitch::nb_transport_bw(int memory, tlm::tlm_generic_payl
   }
   Access* a = it->second;
   at_memory_.erase(it);
-  Calendar::instance().schedule(now_ticks() + delay.value(), this, kMemoryDone, a);
+  calendar_.schedule<&PcieSwitch::memory_done>(now_ticks() + delay.value(), this, a);
   phase = tlm::END_RESP;
   return tlm::TLM_COMPLETED;
 }
@@ -332,7 +321,7 @@ void PcieSwitch::memory_done(Access* a) {
   gp.set_dmi_allowed(false);  // the memory's DMI hint is not passed on (get_direct_mem_ptr)
   if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
     ++stats_.errors;  // the completion carries no data back
-    Calendar::instance().schedule(now + params_.latency, this, kRespond, a);
+    calendar_.schedule<&PcieSwitch::respond>(now + params_.latency, this, a);
     return;
   }
   if (gp.is_write()) {  // posted: done once in memory
@@ -340,7 +329,7 @@ void PcieSwitch::memory_done(Access* a) {
     return;
   }
   if (!gp.is_read()) {  // no data: the completion crosses back
-    Calendar::instance().schedule(now + params_.latency, this, kRespond, a);
+    calendar_.schedule<&PcieSwitch::respond>(now + params_.latency, this, a);
     return;
   }
   const std::uint64_t bytes = gp.get_data_length();
@@ -364,7 +353,7 @@ void PcieSwitch::answer_read(Access* a, Span out) {
     answer = std::max(first_in, last_in > t->consume_time ? last_in - t->consume_time : 0);
     t->first_byte = first_in;
   }
-  Calendar::instance().schedule(answer, this, kRespond, a);
+  calendar_.schedule<&PcieSwitch::respond>(answer, this, a);
 }
 
 void PcieSwitch::respond(Access* a) {

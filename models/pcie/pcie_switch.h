@@ -114,7 +114,7 @@
 
 namespace fabricsim {
 
-class PcieSwitch : public sc_core::sc_module, private Calendar::Client {
+class PcieSwitch : public sc_core::sc_module {
  public:
   /// Which DMA of a device goes to its GPU's memory directly; the others are
   /// staged through host memory (NCCL_NET_GDR_LEVEL, NCCL_NET_GDR_READ).
@@ -174,7 +174,6 @@ class PcieSwitch : public sc_core::sc_module, private Calendar::Client {
     Tick first_at_host = 0;  // staged: when its first TLP is ready in host memory
     Tick last_at_host = 0;   // and its last byte
   };
-  enum : std::uint32_t { kArrive = 0, kMemoryDone = 1, kRespond = 2, kFromHost = 3 };
   struct Pending {  // a request held until its memory's END_REQ
     Access* access;
     Tick due;
@@ -207,21 +206,20 @@ class PcieSwitch : public sc_core::sc_module, private Calendar::Client {
   void b_transport(int device, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   bool get_direct_mem_ptr(int device, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi);
   unsigned int transport_dbg(int device, tlm::tlm_generic_payload& gp);
-  void on_calendar(std::uint32_t kind, void* arg) override;
 
-  /// The access has reached the switch (kArrive): a read goes on to the
+  /// The access has reached the switch (a calendar event): a read goes on to the
   /// memory, a write takes the pipe toward it first (or toward the host).
   void arrive(Access* a);
   /// Sends `a` on to its memory, to arrive `delay` from now.
   void forward(Access* a, Tick delay);
-  /// The memory has answered `a` (kMemoryDone, at the answer's time).
+  /// The memory has answered `a` (a calendar event at the answer's time).
   void memory_done(Access* a);
   /// A staged access's first TLP has been in host memory host_latency
-  /// (kFromHost): it takes the uplink back and the port on.
+  /// (a calendar event): it takes the uplink back and the port on.
   void from_host(Access* a);
   /// A read's bytes leave the last pipe as `out` says: answer the device.
   void answer_read(Access* a, Span out);
-  /// Answers the device now (kRespond), or once its last response has ended.
+  /// Answers the device now (a calendar event), or once its last response has ended.
   void respond(Access* a);
   void response_ended(int device);
   /// The memory has ended the request in flight: the next held one goes.
@@ -254,7 +252,7 @@ class PcieSwitch : public sc_core::sc_module, private Calendar::Client {
   static Tick reserve(PipeRef pipe, Tick earliest, std::uint64_t bytes);
   /// A staged access's bytes take its own `port` toward the switch from
   /// `earliest`, its last byte through no earlier than `not_before`, and on
-  /// up the uplink into host memory; they come back down (kFromHost) from
+  /// up the uplink into host memory; they come back down (a calendar event) from
   /// the first TLP's arrival there plus host_latency.
   void to_host(Access* a, PipeRef port, Tick earliest, Tick not_before);
   /// How long the first (or last) TLP of an access of `bytes` takes at `rate`.
@@ -269,6 +267,7 @@ class PcieSwitch : public sc_core::sc_module, private Calendar::Client {
   void free_access(Access* a);
 
   Params params_;
+  Calendar& calendar_ = Calendar::instance();
   Bandwidth bandwidth_;         // params_.data_bandwidth(), once
   Bandwidth uplink_bandwidth_;  // the uplink's
   Stats stats_;

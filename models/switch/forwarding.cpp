@@ -5,13 +5,8 @@
 
 namespace fabricsim {
 
-namespace {
-constexpr std::uint32_t kForward = 0;
-}
-
-Forwarder::Forwarder(const sc_core::sc_module& owner, Tick hop_latency) : owner_(owner), hop_latency_(hop_latency) {
-  Calendar::instance();  // made during elaboration, before anything schedules
-}
+Forwarder::Forwarder(const sc_core::sc_module& owner, Tick hop_latency)
+    : owner_(owner), hop_latency_(hop_latency), calendar_(Calendar::instance()) {}
 
 void Forwarder::add_port(OutputSocket& output, InputSocket& input) {
   ports_.push_back(Port{ForwardPath<FrameProtocol>(output), BackwardPath<FrameProtocol>(input)});
@@ -29,7 +24,7 @@ void Forwarder::pass_on(unsigned port, Frame* f, Tick head_arrival) {
   if (when <= now_ticks()) {
     forward(f);
   } else {
-    Calendar::instance().schedule(when, this, kForward, f);
+    calendar_.schedule<&Forwarder::forward>(when, this, f);
   }
 }
 
@@ -103,11 +98,6 @@ void Forwarder::release(Frame* f, std::uint32_t port, Tick when) {
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_core::sc_time delay = delay_until(when);
   ports_[port].input(f->payload(), phase, delay);
-}
-
-void Forwarder::on_calendar(std::uint32_t kind, void* arg) {
-  if (kind != kForward) throw std::logic_error(std::string(owner_.name()) + ": unknown forwarding event");
-  forward(static_cast<Frame*>(arg));
 }
 
 }  // namespace fabricsim

@@ -36,7 +36,7 @@ enum class PortChoice {
   kSpray,     // per frame, the ports in turn (packet spraying)
 };
 
-class Forwarder final : private Calendar::Client {
+class Forwarder final {
  public:
   using OutputSocket = tlm::tlm_initiator_socket<64, FrameProtocol>;
   using InputSocket = tlm::tlm_target_socket<64, FrameProtocol>;
@@ -91,8 +91,7 @@ class Forwarder final : private Calendar::Client {
   bool output_free(unsigned port, Frame* f, Tick when);
 
  private:
-  void on_calendar(std::uint32_t kind, void* arg) override;
-  void forward(Frame* f);
+  void forward(Frame* f);  // also the calendar's event: its head's turn to leave
   /// BEGIN_REQ to the link on `port`; true if it answered at once that the
   /// frame leaves at `*left`.
   bool offer(unsigned port, Frame* f, Tick* left);
@@ -112,6 +111,7 @@ class Forwarder final : private Calendar::Client {
   };
   const sc_core::sc_module& owner_;
   Tick hop_latency_;
+  Calendar& calendar_;
   Tick lookahead_ = 0;
   std::uint64_t frames_forwarded_ = 0;
   PortChoice choice_ = PortChoice::kFlowHash;

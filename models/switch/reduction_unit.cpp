@@ -33,10 +33,6 @@ const ParamTable<ReductionUnit::Params>& ReductionUnit::Params::table() {
   return table;
 }
 
-namespace {
-enum : std::uint32_t { kArrive, kEmit, kFree, kFreeFanout };
-}
-
 std::string describe_reductions(std::uint32_t mask) {
   std::string out;
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}) {
@@ -103,8 +99,13 @@ ReductionUnit::OpKey ReductionUnit::op_of(const Message& m) {
 }
 
 ReductionUnit::ReductionUnit(const sc_core::sc_module_name& name, const Params& params, AggregationManager& manager)
-    : sc_core::sc_module(name), in("in"), out("out"), alu("alu"), params_(params), manager_(manager) {
-  Calendar::instance();  // made during elaboration, before anything schedules
+    : sc_core::sc_module(name),
+      in("in"),
+      out("out"),
+      alu("alu"),
+      params_(params),
+      manager_(manager),
+      calendar_(Calendar::instance()) {
   if (params_.slots == 0) throw std::invalid_argument(std::string(this->name()) + ": a reduction unit needs at least one slot");
   if (params_.streams == 0) throw std::invalid_argument(std::string(this->name()) + ": an ALU needs at least one stream");
   if (params_.mtu_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": mtu_bytes must be > 0");
@@ -121,7 +122,7 @@ tlm::tlm_sync_enum ReductionUnit::in_fw(int, tlm::tlm_generic_payload& gp, tlm::
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on in");
   Frame* f = Frame::cast(gp);
   // Handled in time order, when its head arrives.
-  Calendar::instance().schedule(absolute(delay), this, kArrive, f);
+  calendar_.schedule<&ReductionUnit::arrive>(absolute(delay), this, f);
   return tlm::TLM_ACCEPTED;
 }
 
@@ -131,16 +132,6 @@ tlm::tlm_sync_enum ReductionUnit::out_bw(int, tlm::tlm_generic_payload& gp, tlm:
   Frame* c = Frame::cast(gp);
   if (c->owner) c->owner->frame_left(*c, absolute(delay));
   return tlm::TLM_ACCEPTED;
-}
-
-void ReductionUnit::on_calendar(std::uint32_t kind, void* arg) {
-  switch (kind) {
-    case kArrive: arrive(static_cast<Frame*>(arg)); break;
-    case kEmit: emit(static_cast<Slot*>(arg)); break;
-    case kFree: free_slot(static_cast<Slot*>(arg)); break;
-    case kFreeFanout: free_fanout(static_cast<Fanout*>(arg)); break;
-    default: throw std::logic_error(std::string(name()) + ": unknown calendar event");
-  }
 }
 
 const AggregationManager::Plan& ReductionUnit::plan_of(const Message& m) {
@@ -284,7 +275,7 @@ void ReductionUnit::contribute(Slot& slot, Frame* f) {
   if (slot.arrived == slot.seen.size()) {
     // Decided when the last contribution is in; the result leaves a pipeline
     // latency later (handed to the crossbar that far ahead).
-    Calendar::instance().schedule(slot.ready, this, kEmit, &slot);
+    calendar_.schedule<&ReductionUnit::emit>(slot.ready, this, &slot);
   }
 }
 
@@ -335,7 +326,7 @@ void ReductionUnit::compute_externally(Slot* slot) {
   stats_.alu_busy += done - std::min(done, begun);
   alu_free_ = done;
   slot->computed = true;
-  Calendar::instance().schedule(done, this, kEmit, slot);
+  calendar_.schedule<&ReductionUnit::emit>(done, this, slot);
 }
 
 void ReductionUnit::emit(Slot* slot) {
@@ -502,7 +493,7 @@ void ReductionUnit::finish_if_left(Holder* holder) {
   if (holder->is_slot) {
     auto* slot = static_cast<Slot*>(holder);
     if (slot->last_left > now_ticks()) {
-      Calendar::instance().schedule(slot->last_left, this, kFree, slot);
+      calendar_.schedule<&ReductionUnit::free_slot>(slot->last_left, this, slot);
     } else {
       free_slot(slot);
     }
@@ -510,7 +501,7 @@ void ReductionUnit::finish_if_left(Holder* holder) {
   }
   auto* fan = static_cast<Fanout*>(holder);
   if (fan->last_left > now_ticks()) {
-    Calendar::instance().schedule(fan->last_left, this, kFreeFanout, fan);
+    calendar_.schedule<&ReductionUnit::free_fanout>(fan->last_left, this, fan);
   } else {
     free_fanout(fan);
   }

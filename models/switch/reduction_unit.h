@@ -82,7 +82,7 @@ constexpr std::uint32_t kAllReductions = (1u << 12) - 1;
 /// "sum fp32, max bf16" style list of a mask.
 std::string describe_reductions(std::uint32_t mask);
 
-class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
+class ReductionUnit : public sc_core::sc_module {
  public:
   struct Params {
     Address address = kNoAddress;
@@ -168,8 +168,9 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
 
   tlm::tlm_sync_enum in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
-  void on_calendar(std::uint32_t kind, void* arg) override;
 
+  // The calendar's events: a frame's head is here; a slot's result is
+  // ready; a slot's or a multicast's last copy has left.
   void arrive(Frame* f);
   /// Handles a frame that needs a slot; false if it must wait for one.
   bool try_slot_frame(Frame* f, bool buffer_freed = false);
@@ -212,6 +213,7 @@ class ReductionUnit : public sc_core::sc_module, public Calendar::Client {
   BackwardPath<FrameProtocol> release_to_switch_{in};  // END_REQ: a frame's buffer space is free
   Params params_;
   AggregationManager& manager_;
+  Calendar& calendar_;
   TimelineSink* timeline_ = nullptr;
   int timeline_id_ = -1;
   Stats stats_;

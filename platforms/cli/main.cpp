@@ -880,6 +880,7 @@ int params(const ParamsArgs& a) {
     return kExitOk;
   }
   std::vector<ParamSection> sections = parameter_catalogue();
+  for (ParamSection& s : workload_parameter_catalogue()) sections.push_back(std::move(s));
   if (!a.type.empty()) {
     std::string known;
     std::vector<ParamSection> chosen;
@@ -909,7 +910,7 @@ int params(const ParamsArgs& a) {
     return kExitOk;
   }
   for (const auto& s : sections) {
-    std::cout << s.type << ": " << s.description << "\n  in a platform file:";
+    std::cout << s.type << ": " << s.description << "\n  written at:";
     for (const auto& w : s.written_at) std::cout << " " << w;
     std::cout << "\n";
     std::size_t name_w = 4, unit_w = 4, default_w = 7;

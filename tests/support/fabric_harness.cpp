@@ -7,11 +7,10 @@ namespace fabricsim::testutil {
 
 namespace {
 
-class Driver : public NpuClient, public Calendar::Client {
+class Driver : public NpuClient {
  public:
   Driver(Platform& p, const std::vector<Flow>& t) : platform_(p), transfers_(t), done_(t.size(), kNever) {}
-  void on_calendar(std::uint32_t, void* arg) override {
-    const auto i = reinterpret_cast<std::uintptr_t>(arg);
+  void start(std::size_t i) {
     const Flow& t = transfers_[i];
     platform_.npu(t.dst).start_recv(t.src, t.bytes, static_cast<std::int64_t>(i), this, reinterpret_cast<void*>(i + 1));
     platform_.npu(t.src).start_send(t.dst, t.bytes, static_cast<std::int64_t>(i), nullptr, nullptr);
@@ -39,7 +38,7 @@ TransferRun run_transfers(const std::string& yaml, const std::vector<Flow>& tran
   run.platform = std::make_unique<Platform>(load_platform(platform_file(yaml)));
   Driver driver(*run.platform, transfers);
   for (std::size_t i = 0; i < transfers.size(); ++i) {
-    Calendar::instance().schedule(transfers[i].start, &driver, 0, reinterpret_cast<void*>(i));
+    Calendar::instance().schedule<&Driver::start>(transfers[i].start, &driver, i);
   }
   if (sample && sample_every > 0) {
     while (sc_core::sc_pending_activity() && !Calendar::instance().has_error()) {

@@ -6,7 +6,6 @@
 namespace fabricsim::testutil {
 
 namespace {
-enum : std::uint32_t { kOffer, kRelease, kPost };
 }
 
 void run_to_end() {
@@ -36,10 +35,9 @@ void FrameSource::send(Frame* f, Tick at, Tick tail_after) {
   pending_.push_back(Pending{f, at, tail_after});
   offered_.push_back(kNever);
   left_.push_back(kNever);
-  Calendar::instance().schedule(at, this, kOffer);
+  Calendar::instance().schedule<&FrameSource::offer_ready>(at, this);
 }
 
-void FrameSource::on_calendar(std::uint32_t, void*) { offer_ready(); }
 
 void FrameSource::offer_ready() {
   const Tick now = now_ticks();
@@ -70,7 +68,7 @@ void FrameSource::frame_left(Frame* f, Tick when) {
       left_[i] = when;
       if (i + 1 == next_) {
         free_at_ = when;
-        Calendar::instance().schedule(when, this, kOffer);  // the next frame's turn
+        Calendar::instance().schedule<&FrameSource::offer_ready>(when, this);  // the next frame's turn
       }
       return;
     }
@@ -114,7 +112,7 @@ tlm::tlm_sync_enum FrameSink::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_
   arrivals_.push_back(a);
   if (f->msg) messages_.insert(f->msg);
   if (how_ == Release::kLater) {
-    Calendar::instance().schedule(a.released, this, kRelease, f);
+    Calendar::instance().schedule<&FrameSink::release>(a.released, this, f);
     return tlm::TLM_ACCEPTED;
   }
   f->retire();  // reused only after this calendar event: the caller may still compare the pointer
@@ -123,8 +121,7 @@ tlm::tlm_sync_enum FrameSink::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_
   return tlm::TLM_UPDATED;
 }
 
-void FrameSink::on_calendar(std::uint32_t, void* arg) {
-  Frame* f = static_cast<Frame*>(arg);
+void FrameSink::release(Frame* f) {
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   to_sender_(f->payload(), phase, delay);
@@ -150,10 +147,9 @@ MessageSource::MessageSource(const sc_core::sc_module_name& name) : sc_core::sc_
   out.register_nb_transport_bw<&MessageSource::out_bw>(this, 0);
 }
 
-void MessageSource::post(Message* m, Tick at) { Calendar::instance().schedule(at, this, kPost, m); }
+void MessageSource::post(Message* m, Tick at) { Calendar::instance().schedule<&MessageSource::send>(at, this, m); }
 
-void MessageSource::on_calendar(std::uint32_t, void* arg) {
-  Message* m = static_cast<Message*>(arg);
+void MessageSource::send(Message* m) {
   left_[m] = kNever;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;

@@ -28,7 +28,7 @@ void run_to_end();
 /// coming from input `input` (what a switch would put in hop_in).
 Frame* make_frame(std::uint64_t wire_bytes, Address dst = 0, std::uint32_t input = 0);
 
-class FrameSource : public sc_core::sc_module, private Calendar::Client {
+class FrameSource : public sc_core::sc_module {
  public:
   FrameInitiatorSocket<FrameSource> out;
 
@@ -52,8 +52,7 @@ class FrameSource : public sc_core::sc_module, private Calendar::Client {
     Tick at;
     Tick tail_after;
   };
-  void on_calendar(std::uint32_t kind, void* arg) override;
-  void offer_ready();
+  void offer_ready();  // also the calendar's event: the next frame's turn
   void offer(std::size_t i);
   void frame_left(Frame* f, Tick when);
   tlm::tlm_sync_enum out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
@@ -67,7 +66,7 @@ class FrameSource : public sc_core::sc_module, private Calendar::Client {
   std::vector<Tick> left_;
 };
 
-class FrameSink : public sc_core::sc_module, private Calendar::Client {
+class FrameSink : public sc_core::sc_module {
  public:
   FrameTargetSocket<FrameSink> in;
 
@@ -105,7 +104,7 @@ class FrameSink : public sc_core::sc_module, private Calendar::Client {
   void unref_messages();
 
  private:
-  void on_calendar(std::uint32_t kind, void* arg) override;
+  void release(Frame* f);  // the calendar's: END_REQ for a held frame
   tlm::tlm_sync_enum in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   Tick hold_;
@@ -116,7 +115,7 @@ class FrameSink : public sc_core::sc_module, private Calendar::Client {
 };
 
 /// Posts messages into a NIC's `in` and records when each has left (END_REQ).
-class MessageSource : public sc_core::sc_module, private Calendar::Client {
+class MessageSource : public sc_core::sc_module {
  public:
   MessageInitiatorSocket<MessageSource> out;
   explicit MessageSource(const sc_core::sc_module_name& name);
@@ -126,7 +125,7 @@ class MessageSource : public sc_core::sc_module, private Calendar::Client {
   Tick left(const Message* m) const;
 
  private:
-  void on_calendar(std::uint32_t kind, void* arg) override;
+  void send(Message* m);  // the calendar's: BEGIN_REQ now
   tlm::tlm_sync_enum out_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   ForwardPath<MessageProtocol> to_nic_{out};
