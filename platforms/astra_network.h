@@ -3,9 +3,9 @@
 // platform schema (loader.h), which hands such files here.
 #pragma once
 
-#include <string>
-
 #include <yaml-cpp/yaml.h>
+
+#include <string>
 
 #include "platforms/platform_spec.h"
 

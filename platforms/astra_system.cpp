@@ -1,13 +1,12 @@
 #include "platforms/astra_system.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <optional>
-
-#include <sys/stat.h>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "platforms/generators.h"
 #include "platforms/yaml_input.h"
@@ -37,14 +36,20 @@ bool astra_algorithm(const std::string& name, AlgorithmKind& out, bool& flat, st
     if (window == 0) return false;
     n = "direct";
   }
-  if (n == "ring") out = AlgorithmKind::kRing;
-  else if (n == "direct") out = AlgorithmKind::kDirect;
-  else if (n == "halvingDoubling") out = AlgorithmKind::kHalvingDoubling;
-  else if (n == "doubleBinaryTree") out = AlgorithmKind::kDoubleBinaryTree;
+  if (n == "ring")
+    out = AlgorithmKind::kRing;
+  else if (n == "direct")
+    out = AlgorithmKind::kDirect;
+  else if (n == "halvingDoubling")
+    out = AlgorithmKind::kHalvingDoubling;
+  else if (n == "doubleBinaryTree")
+    out = AlgorithmKind::kDoubleBinaryTree;
   // ASTRA-sim never released its in-switch collectives; fabricsim's name
   // for them, in ASTRA-sim's spelling too.
-  else if (n == "inSwitch" || n == "in_switch") out = AlgorithmKind::kInSwitch;
-  else return false;
+  else if (n == "inSwitch" || n == "in_switch")
+    out = AlgorithmKind::kInSwitch;
+  else
+    return false;
   return true;
 }
 
@@ -99,7 +104,8 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
     const auto& v = j[key];
     if (!v.is_number()) fail(key, "must be a number, not " + json_excerpt(v));
     const double d = v.get<double>();
-    if (!std::isfinite(d) || d < 0 || d > max) fail(key, "is " + json_excerpt(v) + ": it must be from 0 to " + std::to_string(static_cast<long long>(max)));
+    if (!std::isfinite(d) || d < 0 || d > max)
+      fail(key, "is " + json_excerpt(v) + ": it must be from 0 to " + std::to_string(static_cast<long long>(max)));
     return d;
   };
   auto whole = [&](const std::string& key, double max) {
@@ -128,12 +134,16 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
     const std::string& key = it.key();
     if (key == "scheduling-policy") {
       const std::string p = it.value().is_string() ? it.value().get<std::string>() : "";
-      if (p == "LIFO") spec.collectives.policy = SchedulingPolicy::kLifo;
-      else if (p == "FIFO") spec.collectives.policy = SchedulingPolicy::kFifo;
+      if (p == "LIFO")
+        spec.collectives.policy = SchedulingPolicy::kLifo;
+      else if (p == "FIFO")
+        spec.collectives.policy = SchedulingPolicy::kFifo;
       // EXPLICIT: by each collective node's comm_priority, highest first,
       // ties in issue order (ASTRA-sim's Sys::get_priority and insert_stream).
-      else if (p == "EXPLICIT") spec.collectives.policy = SchedulingPolicy::kPriority;
-      else fail(key, "must be \"LIFO\", \"FIFO\" or \"EXPLICIT\", not " + json_excerpt(it.value()));
+      else if (p == "EXPLICIT")
+        spec.collectives.policy = SchedulingPolicy::kPriority;
+      else
+        fail(key, "must be \"LIFO\", \"FIFO\" or \"EXPLICIT\", not " + json_excerpt(it.value()));
     } else if (key == "endpoint-delay") {
       set_endpoint_delay(spec, ns_to_ticks(number(key, limits::kMaxLatencyNs)));
     } else if (key == "active-chunks-per-dimension") {
@@ -169,7 +179,7 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       }
       const std::string prefix = v[0].get<std::string>();
       const std::string first = traces::rank_file(prefix, 0);
-      if (struct stat st {}; ::stat(first.c_str(), &st) != 0) {
+      if (struct stat st{}; ::stat(first.c_str(), &st) != 0) {
         fail(key, "names the trace " + prefix + ", but " + first +
                       " is not there (paths are relative to the directory fabricsim runs in)");
       }
@@ -197,9 +207,11 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
           // One window for every direct collective here; ASTRA-sim's is per
           // type and dimension.
           if (direct_window_from && window != spec.collectives.direct_window) {
-            fail(key, "gives direct " + (window ? std::to_string(window) + " peers at once" : std::string("all peers at once")) +
+            fail(key, "gives direct " +
+                          (window ? std::to_string(window) + " peers at once" : std::string("all peers at once")) +
                           " where " + *direct_window_from + " gives " +
-                          (spec.collectives.direct_window ? std::to_string(spec.collectives.direct_window) : std::string("all")) +
+                          (spec.collectives.direct_window ? std::to_string(spec.collectives.direct_window)
+                                                          : std::string("all")) +
                           ": fabricsim models one window for every direct collective");
           }
           spec.collectives.direct_window = window;
@@ -218,7 +230,8 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
           fail(key, "lists " + std::to_string(per_dim.size()) + " algorithms for a platform of " +
                         std::to_string(dims.size()) + " dimensions");
         }
-        auto& levels = *type == CollectiveType::kAllReduce ? dims : spec.collectives.dims_by_type[static_cast<int>(*type)];
+        auto& levels =
+            *type == CollectiveType::kAllReduce ? dims : spec.collectives.dims_by_type[static_cast<int>(*type)];
         if (*type != CollectiveType::kAllReduce) levels = dims;
         for (std::size_t d = 0; d < dims.size(); ++d) {
           levels[d].algorithm = per_dim[d];
@@ -235,7 +248,8 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
               window % 2 == 1 && window < static_cast<std::uint32_t>(dims[d].size - 1)) {
             fail(key, "dimension " + std::to_string(d) + " runs direct with a window of " + std::to_string(window) +
                           " peers; an all_to_all phase per dimension works in place and takes its peers in pairs, "
-                          "so its window must be even (or reach all " + std::to_string(dims[d].size - 1) + " peers)");
+                          "so its window must be even (or reach all " +
+                          std::to_string(dims[d].size - 1) + " peers)");
           }
         }
         spec.collectives.algorithm[static_cast<int>(*type)] = AlgorithmKind::kHierarchical;
@@ -273,30 +287,37 @@ void apply_astra_system(const std::string& path, PlatformSpec& spec, std::vector
       const double zero_default = key == "local-reduction-delay" ? 1 : 0;
       if (!it.value().is_number() || it.value().get<double>() != zero_default) {
         fail(key, "only its default, " + std::to_string(static_cast<int>(zero_default)) +
-                      ", is modeled (ASTRA-sim's memory bus and replay switches are not), not " + json_excerpt(it.value()));
+                      ", is modeled (ASTRA-sim's memory bus and replay switches are not), not " +
+                      json_excerpt(it.value()));
       }
     } else if (key == "boost-mode" || key == "trace-enabled") {
       // Simulation shortcuts and outputs of ASTRA-sim: no time changes.
     } else if (set_by.count(key)) {
-      fail(key, "\"" + key + "\" is not an ASTRA-sim system key fabricsim knows (known: scheduling-policy, "
-                "endpoint-delay, active-chunks-per-dimension, preferred-dataset-splits, local-mem-bw, peak-perf, "
-                "roofline-enabled, TYPE-implementation, TYPE-implementation-custom, collective-optimization, "
-                "intra-dimension-scheduling, inter-dimension-scheduling, L, o, g, G, model-shared-bus, replay-only, "
-                "local-reduction-delay, boost-mode, trace-enabled)");
+      fail(key,
+           "\"" + key +
+               "\" is not an ASTRA-sim system key fabricsim knows (known: scheduling-policy, "
+               "endpoint-delay, active-chunks-per-dimension, preferred-dataset-splits, local-mem-bw, peak-perf, "
+               "roofline-enabled, TYPE-implementation, TYPE-implementation-custom, collective-optimization, "
+               "intra-dimension-scheduling, inter-dimension-scheduling, L, o, g, G, model-shared-bus, replay-only, "
+               "local-reduction-delay, boost-mode, trace-enabled)");
     } else {
-      notes.push_back(path + ": \"" + key + "\" is not an ASTRA-sim system key fabricsim knows; ignored, as ASTRA-sim ignores it");
+      notes.push_back(path + ": \"" + key +
+                      "\" is not an ASTRA-sim system key fabricsim knows; ignored, as ASTRA-sim ignores it");
     }
   }
 }
 
 void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std::vector<std::string>& notes) {
   const nlohmann::json j = read_json_object(path, "ASTRA-sim remote-memory file");
-  auto fail = [&](const std::string& key, const std::string& what) { throw InputError(path + ": \"" + key + "\": " + what); };
+  auto fail = [&](const std::string& key, const std::string& what) {
+    throw InputError(path + ": \"" + key + "\": " + what);
+  };
   auto number = [&](const std::string& key, double fallback, double max) {
     if (!j.contains(key)) return fallback;
     const auto& v = j[key];
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > max) {
-      fail(key, "is " + json_excerpt(v) + ": it must be a number from 0 to " + std::to_string(static_cast<long long>(max)));
+      fail(key,
+           "is " + json_excerpt(v) + ": it must be a number from 0 to " + std::to_string(static_cast<long long>(max)));
     }
     return v.get<double>();
   };
@@ -306,7 +327,8 @@ void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std:
     return d;
   };
   for (auto it = j.begin(); it != j.end(); ++it) {
-    static const char* known[] = {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes", "num-npus-per-node"};
+    static const char* known[] = {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes",
+                                  "num-npus-per-node"};
     if (std::find(std::begin(known), std::end(known), it.key()) == std::end(known)) {
       notes.push_back(path + ": \"" + it.key() + "\" is not modeled; ignored");
     }
@@ -328,8 +350,8 @@ void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std:
     if (per_node < 1) fail("num-npus-per-node", "must be >= 1 for PER_NODE_MEMORY_EXPANSION");
     const int nodes = static_cast<int>(whole("num-nodes", limits::kMaxNpus, spec.npus / per_node));
     if (static_cast<std::int64_t>(nodes) * per_node != spec.npus) {
-      fail("num-nodes", std::to_string(nodes) + " nodes of " + std::to_string(per_node) + " NPUs do not make the platform's " +
-                            std::to_string(spec.npus));
+      fail("num-nodes", std::to_string(nodes) + " nodes of " + std::to_string(per_node) +
+                            " NPUs do not make the platform's " + std::to_string(spec.npus));
     }
     for (int n = 0; n < nodes; ++n) {
       served.emplace_back();
@@ -339,8 +361,9 @@ void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std:
     served.emplace_back();
     for (int r = 0; r < spec.npus; ++r) served.back().push_back(r);
   } else {
-    fail("memory-type", "unknown type \"" + type +
-                            "\" (NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL)");
+    fail("memory-type",
+         "unknown type \"" + type +
+             "\" (NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL)");
   }
   // Links that do not limit: no bandwidth bound, no latency.
   Link::Params ideal;

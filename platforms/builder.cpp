@@ -1,8 +1,7 @@
 #include "platforms/builder.h"
 
-#include <cstdio>
-
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -27,7 +26,6 @@ WorkBounds work_bounds(const PlatformSpec& spec, bool force) {
   return b;
 }
 
-
 Platform::~Platform() = default;
 
 Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
@@ -47,13 +45,14 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
         throw InputError(spec_.file + ": fabric \"" + f.name + "\" names NPU " + std::to_string(n.npu) +
                          ", but the platform has " + std::to_string(spec_.npus));
       }
-      directory_.attach(n.npu, static_cast<std::uint16_t>(fi), static_cast<std::uint16_t>(nic_count[static_cast<std::size_t>(n.npu)]++),
-                        n.address);
+      directory_.attach(n.npu, static_cast<std::uint16_t>(fi),
+                        static_cast<std::uint16_t>(nic_count[static_cast<std::size_t>(n.npu)]++), n.address);
     }
   }
   for (int r = 0; r < spec_.npus; ++r) {
-    npus_.push_back(std::make_unique<Npu>(("npu" + std::to_string(r)).c_str(), r, nic_count[static_cast<std::size_t>(r)],
-                                          spec_.npu, directory_, spec_.collectives));
+    npus_.push_back(std::make_unique<Npu>(("npu" + std::to_string(r)).c_str(), r,
+                                          nic_count[static_cast<std::size_t>(r)], spec_.npu, directory_,
+                                          spec_.collectives));
     npus_.back()->set_agreement(&agreement_);
   }
   // Local memory: one per NPU, shared by its compute engine and its NICs.
@@ -106,8 +105,9 @@ void Platform::check_build_memory() const {
   const WorkBounds::MemoryLimit limit = WorkBounds::usable_memory();
   if (limit.bytes > 0 && estimate > static_cast<double>(limit.bytes)) {
     char counts[160];
-    std::snprintf(counts, sizeof counts, " to build (%.0f connections between %.0f fabric nodes, %d NPUs), more than the ",
-                  edges, nodes, spec_.npus);
+    std::snprintf(counts, sizeof counts,
+                  " to build (%.0f connections between %.0f fabric nodes, %d NPUs), more than the ", edges, nodes,
+                  spec_.npus);
     throw InputError(spec_.file + ": the platform would take about " + WorkBounds::gib_text(estimate) + counts +
                      WorkBounds::gib_text(static_cast<double>(limit.bytes)) + " of " + limit.what +
                      " (a switch or fat tree joins as many NPUs with far fewer links)");
@@ -182,7 +182,8 @@ Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire)
     }
     if (e.link.buffer_bytes < min_buffer) {
       min_buffer = e.link.buffer_bytes;
-      min_buffer_edge = f.nodes[static_cast<std::size_t>(e.a)].name + " - " + f.nodes[static_cast<std::size_t>(e.b)].name;
+      min_buffer_edge =
+          f.nodes[static_cast<std::size_t>(e.a)].name + " - " + f.nodes[static_cast<std::size_t>(e.b)].name;
     }
   }
   Nic::Params nic = f.nic;
@@ -294,8 +295,8 @@ Forwarder* Platform::make_nic(const NodeContext& c) {
       const int per_switch = static_cast<int>(c.spec.pcie->devices_per_switch);
       PcieSwitch*& pcie = bf.pcie_switch_of_group[n.npu / per_switch];
       if (!pcie) {
-        const std::string name = per_switch == 1 ? bf.name + "_" + n.name + "_pcie"
-                                                 : bf.name + "_pcie" + std::to_string(n.npu / per_switch);
+        const std::string name =
+            per_switch == 1 ? bf.name + "_" + n.name + "_pcie" : bf.name + "_pcie" + std::to_string(n.npu / per_switch);
         PcieSwitch::Params pp = *c.spec.pcie;
         pp.devices_per_port = static_cast<unsigned>(c.spec.gpus_per_nic);
         bf.pcie_switches.push_back(std::make_unique<PcieSwitch>(name.c_str(), pp));
@@ -346,7 +347,8 @@ Forwarder* Platform::make_memory_node(const NodeContext& c) {
       throw InputError(spec_.file + ": memory \"" + ms.name + "\" serves NPU " + std::to_string(rank) +
                        ", which is not on fabric \"" + f.name + "\"");
     }
-    directory_.set_memory(rank, Directory::MemoryRoute{a->nic, n.address, ms.memory.base, ms.memory.size_bytes, ms.name});
+    directory_.set_memory(rank,
+                          Directory::MemoryRoute{a->nic, n.address, ms.memory.base, ms.memory.size_bytes, ms.name});
   }
   bf.nics.push_back(std::move(m));
   memories_.push_back(std::move(bm));
@@ -374,8 +376,8 @@ Forwarder* Platform::make_reduction_unit(const NodeContext& c) {
   }
   if (model.attach) {
     unsigned& made = units_of_model_[model.name];
-    auto alu = model.attach(*bf.units.back(), ReductionModelContext{prefix + n.name + "_" + model.name, *n.reduction,
-                                                                    spec_.rtl, made++});
+    auto alu = model.attach(*bf.units.back(),
+                            ReductionModelContext{prefix + n.name + "_" + model.name, *n.reduction, spec_.rtl, made++});
     bf.unit_alus.push_back(std::move(alu));
   }
   bf.unit_switch.push_back(switch_name);
@@ -440,8 +442,8 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
 }
 
 SharedBuffer* Platform::shared_buffer(std::size_t fi, const FabricSpec& f, std::size_t node) {
-  if (!f.transport.ethernet() || f.transport.switch_buffer == 0 ||
-      f.nodes[node].kind != FabricNode::Kind::kSwitch || f.nodes[node].nic_port) {
+  if (!f.transport.ethernet() || f.transport.switch_buffer == 0 || f.nodes[node].kind != FabricNode::Kind::kSwitch ||
+      f.nodes[node].nic_port) {
     return nullptr;
   }
   BuiltFabric& bf = fabrics_[fi];
@@ -458,7 +460,8 @@ void Platform::set_lookaheads(const FabricSpec& f, const std::vector<Forwarder*>
   // competitor allows: its smallest input latency.
   std::vector<Tick> min_latency(f.nodes.size(), kNever);
   for (const FabricEdge& e : f.edges) {
-    for (int n : {e.a, e.b}) min_latency[static_cast<std::size_t>(n)] = std::min(min_latency[static_cast<std::size_t>(n)], e.link.latency);
+    for (int n : {e.a, e.b})
+      min_latency[static_cast<std::size_t>(n)] = std::min(min_latency[static_cast<std::size_t>(n)], e.link.latency);
   }
   for (std::size_t u = 0; u < f.nodes.size(); ++u) {
     if (router[u]) router[u]->set_lookahead(min_latency[u] == kNever ? 0 : min_latency[u]);
@@ -502,7 +505,8 @@ void Platform::attach_timeline(TimelineSink* timeline, TimelineLinks links) {
   for (auto& f : fabrics_) {
     for (auto& u : f.units) u->set_timeline(timeline, unit++);
     for (auto& l : f.links) {
-      const bool touches = (l.from_npu >= 0 && timeline->records(l.from_npu)) || (l.to_npu >= 0 && timeline->records(l.to_npu));
+      const bool touches =
+          (l.from_npu >= 0 && timeline->records(l.from_npu)) || (l.to_npu >= 0 && timeline->records(l.to_npu));
       if (links == TimelineLinks::kAll || (links == TimelineLinks::kTouchingRecordedNpus && touches)) {
         l.link->set_timeline(timeline, link);
       }
@@ -589,7 +593,8 @@ void Platform::set_up_aggregation(std::size_t fi, const FabricSpec& f) {
     } else if (sa >= 0 || sb >= 0) {
       const FabricNode& end = sa >= 0 ? b : a;
       if (end.kind != FabricNode::Kind::kNic) continue;
-      attached[end.address][sa >= 0 ? sa : sb] += static_cast<std::uint64_t>(std::llround(e.link.bandwidth.GBps_value() * 1000));
+      attached[end.address][sa >= 0 ? sa : sb] +=
+          static_cast<std::uint64_t>(std::llround(e.link.bandwidth.GBps_value() * 1000));
     }
   }
   for (const auto& [address, switches] : attached) {

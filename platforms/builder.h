@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "models/collectives/collective_agreement.h"
 #include "models/link/link.h"
 #include "models/memory/memory.h"
 #include "models/memory/memory_endpoint.h"
 #include "models/nic/nic.h"
-#include "models/pcie/pcie_switch.h"
-#include "models/collectives/collective_agreement.h"
 #include "models/npu/directory.h"
 #include "models/npu/npu.h"
 #include "models/npu/work_bounds.h"
+#include "models/pcie/pcie_switch.h"
 #include "models/switch/aggregation.h"
 #include "models/switch/reduction_unit.h"
 #include "models/switch/switch.h"
@@ -34,7 +34,7 @@ class Platform {
  public:
   struct BuiltLink {
     std::unique_ptr<Link> link;
-    std::string from, to;  // node names
+    std::string from, to;            // node names
     int from_npu = -1, to_npu = -1;  // the NPUs whose NICs it joins, if any
   };
   struct BuiltMemory {
@@ -53,10 +53,10 @@ class Platform {
     std::unique_ptr<AggregationManager> aggregation;  // with reduction units
     std::vector<std::unique_ptr<ReductionUnit>> units;
     std::map<std::size_t, std::unique_ptr<SharedBuffer>> shared_buffers;  // tcp: by switch node
-    std::vector<std::string> unit_switch;  // the switch each unit is in
-    std::vector<std::unique_ptr<sc_core::sc_module>> unit_alus;  // RTL units behind their ALU ports
-    std::vector<const Forwarder*> routers;        // per node: its forwarder (null: bound straight to a switch)
-    std::vector<std::vector<PortInfo>> ports;     // per node: its ports' edges and peers
+    std::vector<std::string> unit_switch;                                 // the switch each unit is in
+    std::vector<std::unique_ptr<sc_core::sc_module>> unit_alus;           // RTL units behind their ALU ports
+    std::vector<const Forwarder*> routers;     // per node: its forwarder (null: bound straight to a switch)
+    std::vector<std::vector<PortInfo>> ports;  // per node: its ports' edges and peers
   };
 
   /// Elaborates the platform; throws InputError for inconsistent specs, and
@@ -115,8 +115,8 @@ class Platform {
     std::size_t fabric;      // index of the fabric being built
     const FabricSpec& spec;  // its description
     const FabricNode& node;
-    unsigned ports;             // its edges: port p is its p-th edge
-    const Nic::Params& nic;     // every NIC's parameters on this fabric, frames fitted
+    unsigned ports;                  // its edges: port p is its p-th edge
+    const Nic::Params& nic;          // every NIC's parameters on this fabric, frames fitted
     const std::string& attached_to;  // the node its first port leads to
   };
   /// The component a node of each kind becomes, and its name in reports; see
@@ -150,7 +150,7 @@ class Platform {
   std::vector<BuiltMemory> memories_;
   std::vector<std::string> notes_;
   std::map<std::string, unsigned> units_of_model_;  // reduction units made so far, by model
-  std::unique_ptr<PlatformPaths> paths_;  // for the default choices' cost model (spec_.hints.cost_model)
+  std::unique_ptr<PlatformPaths> paths_;            // for the default choices' cost model (spec_.hints.cost_model)
   std::unique_ptr<CostModel> cost_model_;
 };
 

@@ -56,7 +56,9 @@ void gemm_dims(const std::string& shape, KernelWork& w) {
   w.m = value_after("M="), w.n = value_after("N="), w.k = value_after("K=");
 }
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 /// The CSV's op_class and op (h100-ops.csv's vocabulary), or one of our
 /// class names, as a class.
@@ -86,8 +88,7 @@ double parse_number(const std::string& text, const std::string& where, const cha
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || (positive && v == 0)) {
-    throw InputError(where + ": " + column + " \"" + text + "\" is not a " +
-                     (positive ? "number > 0" : "number >= 0"));
+    throw InputError(where + ": " + column + " \"" + text + "\" is not a " + (positive ? "number > 0" : "number >= 0"));
   }
   return v;
 }
@@ -266,9 +267,9 @@ std::string compute_file_text(const Calibration& c, const CalibrateOptions& o, c
   std::ostringstream os;
   std::string files;
   for (const auto& f : o.csv) files += (files.empty() ? "" : ", ") + f.substr(f.rfind('/') + 1);
-  os << "# The classes of a kernel_classes compute model (npu.compute.classes; docs/compute.md),\n# written by: " << command
-     << "\n# Fitted for an NPU of " << o.peak_flops / 1e12 << " TFLOP/s, " << o.memory_bandwidth / 1e9 << " GB/s, "
-     << o.base.compute_units << " compute units, GEMM tiles";
+  os << "# The classes of a kernel_classes compute model (npu.compute.classes; docs/compute.md),\n# written by: "
+     << command << "\n# Fitted for an NPU of " << o.peak_flops / 1e12 << " TFLOP/s, " << o.memory_bandwidth / 1e9
+     << " GB/s, " << o.base.compute_units << " compute units, GEMM tiles";
   for (const auto& t : o.base.gemm_tiles) os << " " << t[0] << "x" << t[1];
   os << ".\n# Each fitted value names its rows and geometric-mean error; cross-validated:\n# fitted on half the rows, "
         "checked on the other half.\n";

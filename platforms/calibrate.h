@@ -24,8 +24,8 @@ namespace fabricsim {
 struct MeasuredKernel {
   KernelWork work;
   double measured_us = 0;
-  std::string label;   // "gemm qkv_fwd h=1024 T=2048 ..."
-  std::string where;   // "file:line"
+  std::string label;  // "gemm qkv_fwd h=1024 T=2048 ..."
+  std::string where;  // "file:line"
 };
 
 /// Reads a measurement CSV; throws InputError naming the file, line, column
@@ -52,8 +52,8 @@ struct CalibrateOptions {
 };
 
 struct Calibration {
-  ComputeParams params;         // base with the fitted classes, model kernel_classes
-  std::vector<ClassFit> fits;   // the classes the CSV has rows of
+  ComputeParams params;        // base with the fitted classes, model kernel_classes
+  std::vector<ClassFit> fits;  // the classes the CSV has rows of
 };
 
 Calibration calibrate(const CalibrateOptions& options, const std::vector<MeasuredKernel>& rows);

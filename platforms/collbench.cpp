@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
@@ -32,14 +32,17 @@ namespace fabricsim {
 double busbw_factor(CollectiveType type, int n) {
   const double dn = n;
   switch (type) {
-    case CollectiveType::kAllReduce: return 2 * (dn - 1) / dn;
+    case CollectiveType::kAllReduce:
+      return 2 * (dn - 1) / dn;
     case CollectiveType::kReduceScatter:
     case CollectiveType::kReduceScatterBlock:
     case CollectiveType::kAllGather:
     case CollectiveType::kAllToAll:
     case CollectiveType::kGather:
-    case CollectiveType::kScatter: return (dn - 1) / dn;
-    default: return 1;
+    case CollectiveType::kScatter:
+      return (dn - 1) / dn;
+    default:
+      return 1;
   }
 }
 
@@ -58,13 +61,20 @@ std::uint64_t parse_size(const std::string& text) {
   double mult = 1;
   if (pos < text.size()) {
     const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(text[pos])));
-    if (u == 'K') mult = 1024.0;
-    else if (u == 'M') mult = 1024.0 * 1024;
-    else if (u == 'G') mult = 1024.0 * 1024 * 1024;
-    else if (u == 'T') mult = 1024.0 * 1024 * 1024 * 1024;
-    else if (u == 'P') mult = 1024.0 * 1024 * 1024 * 1024 * 1024;
-    else throw InputError("\"" + text + "\": unknown size unit (K, M, G, T or P)");
-    if (pos + 1 != text.size() && !(pos + 2 == text.size() && std::toupper(static_cast<unsigned char>(text[pos + 1])) == 'B')) {
+    if (u == 'K')
+      mult = 1024.0;
+    else if (u == 'M')
+      mult = 1024.0 * 1024;
+    else if (u == 'G')
+      mult = 1024.0 * 1024 * 1024;
+    else if (u == 'T')
+      mult = 1024.0 * 1024 * 1024 * 1024;
+    else if (u == 'P')
+      mult = 1024.0 * 1024 * 1024 * 1024 * 1024;
+    else
+      throw InputError("\"" + text + "\": unknown size unit (K, M, G, T or P)");
+    if (pos + 1 != text.size() &&
+        !(pos + 2 == text.size() && std::toupper(static_cast<unsigned char>(text[pos + 1])) == 'B')) {
       throw InputError("\"" + text + "\" is not a size (examples: 8, 64K, 128M, 8G)");
     }
   }
@@ -113,8 +123,9 @@ int collbench_npus(const Platform& platform, const CollbenchOptions& o) {
   }
   const int reachable = (platform.npus() - 1) / o.stride + 1;  // NPUs 0, stride, 2 x stride, ...
   if (o.npus < 0 || o.npus > reachable) {
-    throw InputError("--npus " + std::to_string(o.npus) + ": the platform has " + std::to_string(platform.npus()) +
-                     " NPUs" + (o.stride > 1 ? ", " + std::to_string(reachable) + " of them " + std::to_string(o.stride) + " apart" : ""));
+    throw InputError(
+        "--npus " + std::to_string(o.npus) + ": the platform has " + std::to_string(platform.npus()) + " NPUs" +
+        (o.stride > 1 ? ", " + std::to_string(reachable) + " of them " + std::to_string(o.stride) + " apart" : ""));
   }
   return o.npus > 0 ? o.npus : reachable;
 }
@@ -125,10 +136,12 @@ std::vector<std::uint64_t> collbench_sizes(const CollbenchOptions& o, int n) {
   // Rows grow by the factor (and by at least a byte): bounded, so a factor
   // close to 1 cannot make a sweep without end.
   const double rows_needed =
-      std::log(static_cast<double>(o.max_bytes) / std::max<double>(1, static_cast<double>(o.min_bytes))) / std::log(o.factor);
+      std::log(static_cast<double>(o.max_bytes) / std::max<double>(1, static_cast<double>(o.min_bytes))) /
+      std::log(o.factor);
   if (rows_needed > kMaxCollbenchRows) {
-    throw InputError("--factor " + std::to_string(o.factor) + " makes about " + std::to_string(static_cast<long long>(rows_needed)) +
-                     " rows from --min-bytes to --max-bytes; at most " + std::to_string(kMaxCollbenchRows) + " are run");
+    throw InputError(
+        "--factor " + std::to_string(o.factor) + " makes about " + std::to_string(static_cast<long long>(rows_needed)) +
+        " rows from --min-bytes to --max-bytes; at most " + std::to_string(kMaxCollbenchRows) + " are run");
   }
   const unsigned elem = element_bytes(o.dtype);
   std::vector<std::uint64_t> sizes;
@@ -166,8 +179,8 @@ namespace {
 /// One row: the collective of `bytes` over `world`, on a platform whose
 /// memory streams start at their base (so a row does not depend on the
 /// rows measured before it in the same simulation).
-std::optional<nlohmann::json> probe_row(Platform& platform, const CollbenchOptions& o, const Group& world,
-                                        Bench& bench, std::uint64_t bytes);
+std::optional<nlohmann::json> probe_row(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
+                                        std::uint64_t bytes);
 CollbenchRow row_from_json(const nlohmann::json& j);
 [[noreturn]] void rethrow_child_error(const nlohmann::json& error);
 
@@ -194,12 +207,10 @@ BestInstead best_instead(Platform& platform, const CollbenchOptions& o, const Gr
   AlgorithmKind best;
   try {
     best = choose_algorithm(spec.collectives, spec.hints, o.type, bytes, world.ranks, is_world);
-    const CollectiveChoice ran =
-        choose_collective(spec.collectives, spec.hints, o.type, bytes, world.ranks, is_world);
-    const CommProtocol best_protocol =
-        choose_protocol(spec.collectives, spec.hints, o.type, best, bytes, world.ranks);
-    const bool same_levels = best != AlgorithmKind::kHierarchical ||
-                             ran.dims == choose_levels(spec.collectives, spec.hints, o.type, bytes);
+    const CollectiveChoice ran = choose_collective(spec.collectives, spec.hints, o.type, bytes, world.ranks, is_world);
+    const CommProtocol best_protocol = choose_protocol(spec.collectives, spec.hints, o.type, best, bytes, world.ranks);
+    const bool same_levels =
+        best != AlgorithmKind::kHierarchical || ran.dims == choose_levels(spec.collectives, spec.hints, o.type, bytes);
     if (ran.algorithm == best && ran.protocol == best_protocol && ran.channels == 0 && same_levels) {
       return {"", 0, true};
     }
@@ -300,7 +311,8 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
     // Nothing left to happen, and the collective is not done: say what waits.
     std::string what = "the " + spec.name + " collective can make no progress:";
     for (int r : world.ranks) {
-      for (const auto& line : platform.npu(r).describe_unfinished()) what += "\n  NPU " + std::to_string(r) + ": " + line;
+      for (const auto& line : platform.npu(r).describe_unfinished())
+        what += "\n  NPU " + std::to_string(r) + ": " + line;
     }
     for (const auto& f : platform.fabrics()) {
       for (const auto& l : f.links) {
@@ -330,8 +342,8 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
     }
   }
   if (!o.algorithm) {
-    for (const auto& [a, t] : default_estimates(config, o.type, bytes, world.ranks, n == platform.npus(),
-                                                platform.spec().hints)) {
+    for (const auto& [a, t] :
+         default_estimates(config, o.type, bytes, world.ranks, n == platform.npus(), platform.spec().hints)) {
       row.estimates_us.emplace_back(a, t / 1e6);
     }
   }
@@ -429,7 +441,7 @@ CollbenchRow row_from_json(const nlohmann::json& j) {
                                    std::uint64_t bytes, std::FILE* out, pid_t parent, bool probe) {
   int status = 3;
   try {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed from outside takes its rows with it
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);          // a parent killed from outside takes its rows with it
     if (::getppid() != parent) ::_exit(status);  // it died before the line above
     if (probe) detach_from_parent_files(::fileno(out));
     Calendar::instance().set_progress_hook(nullptr);
@@ -534,8 +546,8 @@ std::vector<CollbenchRow> run_rows_in_children(Platform& platform, const Collben
       if (errno == EINTR) continue;
       throw std::runtime_error(std::string("collbench: waitpid: ") + std::strerror(errno));
     }
-    const auto it = std::find_if(children.running.begin(), children.running.end(),
-                                 [pid](const Child& c) { return c.pid == pid; });
+    const auto it =
+        std::find_if(children.running.begin(), children.running.end(), [pid](const Child& c) { return c.pid == pid; });
     if (it == children.running.end()) continue;  // not one of ours
     const Child c = *it;
     children.running.erase(it);
@@ -553,9 +565,9 @@ std::vector<CollbenchRow> run_rows_in_children(Platform& platform, const Collben
                          {"message", row_name + " ended with signal " + std::to_string(WTERMSIG(status)) + " (" +
                                          strsignal(WTERMSIG(status)) + ")"}};
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) {
-      result["error"] = {{"kind", "internal"},
-                         {"message", row_name + " exited with status " + std::to_string(WEXITSTATUS(status)) +
-                                         " without its row"}};
+      result["error"] = {
+          {"kind", "internal"},
+          {"message", row_name + " exited with status " + std::to_string(WEXITSTATUS(status)) + " without its row"}};
     } else {
       result = nlohmann::json::parse(text);
     }
@@ -625,8 +637,8 @@ nlohmann::json measure_in_one_child(Platform& platform, const CollbenchOptions& 
 /// of this one at the row's start, and the fastest's outcome is the row's
 /// (its row with the estimates and every candidate's time added, and its
 /// data errors). nullopt: nothing to probe; the estimate decides.
-std::optional<nlohmann::json> probe_row(Platform& platform, const CollbenchOptions& o, const Group& world,
-                                        Bench& bench, std::uint64_t bytes) {
+std::optional<nlohmann::json> probe_row(Platform& platform, const CollbenchOptions& o, const Group& world, Bench& bench,
+                                        std::uint64_t bytes) {
   const int n = static_cast<int>(world.ranks.size());
   const auto& config = platform.spec().collectives;
   const bool is_world = n == platform.npus();
@@ -643,8 +655,8 @@ std::optional<nlohmann::json> probe_row(Platform& platform, const CollbenchOptio
     } catch (const std::system_error& e) {
       // No copy to run it in: the candidates measured so far decide, else
       // the estimate.
-      std::cerr << "warning: the " << bytes << "-byte row's default choice: simulating " << to_string(a)
-                << ": " << e.what() << "; choosing among what ran\n";
+      std::cerr << "warning: the " << bytes << "-byte row's default choice: simulating " << to_string(a) << ": "
+                << e.what() << "; choosing among what ran\n";
       break;
     }
     if (result.contains("error")) {
@@ -682,7 +694,8 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
   for (int r = 0; r < n; ++r) world.ranks.push_back(r * o.stride);
   if (o.root < 0 || o.root >= n) {
     throw InputError("--root " + std::to_string(o.root) + ": the root is a member of the group, 0 to " +
-                     std::to_string(n - 1) + (o.stride > 1 ? " (member k is NPU " + std::to_string(o.stride) + " x k)" : ""));
+                     std::to_string(n - 1) +
+                     (o.stride > 1 ? " (member k is NPU " + std::to_string(o.stride) + " x k)" : ""));
   }
 
   Bench bench(platform, world);
@@ -743,15 +756,15 @@ void print_collbench_header(std::ostream& os, const Platform& platform, const Co
      << " (nccl-tests' factor); times from the collective's start to its end on the last NPU\n";
   os << "#" << std::setw(14) << "size" << std::setw(14) << "count" << std::setw(8) << "type" << std::setw(kAlgoWidth)
      << "algorithm" << std::setw(14) << "time" << std::setw(10) << "algbw" << std::setw(10) << "busbw\n";
-  os << "#" << std::setw(14) << "(B)" << std::setw(14) << "(elements)" << std::setw(8) << "" << std::setw(kAlgoWidth) << ""
-     << std::setw(14) << "(us)" << std::setw(10) << "(GB/s)" << std::setw(10) << "(GB/s)\n";
+  os << "#" << std::setw(14) << "(B)" << std::setw(14) << "(elements)" << std::setw(8) << "" << std::setw(kAlgoWidth)
+     << "" << std::setw(14) << "(us)" << std::setw(10) << "(GB/s)" << std::setw(10) << "(GB/s)\n";
 }
 
 void print_collbench_row(std::ostream& os, const CollbenchOptions& o, const CollbenchRow& r) {
   const auto flags = os.flags();
   os << std::fixed;
-  os << std::setw(15) << r.size_bytes << std::setw(14) << r.count << std::setw(8) << to_string(o.dtype)
-     << ' ' << std::setw(kAlgoWidth - 1) << what_ran(r) << std::setw(14) << std::setprecision(2) << r.time_us << std::setw(10)
+  os << std::setw(15) << r.size_bytes << std::setw(14) << r.count << std::setw(8) << to_string(o.dtype) << ' '
+     << std::setw(kAlgoWidth - 1) << what_ran(r) << std::setw(14) << std::setprecision(2) << r.time_us << std::setw(10)
      << r.algbw_GBps << std::setw(10) << r.busbw_GBps << "\n";
   if (o.why && !r.estimates_us.empty()) {
     os << "#   why: the cost model's estimates (us):";
@@ -775,8 +788,11 @@ void print_collbench_row(std::ostream& os, const CollbenchOptions& o, const Coll
     os << "#   why: NCCL runs " << r.library << "; its tuner's times (us):";
     const char* sep = " ";
     for (const auto& c : r.library_us) {
-      os << sep << to_string(c.algorithm) << "/" << (c.protocol == 0 ? "LL" : c.protocol == 1 ? "LL128" : "Simple") << " "
-         << std::setprecision(2) << c.time_us;
+      os << sep << to_string(c.algorithm) << "/"
+         << (c.protocol == 0   ? "LL"
+             : c.protocol == 1 ? "LL128"
+                               : "Simple")
+         << " " << std::setprecision(2) << c.time_us;
       sep = ", ";
     }
     os << "\n";
@@ -822,8 +838,10 @@ nlohmann::ordered_json collbench_json(const Platform& platform, const CollbenchO
       e["nccl"] = r.library;
       nlohmann::ordered_json tuner;
       for (const auto& c : r.library_us) {
-        tuner[std::string(to_string(c.algorithm)) + "/" + (c.protocol == 0 ? "LL" : c.protocol == 1 ? "LL128" : "Simple")] =
-            c.time_us;
+        tuner[std::string(to_string(c.algorithm)) + "/" +
+              (c.protocol == 0   ? "LL"
+               : c.protocol == 1 ? "LL128"
+                                 : "Simple")] = c.time_us;
       }
       e["nccl_tuner_us"] = std::move(tuner);
       if (!r.library_note.empty()) e["nccl_note"] = r.library_note;

@@ -6,12 +6,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "platforms/builder.h"
 
@@ -19,20 +18,20 @@ namespace fabricsim {
 
 struct CollbenchOptions {
   CollectiveType type = CollectiveType::kAllReduce;
-  bool all_to_all_v = false;                 // all-to-all with unequal sizes per pair
-  std::optional<AlgorithmKind> algorithm;    // unset: the default choice
+  bool all_to_all_v = false;               // all-to-all with unequal sizes per pair
+  std::optional<AlgorithmKind> algorithm;  // unset: the default choice
   std::uint64_t min_bytes = 8;
   std::uint64_t max_bytes = 128u << 20;
   double factor = 2;
-  std::uint32_t chunks = 0;                  // 0: the platform's
+  std::uint32_t chunks = 0;  // 0: the platform's
   int root = 0;
-  int npus = 0;                              // N NPUs take part; 0: all (with a stride: all it reaches)
-  int stride = 1;                            // NPUs 0, stride, 2 x stride, ... take part (one per node: a rail)
-  bool data = false;                         // check every result
+  int npus = 0;       // N NPUs take part; 0: all (with a stride: all it reaches)
+  int stride = 1;     // NPUs 0, stride, 2 x stride, ... take part (one per node: a rail)
+  bool data = false;  // check every result
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
-  bool force = false;                        // run past the work bounds (models/npu/work_bounds.h)
-  bool why = false;                          // print the cost model's estimates behind the default choice
+  bool force = false;  // run past the work bounds (models/npu/work_bounds.h)
+  bool why = false;    // print the cost model's estimates behind the default choice
   /// Rows measured at once, each in a process forked after elaboration;
   /// 1: one after the other in this process. Every row starts on the same
   /// buffers either way, so the rows are the same.
@@ -57,7 +56,7 @@ struct CollbenchRow {
   double busbw_GBps = 0;
   AlgorithmKind algorithm = AlgorithmKind::kRing;
   CommProtocol protocol = CommProtocol::kPlain;  // NCCL's protocol of its steps, where it has one
-  std::vector<AlgorithmKind> levels;  // hierarchical: each level's algorithm, lowest first
+  std::vector<AlgorithmKind> levels;             // hierarchical: each level's algorithm, lowest first
   /// The default choice: the cost model's estimate of each algorithm it
   /// weighed, us (empty when an algorithm was named or no cost model ran).
   std::vector<std::pair<AlgorithmKind, double>> estimates_us;

@@ -25,7 +25,8 @@ std::vector<double> numbers(const YamlInput& in, const YAML::Node& node, const s
 }
 
 template <std::size_t N>
-std::array<double, N> fixed(const YamlInput& in, const YAML::Node& node, const std::string& what, double min, double max) {
+std::array<double, N> fixed(const YamlInput& in, const YAML::Node& node, const std::string& what, double min,
+                            double max) {
   const auto v = numbers(in, node, what, N, min, max);
   std::array<double, N> out{};
   std::copy(v.begin(), v.end(), out.begin());
@@ -59,7 +60,8 @@ std::array<NcclTuning::PerProtocol, kNcclAlgorithms> per_algorithm(const YamlInp
     if (const YAML::Node v = map[key]) {
       out[a] = fixed<3>(in, v, what + "." + key, 0, kMaxUs);
     } else if (has[a]) {
-      in.fail(map, what + " has no row for " + key + ", which \"algorithms\" lists: give its LL, LL128 and Simple values");
+      in.fail(map,
+              what + " has no row for " + key + ", which \"algorithms\" lists: give its LL, LL128 and Simple values");
     }
   }
   return out;
@@ -80,13 +82,41 @@ NcclTuning read_nccl_tuning(const std::string& path) {
   const YamlInput in(path);
   in.require_map(root, "a library file");
   in.only_keys(root,
-               {"library", "version", "source", "algorithms", "base_latency", "hw_latency", "ll_max_bw",
-                "per_ch_max_ring_ll128_bw", "per_ch_max_tree_ll128_bw", "per_ch_max_tree_bw", "tree_correction",
-                "nvlink_bw", "speeds_intra", "speeds_inter", "sm90_speeds_intra", "sm90_speeds_inter", "ring_ll",
-                "ring_ll128", "ring_ll128_one_per_node", "tree", "tree_ll", "tree_ll128_one_node", "tree_ll128",
-                "nvls_ratio", "pat", "ring_plateau", "ring_plateau_before_sm80", "net_overhead",
-                "inter_steps_minus_one", "thread_threshold", "collnet_thread_threshold", "max_threads",
-                "max_channels", "nvls_channels", "pci_bw"},
+               {"library",
+                "version",
+                "source",
+                "algorithms",
+                "base_latency",
+                "hw_latency",
+                "ll_max_bw",
+                "per_ch_max_ring_ll128_bw",
+                "per_ch_max_tree_ll128_bw",
+                "per_ch_max_tree_bw",
+                "tree_correction",
+                "nvlink_bw",
+                "speeds_intra",
+                "speeds_inter",
+                "sm90_speeds_intra",
+                "sm90_speeds_inter",
+                "ring_ll",
+                "ring_ll128",
+                "ring_ll128_one_per_node",
+                "tree",
+                "tree_ll",
+                "tree_ll128_one_node",
+                "tree_ll128",
+                "nvls_ratio",
+                "pat",
+                "ring_plateau",
+                "ring_plateau_before_sm80",
+                "net_overhead",
+                "inter_steps_minus_one",
+                "thread_threshold",
+                "collnet_thread_threshold",
+                "max_threads",
+                "max_channels",
+                "nvls_channels",
+                "pci_bw"},
                "a library file");
   NcclTuning t;
   // Which library of NCCL's family the tables are (nccl, rccl, a vendor's
@@ -94,7 +124,8 @@ NcclTuning read_nccl_tuning(const std::string& path) {
   t.library = in.text(root, "library", "nccl");
   if (t.library.empty()) in.fail(root["library"], "library must name the library the tables are of (nccl, rccl, ...)");
   t.version = in.text(root, "version", "");
-  if (t.version.empty()) in.fail(root, "a library file must say which version its tables are from (version: \"2.21.5\")");
+  if (t.version.empty())
+    in.fail(root, "a library file must say which version its tables are from (version: \"2.21.5\")");
   t.source = in.text(root, "source", "");
   const YAML::Node algos = in.required(root, "algorithms", "a library file");
   if (!algos.IsSequence() || algos.size() == 0) in.fail(algos, "\"algorithms\" must be a non-empty list");
@@ -116,14 +147,16 @@ NcclTuning read_nccl_tuning(const std::string& path) {
   in.only_keys(hw, {"nvlink", "pci", "net"}, "hw_latency");
   const char* links[3] = {"nvlink", "pci", "net"};
   for (int l = 0; l < 3; ++l) {
-    t.hw_latency[l] = per_algorithm(in, in.required(hw, links[l], "hw_latency"), std::string("hw_latency.") + links[l], t.has);
+    t.hw_latency[l] =
+        per_algorithm(in, in.required(hw, links[l], "hw_latency"), std::string("hw_latency.") + links[l], t.has);
   }
   t.ll_max_bw = by_rows(in, root, "ll_max_bw");
   t.per_ch_max_ring_ll128_bw = by_rows(in, root, "per_ch_max_ring_ll128_bw");
   t.per_ch_max_tree_ll128_bw = by_rows(in, root, "per_ch_max_tree_ll128_bw");
   t.per_ch_max_tree_bw = by_rows(in, root, "per_ch_max_tree_bw");
   const YAML::Node corr = in.required(root, "tree_correction", "a library file");
-  if (!corr.IsSequence() || corr.size() != kNcclProtocols) in.fail(corr, "tree_correction must be a list of 3 rows (LL, LL128, Simple)");
+  if (!corr.IsSequence() || corr.size() != kNcclProtocols)
+    in.fail(corr, "tree_correction must be a list of 3 rows (LL, LL128, Simple)");
   for (std::size_t p = 0; p < kNcclProtocols; ++p) {
     t.tree_correction[p] = fixed<23>(in, corr[p], "tree_correction[" + std::to_string(p) + "]", 0.001, 10);
   }
@@ -153,7 +186,8 @@ NcclTuning read_nccl_tuning(const std::string& path) {
   factor("ring_plateau_before_sm80", t.ring_plateau_before_sm80);
   if (root["net_overhead"]) t.net_overhead = fixed<2>(in, root["net_overhead"], "net_overhead", 0, kMaxUs);
   if (const YAML::Node v = root["inter_steps_minus_one"]) {
-    if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) in.fail(v, "inter_steps_minus_one must be true or false");
+    if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false"))
+      in.fail(v, "inter_steps_minus_one must be true or false");
     t.inter_steps_minus_one = v.Scalar() == "true";
   }
   const auto counts = [&](const char* key, std::array<int, kNcclProtocols>& v) {
@@ -182,17 +216,20 @@ NcclSection read_nccl_section(const YamlInput& platform, const YAML::Node& node)
   // tree where it cannot run, so it counts.
   const NcclSettings& set = s.settings;
   if (!set.ll && set.ll128 == NcclSettings::Switch::kOff && !set.simple) {
-    platform.fail(node, "collectives.nccl enables no protocol (ll, ll128 and simple all off): NCCL would fail every "
-                        "collective; enable at least one");
+    platform.fail(node,
+                  "collectives.nccl enables no protocol (ll, ll128 and simple all off): NCCL would fail every "
+                  "collective; enable at least one");
   }
   bool any = false;
   for (int a = 0; a < kNcclAlgorithms; ++a) any = any || set.allows(static_cast<NcclAlgorithm>(a));
   if (!any) {
-    platform.fail(node, "collectives.nccl enables no algorithm (ring, tree, nvls, nvls_tree, collnet_direct, "
-                        "collnet_chain and pat all false): NCCL would fail every collective; enable at least one");
+    platform.fail(node,
+                  "collectives.nccl enables no algorithm (ring, tree, nvls, nvls_tree, collnet_direct, "
+                  "collnet_chain and pat all false): NCCL would fail every collective; enable at least one");
   }
   const YAML::Node file = platform.required(node, "tuning", "collectives.nccl");
-  if (!file.IsScalar() || file.Scalar().empty()) platform.fail(file, "collectives.nccl.tuning must name a library file");
+  if (!file.IsScalar() || file.Scalar().empty())
+    platform.fail(file, "collectives.nccl.tuning must name a library file");
   std::string path = file.Scalar();
   const std::string& from = platform.file();
   if (path[0] != '/' && from.find('/') != std::string::npos) path = from.substr(0, from.rfind('/') + 1) + path;
@@ -214,7 +251,9 @@ int nic_of(const FabricSpec& f, int npu) {
   return -1;
 }
 
-bool joins(const FabricSpec& f, int a, int b) { return nic_of(f, a) >= 0 && nic_of(f, b) >= 0; }
+bool joins(const FabricSpec& f, int a, int b) {
+  return nic_of(f, a) >= 0 && nic_of(f, b) >= 0;
+}
 
 /// PCIe as NCCL's topology counts it: lanes x the generation's rate (in
 /// 100 Mb/s per lane, topo.cc's kvDictPciGen) / 80, in GB/s.

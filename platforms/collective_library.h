@@ -6,9 +6,9 @@
 // library", says how each value is found.
 #pragma once
 
-#include <string>
-
 #include <yaml-cpp/yaml.h>
+
+#include <string>
 
 #include "models/collectives/nccl_tuner.h"
 #include "platforms/yaml_input.h"

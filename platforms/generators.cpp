@@ -106,15 +106,16 @@ FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<i
   return f;
 }
 
-FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap, const Link::Params& link) {
+FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap,
+                      const Link::Params& link) {
   require(!dims.empty(), "a torus or mesh needs dimensions");
   std::int64_t total = 1;  // wide: 65536 x 65536 overflows int
   for (int d : dims) {
     require(d >= 1, "torus and mesh dimensions must be >= 1");
     total = std::min<std::int64_t>(total * d, std::int64_t{1} << 40);
   }
-  require(total == static_cast<std::int64_t>(ranks.size()),
-          "the dimensions multiply to " + std::to_string(total) + ", not the " + std::to_string(ranks.size()) + " NPUs");
+  require(total == static_cast<std::int64_t>(ranks.size()), "the dimensions multiply to " + std::to_string(total) +
+                                                                ", not the " + std::to_string(ranks.size()) + " NPUs");
   FabricSpec f;
   f.topology = std::string(wrap ? "torus" : "mesh") + std::to_string(dims.size()) + "d";
   add_nics(f, ranks);
@@ -168,14 +169,18 @@ FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& s, c
   add_nics(f, order);
   const int leaves = (n + s.leaf_down - 1) / s.leaf_down;
   std::vector<int> leaf(static_cast<std::size_t>(leaves));
-  for (int l = 0; l < leaves; ++l) leaf[static_cast<std::size_t>(l)] = add_switch(f, "leaf" + std::to_string(l), switch_latency, 1);
-  for (int a = 0; a < n; ++a) f.edges.push_back(FabricEdge{a, leaf[static_cast<std::size_t>(a / s.leaf_down)], link, -1});
+  for (int l = 0; l < leaves; ++l)
+    leaf[static_cast<std::size_t>(l)] = add_switch(f, "leaf" + std::to_string(l), switch_latency, 1);
+  for (int a = 0; a < n; ++a)
+    f.edges.push_back(FabricEdge{a, leaf[static_cast<std::size_t>(a / s.leaf_down)], link, -1});
   if (s.levels == 2) {
     std::vector<int> spine(static_cast<std::size_t>(s.leaf_up));
-    for (int j = 0; j < s.leaf_up; ++j) spine[static_cast<std::size_t>(j)] = add_switch(f, "spine" + std::to_string(j), switch_latency, 2);
+    for (int j = 0; j < s.leaf_up; ++j)
+      spine[static_cast<std::size_t>(j)] = add_switch(f, "spine" + std::to_string(j), switch_latency, 2);
     for (int l = 0; l < leaves; ++l) {
       for (int j = 0; j < s.leaf_up; ++j) {
-        f.edges.push_back(FabricEdge{leaf[static_cast<std::size_t>(l)], spine[static_cast<std::size_t>(j)], uplink, -1});
+        f.edges.push_back(
+            FabricEdge{leaf[static_cast<std::size_t>(l)], spine[static_cast<std::size_t>(j)], uplink, -1});
       }
     }
     return f;
@@ -233,9 +238,8 @@ void attach_memories(FabricSpec& f, std::vector<MemorySpec> memories, const Link
 std::vector<std::vector<int>> rank_groups(int npus, int size, int stride) {
   require(size >= 1 && stride >= 1, "group size and stride must be >= 1");
   const std::int64_t span = static_cast<std::int64_t>(size) * stride;  // 65536 x 65536 overflows int
-  require(span <= npus && npus % span == 0,
-          std::to_string(npus) + " NPUs do not divide into groups of " + std::to_string(size) + " with stride " +
-              std::to_string(stride));
+  require(span <= npus && npus % span == 0, std::to_string(npus) + " NPUs do not divide into groups of " +
+                                                std::to_string(size) + " with stride " + std::to_string(stride));
   std::vector<std::vector<int>> groups;
   for (int hi = 0; hi < npus / static_cast<int>(span); ++hi) {
     for (int lo = 0; lo < stride; ++lo) {
@@ -320,9 +324,9 @@ double bisection_bandwidth(const FabricSpec& f) {
 void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const Link::Params& inner) {
   require(per_nic >= 1, "gpus_per_nic must be >= 1");
   if (per_nic == 1) return;
-  require(ranks.size() % static_cast<std::size_t>(per_nic) == 0,
-          "gpus_per_nic " + std::to_string(per_nic) + " does not divide the fabric's " + std::to_string(ranks.size()) +
-              " NPUs");
+  require(ranks.size() % static_cast<std::size_t>(per_nic) == 0, "gpus_per_nic " + std::to_string(per_nic) +
+                                                                     " does not divide the fabric's " +
+                                                                     std::to_string(ranks.size()) + " NPUs");
   for (const FabricEdge& e : f.edges) {
     require(e.ring < 0, "NICs are shared on switched fabrics only (a ring's NICs pass frames on)");
   }
@@ -331,7 +335,8 @@ void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const
     FabricNode& port = f.nodes[u];
     if (port.kind != FabricNode::Kind::kNic) continue;
     const auto first = std::find(ranks.begin(), ranks.end(), port.npu);
-    require(first != ranks.end() && (first - ranks.begin()) % per_nic == 0, "a shared NIC's first NPU is not a group's");
+    require(first != ranks.end() && (first - ranks.begin()) % per_nic == 0,
+            "a shared NIC's first NPU is not a group's");
     const Address a = port.address;
     const int group = static_cast<int>(first - ranks.begin());
     // The functions reach the port at the port's whole rate (their DMA is
@@ -345,7 +350,8 @@ void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const
       }
     }
     require(uplinks == 1, "a shared NIC has one port into the fabric, and this topology gives each NIC " +
-                              std::to_string(uplinks) + " links (switch planes, a direct topology): NICs with several "
+                              std::to_string(uplinks) +
+                              " links (switch planes, a direct topology): NICs with several "
                               "ports shared by several GPUs are not modelled");
     port.kind = FabricNode::Kind::kSwitch;
     port.nic_port = true;

@@ -28,12 +28,12 @@ FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<i
 FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap, const Link::Params& link);
 
 struct FatTreeShape {
-  int levels = 2;      // 2: leaf-spine; 3: leaf-aggregation-core in pods
-  int leaf_down = 16;  // NPUs per leaf switch
-  int leaf_up = 16;    // up links per leaf (leaf_down / leaf_up = oversubscription)
-  int pod_leaves = 16; // 3 levels: leaves per pod
-  int agg_up = 16;     // 3 levels: up links per aggregation switch
-  int rails = 1;       // > 1: rail-optimized, NPU k of every group of `rails` on rail k
+  int levels = 2;       // 2: leaf-spine; 3: leaf-aggregation-core in pods
+  int leaf_down = 16;   // NPUs per leaf switch
+  int leaf_up = 16;     // up links per leaf (leaf_down / leaf_up = oversubscription)
+  int pod_leaves = 16;  // 3 levels: leaves per pod
+  int agg_up = 16;      // 3 levels: up links per aggregation switch
+  int rails = 1;        // > 1: rail-optimized, NPU k of every group of `rails` on rail k
 };
 /// Leaf-spine (2 levels) or pods with a core (3 levels). Leaf j of a 2-level
 /// tree has one link to each of the leaf_up spines; in 3 levels each leaf has

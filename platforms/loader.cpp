@@ -1,19 +1,18 @@
 #include "platforms/loader.h"
 
-#include "platforms/collective_library.h"
-
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
 
+#include "models/switch/switch.h"
 #include "platforms/astra_network.h"
+#include "platforms/collective_library.h"
 #include "platforms/generators.h"
 #include "platforms/parameter_catalogue.h"
 #include "platforms/reduction_models.h"
 #include "platforms/topologies.h"
 #include "platforms/yaml_input.h"
-#include "models/switch/switch.h"
 #include "tlm/reduction.h"
 
 namespace fabricsim {
@@ -67,8 +66,10 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
       for (const auto& kv : ops) {
         ReduceOp op;
         const std::string op_name = kv.first.Scalar();
-        if (!parse_reduce_op(op_name, op)) in.fail(kv.first, "unknown reduction \"" + op_name + "\" (known: sum, min, max)");
-        if (!kv.second.IsSequence()) in.fail(kv.second, "the types of \"" + op_name + "\" must be a list (fp32, fp16, bf16, int32)");
+        if (!parse_reduce_op(op_name, op))
+          in.fail(kv.first, "unknown reduction \"" + op_name + "\" (known: sum, min, max)");
+        if (!kv.second.IsSequence())
+          in.fail(kv.second, "the types of \"" + op_name + "\" must be a list (fp32, fp16, bf16, int32)");
         for (const auto& t : kv.second) {
           DataType type;
           if (!t.IsScalar()) in.fail(t, "a data type must be a name (fp32, fp16, bf16, int32)");
@@ -130,7 +131,8 @@ void read_compute(const YamlInput& in, const YAML::Node& map, ComputeParams& c) 
   read_params(in, map, ComputeParams::table(), c, "npu.compute", {"gemm_tiles", "classes"});
   if (const YAML::Node classes = map["classes"]) read_compute_classes(in, classes, c);
   if (const YAML::Node tiles = map["gemm_tiles"]) {
-    if (!tiles.IsSequence() || tiles.size() == 0) in.fail(tiles, "gemm_tiles is a list of tile shapes: [256x128, 128x128]");
+    if (!tiles.IsSequence() || tiles.size() == 0)
+      in.fail(tiles, "gemm_tiles is a list of tile shapes: [256x128, 128x128]");
     c.gemm_tiles.clear();
     for (const YAML::Node& t : tiles) {
       const std::string text = t.IsScalar() ? t.Scalar() : "";
@@ -174,14 +176,14 @@ void read_collectives(const YamlInput& in, const YAML::Node& node, CollectiveCon
       const std::string algo_name = kv.second.Scalar();
       const auto algo = algorithm_from_name(algo_name);
       if (!algo) {
-        in.fail(kv.second, "unknown algorithm \"" + algo_name +
-                               "\" (known: ring, direct, halving_doubling, double_binary_tree, hierarchical, in_switch, pat)");
+        in.fail(kv.second,
+                "unknown algorithm \"" + algo_name +
+                    "\" (known: ring, direct, halving_doubling, double_binary_tree, hierarchical, in_switch, pat)");
       }
       c.algorithm[static_cast<int>(*type)] = *algo;
     }
   }
 }
-
 
 /// Memories on a fabric: name, parameters, and the NPUs they serve.
 std::vector<MemorySpec> read_memories(const YamlInput& in, const YAML::Node& list, const std::vector<int>& ranks,
@@ -200,7 +202,8 @@ std::vector<MemorySpec> read_memories(const YamlInput& in, const YAML::Node& lis
       spec.serves = ranks;
     } else {
       for (int r : whole_number_list(in, serves, "serves", limits::kMaxNpus)) {
-        if (r < 0 || r >= npus) in.fail(serves, "\"serves\" names NPU " + std::to_string(r) + ", not an NPU of the platform");
+        if (r < 0 || r >= npus)
+          in.fail(serves, "\"serves\" names NPU " + std::to_string(r) + ", not an NPU of the platform");
         spec.serves.push_back(r);
       }
     }
@@ -310,8 +313,9 @@ std::optional<PcieSwitch::Params> read_pcie(const YamlInput& in, const YAML::Nod
                                      " bytes: PCIe allows 128, 256, 512, 1024, 2048 or 4096");
   }
   if (!spec.hbm) {
-    in.fail(node, "a pcie section puts a PCIe switch between each NIC and its NPU's memory, and this platform has "
-                  "none: give npu.hbm, or leave pcie out");
+    in.fail(node,
+            "a pcie section puts a PCIe switch between each NIC and its NPU's memory, and this platform has "
+            "none: give npu.hbm, or leave pcie out");
   }
   return p;
 }
@@ -324,9 +328,9 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   if (topology.empty()) in.fail(node, "missing \"topology\" in fabric");
   const TopologyKind* kind = find_topology(topology);
   if (!kind) in.fail(node["topology"], "unknown topology \"" + topology + "\" (known: " + topology_names() + ")");
-  std::vector<std::string> keys = {"name",     "topology",     "link",     "uplink",   "switch",   "nic",
-                                   "transport", "group_size", "group_stride", "memories", "algorithm",
-                                   "pcie",     "gpus_per_nic"};
+  std::vector<std::string> keys = {"name",      "topology",  "link",        "uplink",       "switch",
+                                   "nic",       "transport", "group_size",  "group_stride", "memories",
+                                   "algorithm", "pcie",      "gpus_per_nic"};
   keys.insert(keys.end(), kind->keys.begin(), kind->keys.end());
   in.only_keys(node, keys, "a " + topology + " fabric");
   Link::Params link;
@@ -343,9 +347,9 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
   if (const YAML::Node t = node["transport"]) {
     read_params(in, t, transport_spec_table(), transport, "fabric transport");
     if (transport.ecn_kmax < transport.ecn_kmin) {
-      in.fail(t["ecn_kmax"] ? t["ecn_kmax"] : t, "ecn_kmax (" + std::to_string(transport.ecn_kmax) +
-                                                     " bytes) is below ecn_kmin (" + std::to_string(transport.ecn_kmin) +
-                                                     " bytes): marking rises from kmin to kmax");
+      in.fail(t["ecn_kmax"] ? t["ecn_kmax"] : t,
+              "ecn_kmax (" + std::to_string(transport.ecn_kmax) + " bytes) is below ecn_kmin (" +
+                  std::to_string(transport.ecn_kmin) + " bytes): marking rises from kmin to kmax");
     }
     if (transport.pfc_xoff > 0 && transport.pfc_xon > transport.pfc_xoff) {
       in.fail(t["pfc_xon"], "pfc_xon is above pfc_xoff: a paused link would never resume");
@@ -354,7 +358,8 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     const CC cc = transport.control();
     const YAML::Node where = t["congestion_control"] ? t["congestion_control"] : t;
     if (transport.kind == TransportSpec::Kind::kTcp && cc != CC::kReno && cc != CC::kDctcp) {
-      in.fail(where, "transport tcp takes congestion_control reno or dctcp (a lossy fabric needs a window to recover drops)");
+      in.fail(where,
+              "transport tcp takes congestion_control reno or dctcp (a lossy fabric needs a window to recover drops)");
     }
     if (transport.kind == TransportSpec::Kind::kRoce && cc == CC::kReno) {
       in.fail(where, "transport roce takes congestion_control none, dcqcn or dctcp");
@@ -370,7 +375,8 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
                                        ") finds losses by their order: it takes load_balancing ecmp");
     }
   }
-  const int size = static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
+  const int size =
+      static_cast<int>(in.count(node, "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
   const int stride = static_cast<int>(in.count(node, "group_stride", 1, 1, limits::kMaxNpus));
   std::vector<std::vector<int>> groups;
   try {
@@ -396,8 +402,8 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
             "gpus_per_nic 1, or drop switch.reduction");
   }
   if (per_nic > 1 && size % per_nic != 0) {
-    in.fail(node["gpus_per_nic"], "gpus_per_nic " + std::to_string(per_nic) + " does not divide the fabric's group of " +
-                                      std::to_string(size) + " NPUs");
+    in.fail(node["gpus_per_nic"], "gpus_per_nic " + std::to_string(per_nic) +
+                                      " does not divide the fabric's group of " + std::to_string(size) + " NPUs");
   }
   std::vector<FabricSpec> out;
   for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -420,10 +426,11 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     if (transport.ethernet()) {
       for (const FabricEdge& e : f.edges) {
         if (e.ring < 0) continue;
-        in.fail(node["transport"], "transport " + std::string(transport.lossless_ethernet() ? "roce" : "tcp") + " on a " + topology +
-                                       " fabric: its rings rely on credit (bubble) flow control, and PFC on a ring "
-                                       "can deadlock; Ethernet transports are accepted on fabrics without rings (switch, fat_tree, "
-                                       "levels, mesh, fully_connected, netlist)");
+        in.fail(node["transport"],
+                "transport " + std::string(transport.lossless_ethernet() ? "roce" : "tcp") + " on a " + topology +
+                    " fabric: its rings rely on credit (bubble) flow control, and PFC on a ring "
+                    "can deadlock; Ethernet transports are accepted on fabrics without rings (switch, fat_tree, "
+                    "levels, mesh, fully_connected, netlist)");
       }
     }
     if (reduction && topology != "netlist") {
@@ -434,7 +441,8 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
           any = true;
         }
       }
-      if (!any) in.fail(node["switch"]["reduction"], "a " + topology + " fabric has no switches to hold reduction units");
+      if (!any)
+        in.fail(node["switch"]["reduction"], "a " + topology + " fabric has no switches to hold reduction units");
     }
     if (const YAML::Node mems = node["memories"]; mems && topology != "netlist") {
       try {
@@ -569,7 +577,8 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
   int covered = 1;
   for (std::size_t i = 0; i < fabrics.size(); ++i) {
     in.require_map(fabrics[i], "a fabric");
-    const int size = static_cast<int>(in.count(fabrics[i], "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
+    const int size = static_cast<int>(
+        in.count(fabrics[i], "group_size", static_cast<std::uint64_t>(spec.npus), 1, limits::kMaxNpus));
     const int stride = static_cast<int>(in.count(fabrics[i], "group_stride", 1, 1, limits::kMaxNpus));
     const std::string topology = in.text(fabrics[i], "topology", "");
     Dimension dim;
@@ -627,15 +636,19 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
       f.nic = nic;
       f.pcie = pcie;
       if (pcie && pcie->devices_per_switch % static_cast<unsigned>(f.gpus_per_nic) != 0) {
-        in.fail(fabrics[i]["pcie"]["devices_per_switch"] ? fabrics[i]["pcie"]["devices_per_switch"] : fabrics[i]["pcie"],
-                "pcie devices_per_switch " + std::to_string(pcie->devices_per_switch) + " with gpus_per_nic " +
-                    std::to_string(f.gpus_per_nic) + ": a shared NIC sits on the PCIe switch of the GPUs it serves, "
-                    "so a switch holds a whole number of them: give a multiple of " + std::to_string(f.gpus_per_nic));
+        in.fail(
+            fabrics[i]["pcie"]["devices_per_switch"] ? fabrics[i]["pcie"]["devices_per_switch"] : fabrics[i]["pcie"],
+            "pcie devices_per_switch " + std::to_string(pcie->devices_per_switch) + " with gpus_per_nic " +
+                std::to_string(f.gpus_per_nic) +
+                ": a shared NIC sits on the PCIe switch of the GPUs it serves, "
+                "so a switch holds a whole number of them: give a multiple of " +
+                std::to_string(f.gpus_per_nic));
       }
       if (nic.stripe && f.transport.needs_order()) {
         in.fail(fabrics[i]["nic"] && fabrics[i]["nic"]["stripe"] ? fabrics[i]["nic"] : root["nic"],
                 "nic.stripe spreads a message's frames over several ports, which reorders them, and fabric \"" +
-                    f.name + "\"'s window transport finds losses by their order: a striped NIC takes transport "
+                    f.name +
+                    "\"'s window transport finds losses by their order: a striped NIC takes transport "
                     "credit, infiniband, or roce without congestion_control dctcp");
       }
       for (const auto& other : spec.fabrics) {

@@ -1,9 +1,9 @@
 #include "platforms/parameter_catalogue.h"
-#include "platforms/reduction_models.h"
 
 #include <algorithm>
 
 #include "models/switch/switch.h"
+#include "platforms/reduction_models.h"
 #include "traces/model/model_spec.h"
 #include "traces/model/training_spec.h"
 
@@ -23,7 +23,8 @@ const ParamTable<ReductionSpec>& reduction_spec_table() {
                "pull all-reduce: pieces in which reads and multicasts overlap")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("pipeline_bytes", 1, "bytes")
-          .add("pipeline_depth", Quantity::kCount, &ReductionSpec::pipeline_depth, "pieces whose reads are in flight at once")
+          .add("pipeline_depth", Quantity::kCount, &ReductionSpec::pipeline_depth,
+               "pieces whose reads are in flight at once")
           .range(1, 1 << 16)
           .choice("model", &ReductionSpec::model, reduction_model_names(),
                   "what does the arithmetic: tlm, the TLM model; rtl, the Verilated SystemVerilog unit")
@@ -130,8 +131,9 @@ std::vector<ParamSection> parameter_catalogue() {
       section(KernelClassParams::table(), {"npu.compute.classes.CLASS"},
               "one class of kernels: gemm, gemm_unaligned, attention_forward, attention_backward, "
               "flash_attention_forward, flash_attention_backward, elementwise, norm_forward, norm_backward, copy"),
-      section(Memory::Params::table(), {"npu.hbm", "fabrics[].memories[]"},
-              "a memory (HBM or pooled): channels interleaved by address; npu.hbm also takes a preset: hbm3_stack, h100"),
+      section(
+          Memory::Params::table(), {"npu.hbm", "fabrics[].memories[]"},
+          "a memory (HBM or pooled): channels interleaved by address; npu.hbm also takes a preset: hbm3_stack, h100"),
       section(CollectiveConfig::table(), {"collectives"},
               "how NPUs run collectives; \"algorithms\" maps a collective type to an algorithm"),
       section(NcclSettings::table(), {"collectives.nccl"},
@@ -139,8 +141,8 @@ std::vector<ParamSection> parameter_catalogue() {
               "(platforms/libraries/nccl-2.21.5.yaml), relative to the platform file"),
       section(Nic::Params::table(), {"nic", "fabrics[].nic"}),
       section(PcieSwitch::Params::table(), {"fabrics[].pcie"}),
-      section(Link::Params::table(), {"fabrics[].link", "fabrics[].uplink", "fabrics[].links[] (netlist)",
-                                      "fabrics[].memories[].link"}),
+      section(Link::Params::table(),
+              {"fabrics[].link", "fabrics[].uplink", "fabrics[].links[] (netlist)", "fabrics[].memories[].link"}),
       section(Switch::Params::table(), {"fabrics[].switch", "fabrics[].switches[] (netlist)"}),
       section(reduction_spec_table(), {"fabrics[].switch.reduction", "fabrics[].switches[].reduction (netlist)"}),
       section(transport_spec_table(), {"fabrics[].transport"}),

@@ -4,10 +4,9 @@
 // this file only says where in a platform file each section is written.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "platforms/platform_spec.h"
 #include "tlm/parameters.h"
@@ -23,7 +22,7 @@ const ParamTable<PlatformSpec>& npu_section_table();
 const ParamTable<TransportSpec>& transport_spec_table();
 
 struct ParamSection {
-  std::string type;                     // "link"
+  std::string type;  // "link"
   std::string description;
   std::vector<std::string> written_at;  // where in a platform file: "fabrics[].link"
   std::vector<ParamRow> rows;

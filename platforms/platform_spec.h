@@ -5,18 +5,17 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <optional>
-
+#include "models/collectives/algorithm_choice.h"
+#include "models/collectives/collective_engine.h"
 #include "models/link/link.h"
 #include "models/memory/memory.h"
 #include "models/nic/nic.h"
-#include "models/pcie/pcie_switch.h"
-#include "models/collectives/algorithm_choice.h"
-#include "models/collectives/collective_engine.h"
 #include "models/npu/npu.h"
+#include "models/pcie/pcie_switch.h"
 #include "models/switch/forwarding.h"
 #include "models/switch/reduction_unit.h"
 #include "tlm/errors.h"
@@ -27,30 +26,30 @@ namespace fabricsim {
 struct MemorySpec {
   std::string name;
   Memory::Params memory;
-  std::vector<int> serves;  // ranks
+  std::vector<int> serves;           // ranks
   std::optional<Link::Params> link;  // its link into the fabric (default: the fabric's)
 };
 
 /// A switch's reduction unit, as the platform file gives it.
 struct ReductionSpec {
-  ReductionUnit::Params unit;  // address, peer id and packet sizes are set by the builder
-  bool pull = false;           // all-reduce and reduce-scatter pull (NVLS) rather than push (SHARP)
+  ReductionUnit::Params unit;              // address, peer id and packet sizes are set by the builder
+  bool pull = false;                       // all-reduce and reduce-scatter pull (NVLS) rather than push (SHARP)
   std::uint64_t pipeline_bytes = 1 << 20;  // pull all-reduce: pieces in which pulls and multicasts overlap
   std::uint32_t pipeline_depth = 4;        // pieces whose reads are in flight at once
-  unsigned model = 0;          // what does the arithmetic: an index into reduction_models() (0: the TLM model)
-  double clock_hz = 1e9;       // the RTL unit's clock
+  unsigned model = 0;     // what does the arithmetic: an index into reduction_models() (0: the TLM model)
+  double clock_hz = 1e9;  // the RTL unit's clock
 };
 
 struct FabricNode {
   enum class Kind { kNic, kSwitch, kMemory, kReductionUnit };
   Kind kind = Kind::kNic;
   std::string name;
-  int npu = -1;               // rank, for NICs
-  Address address = kNoAddress;  // NICs and memories: the address on this fabric
-  int memory = -1;               // kMemory: index into FabricSpec::memories
-  Tick hop_latency = 0;       // switches: head in to head out; NICs: for frames passing through
-  int level = 0;              // fat trees: 0 = leaf
-  std::vector<int> coords;    // tori and meshes
+  int npu = -1;                            // rank, for NICs
+  Address address = kNoAddress;            // NICs and memories: the address on this fabric
+  int memory = -1;                         // kMemory: index into FabricSpec::memories
+  Tick hop_latency = 0;                    // switches: head in to head out; NICs: for frames passing through
+  int level = 0;                           // fat trees: 0 = leaf
+  std::vector<int> coords;                 // tori and meshes
   std::optional<ReductionSpec> reduction;  // switches: the reduction unit it hosts, if any
   /// A switch node that is a shared NIC's port (gpus_per_nic): its
   /// functions' frames meet there. Inside the NIC: it marks no ECN, keeps
@@ -61,7 +60,7 @@ struct FabricNode {
 struct FabricEdge {
   int a = 0, b = 0;  // node indexes
   Link::Params link;
-  int ring = -1;     // the ring (or torus dimension) this edge belongs to, if any
+  int ring = -1;          // the ring (or torus dimension) this edge belongs to, if any
   bool internal = false;  // a switch and its reduction unit: bound directly, no link
   int lanes = 1;          // links bonded into this one (a switch's `lanes`): its bandwidth is theirs together
 };
@@ -82,8 +81,8 @@ struct TransportSpec {
   /// auto: dcqcn on roce, reno on tcp.
   enum class CongestionControl { kAuto, kNone, kDcqcn, kReno, kDctcp };
   Kind kind = Kind::kCredit;
-  std::uint64_t pfc_xoff = 0;  // 0: the link's buffer less the headroom PFC needs
-  std::uint64_t pfc_xon = 0;   // 0: xoff less two packets
+  std::uint64_t pfc_xoff = 0;        // 0: the link's buffer less the headroom PFC needs
+  std::uint64_t pfc_xon = 0;         // 0: xoff less two packets
   std::uint64_t ecn_kmin = 5'000;    // DCQCN paper: 5 KB
   std::uint64_t ecn_kmax = 200'000;  // DCQCN paper: 200 KB
   double ecn_pmax = 0.01;            // DCQCN paper: 1%
@@ -101,8 +100,9 @@ struct TransportSpec {
   /// What the NICs run, `auto` resolved.
   CongestionControl control() const {
     if (congestion_control != CongestionControl::kAuto) return congestion_control;
-    return kind == Kind::kTcp ? CongestionControl::kReno : kind == Kind::kRoce ? CongestionControl::kDcqcn
-                                                                               : CongestionControl::kNone;
+    return kind == Kind::kTcp    ? CongestionControl::kReno
+           : kind == Kind::kRoce ? CongestionControl::kDcqcn
+                                 : CongestionControl::kNone;
   }
 };
 
@@ -112,12 +112,12 @@ struct FabricSpec {
   std::vector<FabricNode> nodes;
   std::vector<FabricEdge> edges;
   Routing routing = Routing::kShortestPath;
-  std::vector<int> dims;    // dimension-order routing: sizes
-  std::vector<bool> wrap;   // and whether each wraps around (torus)
-  bool forward_only = false;  // a unidirectional ring: traffic only goes to rank+1
-  Nic::Params nic;          // for every NIC on this fabric (address and ports set per NIC)
+  std::vector<int> dims;                   // dimension-order routing: sizes
+  std::vector<bool> wrap;                  // and whether each wraps around (torus)
+  bool forward_only = false;               // a unidirectional ring: traffic only goes to rank+1
+  Nic::Params nic;                         // for every NIC on this fabric (address and ports set per NIC)
   std::optional<PcieSwitch::Params> pcie;  // a PCIe switch between each NIC and its NPU's memory
-  int gpus_per_nic = 1;     // NPUs sharing each physical NIC (generators.h, share_nics)
+  int gpus_per_nic = 1;                    // NPUs sharing each physical NIC (generators.h, share_nics)
   TransportSpec transport;
   std::vector<MemorySpec> memories;
 };
@@ -126,7 +126,7 @@ struct FabricSpec {
 struct RtlOptions {
   std::string vcd;  // empty: none
   Tick vcd_from = 0;
-  Tick vcd_to = 100'000'000;  // 100 us: a long run must not fill the disk
+  Tick vcd_to = 100'000'000;          // 100 us: a long run must not fill the disk
   std::vector<std::string> plusargs;  // for the RTL's $value$plusargs
 };
 

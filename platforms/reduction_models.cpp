@@ -39,11 +39,15 @@ std::unique_ptr<sc_core::sc_module> attach_rtl(ReductionUnit& unit, const Reduct
 
 std::vector<ReductionModel> make_models() {
   std::vector<ReductionModel> models;
-  models.push_back(ReductionModel{"tlm", "the TLM model: timing from its parameters, arithmetic in C++", 0, {}, nullptr});
+  models.push_back(
+      ReductionModel{"tlm", "the TLM model: timing from its parameters, arithmetic in C++", 0, {}, nullptr});
   // The RTL (rtl/reduction_pkg.sv) has no fp16 datapath.
 #ifdef FABRICSIM_HAVE_RTL
-  models.push_back(ReductionModel{"rtl", "the Verilated SystemVerilog unit (rtl/) combines the slots, cycle by cycle",
-                                  fp16_operations(), {}, &attach_rtl});
+  models.push_back(ReductionModel{"rtl",
+                                  "the Verilated SystemVerilog unit (rtl/) combines the slots, cycle by cycle",
+                                  fp16_operations(),
+                                  {},
+                                  &attach_rtl});
 #else
   models.push_back(ReductionModel{"rtl", "the Verilated SystemVerilog unit (rtl/) combines the slots, cycle by cycle",
                                   fp16_operations(),
@@ -65,7 +69,9 @@ std::vector<std::string> reduction_model_names() {
   return names;
 }
 
-const ReductionModel& reduction_model(const ReductionSpec& spec) { return reduction_models().at(spec.model); }
+const ReductionModel& reduction_model(const ReductionSpec& spec) {
+  return reduction_models().at(spec.model);
+}
 
 bool set_reduction_model(ReductionSpec& spec, const std::string& name) {
   const auto& models = reduction_models();

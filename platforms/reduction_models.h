@@ -13,9 +13,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
-
 #include <systemc>
+#include <vector>
 
 #include "models/switch/reduction_unit.h"
 #include "platforms/platform_spec.h"
@@ -24,10 +23,10 @@ namespace fabricsim {
 
 /// What a model's maker is told about the unit it serves.
 struct ReductionModelContext {
-  std::string name;            // for the module it makes: the unit's name plus a suffix
-  const ReductionSpec& spec;   // the unit's parameters (clock...)
-  const RtlOptions& options;   // waveform and plusargs from the command line
-  unsigned index;              // how many units of this model were made before this one
+  std::string name;           // for the module it makes: the unit's name plus a suffix
+  const ReductionSpec& spec;  // the unit's parameters (clock...)
+  const RtlOptions& options;  // waveform and plusargs from the command line
+  unsigned index;             // how many units of this model were made before this one
 };
 
 struct ReductionModel {

@@ -46,7 +46,6 @@ std::vector<int> nic_of_address(const FabricSpec& f) {
   return nic;
 }
 
-
 void breadth_first(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports, bool keep_all,
                    const RouteSink& sink) {
   const bool nics_forward = !has_switches(f);
@@ -115,7 +114,7 @@ DimensionOrder dimension_order_of(const FabricSpec& f) {
 }
 
 std::vector<std::array<int, 2>> dimension_ports(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
-                                               int u) {
+                                                int u) {
   const auto& cu = f.nodes[static_cast<std::size_t>(u)].coords;
   std::vector<std::array<int, 2>> out(f.dims.size(), std::array<int, 2>{-1, -1});
   const auto& mine = ports[static_cast<std::size_t>(u)];
@@ -137,7 +136,8 @@ void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>
   // (units of different switches may not reach each other): the check below
   // is over NICs and memories.
   const auto checked = [&](std::size_t address) {
-    return nics[address] >= 0 && f.nodes[static_cast<std::size_t>(nics[address])].kind != FabricNode::Kind::kReductionUnit;
+    return nics[address] >= 0 &&
+           f.nodes[static_cast<std::size_t>(nics[address])].kind != FabricNode::Kind::kReductionUnit;
   };
   // Count, per endpoint, the checked destinations it has a route to.
   std::vector<std::size_t> reached(f.nodes.size(), 0);
@@ -146,9 +146,15 @@ void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>
     sink(node, rank, p);
   };
   switch (f.routing) {
-    case Routing::kShortestPath: breadth_first(f, ports, false, counting); break;
-    case Routing::kUpDown: breadth_first(f, ports, true, counting); break;
-    case Routing::kDimensionOrder: dimension_order(f, ports, counting); break;
+    case Routing::kShortestPath:
+      breadth_first(f, ports, false, counting);
+      break;
+    case Routing::kUpDown:
+      breadth_first(f, ports, true, counting);
+      break;
+    case Routing::kDimensionOrder:
+      dimension_order(f, ports, counting);
+      break;
   }
   std::size_t nic_count = 0;
   for (std::size_t a = 0; a < nics.size(); ++a) nic_count += checked(a) ? 1 : 0;

@@ -33,7 +33,7 @@ std::vector<std::vector<PortInfo>> port_map(const FabricSpec& f);
 DimensionOrder dimension_order_of(const FabricSpec& f);
 /// For node u of such a fabric: port towards -1 and +1 in each dimension.
 std::vector<std::array<int, 2>> dimension_ports(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
-                                               int u);
+                                                int u);
 
 /// Receives, for node u and a destination's fabric address, the ports of u
 /// that lead there; destinations come in increasing address order.

@@ -4,11 +4,9 @@
 
 #include <chrono>
 #include <cstdio>
-#include <iostream>
-
-#include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 
 #include "platforms/parameter_catalogue.h"
@@ -30,7 +28,9 @@ class Kickoff {
   std::vector<std::unique_ptr<TraceWorkload>>& workloads_;
 };
 
-double ns(Tick t) { return ticks_to_ns(t); }
+double ns(Tick t) {
+  return ticks_to_ns(t);
+}
 
 }  // namespace
 
@@ -69,8 +69,8 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   options.bounds = &bounds_;
   if (settings.job) {
     if (settings.job->gpus() != n) {
-      throw InputError("the training job is laid out on " + std::to_string(settings.job->gpus()) + " GPUs, and runs on " +
-                       std::to_string(n));
+      throw InputError("the training job is laid out on " + std::to_string(settings.job->gpus()) +
+                       " GPUs, and runs on " + std::to_string(n));
     }
     // Each process group's collectives follow one another by their
     // dependencies (a communicator's stream) and groups run side by side, so
@@ -95,7 +95,7 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   }
   // A workload with more rank files than NPUs is probably meant for another platform.
   const std::string extra = traces::rank_file(settings.prefix, n);
-  if (struct stat st {}; ::stat(extra.c_str(), &st) == 0) {  // stat, not open: a FIFO would block
+  if (struct stat st{}; ::stat(extra.c_str(), &st) == 0) {  // stat, not open: a FIFO would block
     throw InputError(extra + ": the workload has more ranks than the " + std::to_string(n) + " NPUs it runs on" +
                      (settings.npus ? " (--npus)" : ""));
   }
@@ -298,7 +298,8 @@ ordered_json npu_entries(const Platform& platform, const std::vector<std::unique
     for (std::size_t c = 0; c < by_class.size(); ++c) {
       if (by_class[c].kernels == 0) continue;
       const char* name = c < kKernelClasses ? kernel_class_name(static_cast<KernelClass>(c)) : "recorded";
-      classes[name] = {{"kernels", by_class[c].kernels}, {"busy_ns", ns(by_class[c].busy)}, {"flops", by_class[c].flops}};
+      classes[name] = {
+          {"kernels", by_class[c].kernels}, {"busy_ns", ns(by_class[c].busy)}, {"flops", by_class[c].flops}};
     }
     if (!classes.empty()) e["gpu_by_class"] = std::move(classes);
     ordered_json colls = ordered_json::array();
@@ -311,7 +312,9 @@ ordered_json npu_entries(const Platform& platform, const std::vector<std::unique
       if (c.protocol != CommProtocol::kPlain) ce["protocol"] = to_string(c.protocol);
       if (c.nccl_algorithm < kNcclAlgorithms) {  // NCCL's choice (collectives.library: nccl)
         ce["nccl"] = std::string(to_string(static_cast<NcclAlgorithm>(c.nccl_algorithm))) + "/" +
-                     (c.nccl_protocol == 0 ? "LL" : c.nccl_protocol == 1 ? "LL128" : "Simple");
+                     (c.nccl_protocol == 0   ? "LL"
+                      : c.nccl_protocol == 1 ? "LL128"
+                                             : "Simple");
       }
       ce["bytes"] = c.bytes;
       ce["group"] = c.group;
@@ -349,7 +352,8 @@ ordered_json link_entries(const Platform& platform, double span) {
         le["paused_ns"] = ns(s.paused);
         le["ecn_marks"] = s.ecn_marks;
         le["peak_queue_bytes"] = s.peak_queue_bytes;
-        le["mean_queue_bytes"] = s.frames > 0 ? static_cast<double>(s.queue_bytes_seen) / static_cast<double>(s.frames) : 0.0;
+        le["mean_queue_bytes"] =
+            s.frames > 0 ? static_cast<double>(s.queue_bytes_seen) / static_cast<double>(s.frames) : 0.0;
       }
       links.push_back(std::move(le));
     }
@@ -599,7 +603,8 @@ nlohmann::ordered_json Simulation::report() const {
       e["bytes"] = d.bytes;
       e["chosen"] = to_string(d.chosen);
       nlohmann::ordered_json times;
-      for (const auto& [a, t] : d.simulated) times[to_string(a)] = t == kNever ? nlohmann::ordered_json() : nlohmann::ordered_json(ns(t));
+      for (const auto& [a, t] : d.simulated)
+        times[to_string(a)] = t == kNever ? nlohmann::ordered_json() : nlohmann::ordered_json(ns(t));
       e["simulated_ns"] = std::move(times);
       if (!d.failure.empty()) e["probe_failed"] = d.failure;
       list.push_back(std::move(e));
@@ -619,12 +624,12 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
     const ordered_json st = step_entry();
     os << std::setprecision(2) << "step: " << st["step_time_ns"].get<double>() / 1e6 << " ms, "
        << st[std::string(settings_.job->samples()) + "_per_s"].get<double>() << " " << settings_.job->samples()
-       << "/s, " << st["tflops_per_gpu"].get<double>()
-       << " TFLOP/s per GPU (Megatron's count), MFU " << 100 * st["mfu"].get<double>() << "%, GPU idle "
-       << 100 * st["gpu_idle_fraction"]["mean"].get<double>() << "% (bubble by closed form "
-       << 100 * st["bubble_closed_form"].get<double>() << "%)\n";
+       << "/s, " << st["tflops_per_gpu"].get<double>() << " TFLOP/s per GPU (Megatron's count), MFU "
+       << 100 * st["mfu"].get<double>() << "%, GPU idle " << 100 * st["gpu_idle_fraction"]["mean"].get<double>()
+       << "% (bubble by closed form " << 100 * st["bubble_closed_form"].get<double>() << "%)\n";
     os << "exposed communication per GPU and step, mean:";
-    for (const auto& [kind, v] : st["exposed_comm_by_kind"].items()) os << " " << kind << " " << v["mean_ns"].get<double>() / 1e6 << " ms";
+    for (const auto& [kind, v] : st["exposed_comm_by_kind"].items())
+      os << " " << kind << " " << v["mean_ns"].get<double>() / 1e6 << " ms";
     os << "\n" << std::setprecision(3);
   }
   os << "simulated time: " << ns(end_time()) << " ns (" << Calendar::instance().events_run() << " events)\n";
@@ -679,16 +684,16 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
   const double span = static_cast<double>(end_time());
   std::vector<const Platform::BuiltLink*> links = platform_->links();
   if (top_links > 0 && !links.empty() && span > 0) {
-    std::stable_sort(links.begin(), links.end(), [](const auto* a, const auto* b) {
-      return a->link->stats().busy > b->link->stats().busy;
-    });
+    std::stable_sort(links.begin(), links.end(),
+                     [](const auto* a, const auto* b) { return a->link->stats().busy > b->link->stats().busy; });
     os << "hottest links (busy = share of the simulated time spent sending; bytes = payload carried):\n";
     for (std::size_t i = 0; i < std::min(top_links, links.size()); ++i) {
       const Link::Stats& st = links[i]->link->stats();
       if (st.busy == 0) break;
-      os << "  " << links[i]->link->name() << ": busy " << std::setprecision(1) << 100.0 * static_cast<double>(st.busy) / span
-         << "%, " << st.payload_bytes << " bytes, " << std::setprecision(2) << st.payload_bytes / (span / 1000.0)
-         << " GB/s average, peak buffer " << st.peak_buffer_bytes << " bytes";
+      os << "  " << links[i]->link->name() << ": busy " << std::setprecision(1)
+         << 100.0 * static_cast<double>(st.busy) / span << "%, " << st.payload_bytes << " bytes, "
+         << std::setprecision(2) << st.payload_bytes / (span / 1000.0) << " GB/s average, peak buffer "
+         << st.peak_buffer_bytes << " bytes";
       if (links[i]->link->has_pfc()) {
         os << ", " << st.pauses << " PFC pauses (paused " << std::setprecision(1)
            << 100.0 * static_cast<double>(st.paused) / span << "%), " << st.ecn_marks << " ECN marks";
@@ -746,7 +751,8 @@ void Simulation::enable_progress() {
     const double share = total ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
     char buf[200];
     if (share > 0.01) {
-      std::snprintf(buf, sizeof buf, "\r  simulated %.3f ms | %5.1f%% of trace nodes done | %.0f s elapsed, about %.0f s left   ",
+      std::snprintf(buf, sizeof buf,
+                    "\r  simulated %.3f ms | %5.1f%% of trace nodes done | %.0f s elapsed, about %.0f s left   ",
                     ticks_to_ns(now_ticks()) / 1e6, 100 * share, wall, wall * (1 - share) / share);
     } else {
       std::snprintf(buf, sizeof buf, "\r  simulated %.3f ms | %5.1f%% of trace nodes done | %.0f s elapsed   ",

@@ -4,17 +4,16 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "traces/workload/choice_probe.h"
-#include "traces/model/training_job.h"
-#include "traces/workload/trace_workload.h"
 #include "platforms/builder.h"
+#include "traces/model/training_job.h"
+#include "traces/workload/choice_probe.h"
+#include "traces/workload/trace_workload.h"
 
 namespace fabricsim {
 
@@ -33,8 +32,8 @@ struct WorkloadSettings {
   std::string prefix;       // PREFIX.<rank>.et
   std::string comm_groups;  // optional process-group JSON
   bool replay = false;
-  bool force = false;       // run work past the bounds (models/npu/work_bounds.h)
-  int npus = 0;             // ranks 0..npus-1 run traces, the other NPUs idle; 0: every NPU
+  bool force = false;  // run work past the bounds (models/npu/work_bounds.h)
+  int npus = 0;        // ranks 0..npus-1 run traces, the other NPUs idle; 0: every NPU
   /// A generated training step (traces/model/) in place of trace files:
   /// each rank's nodes are made as they are read.
   std::shared_ptr<const TrainingJob> job;
@@ -87,6 +86,5 @@ class Simulation {
   bool ran_ = false;
   bool progress_shown_ = false;
 };
-
 
 }  // namespace fabricsim

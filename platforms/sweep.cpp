@@ -573,7 +573,8 @@ void finish_point(const std::string& dir, const nlohmann::json& manifest, const 
 nlohmann::json read_point(const std::string& path) {
   nlohmann::json p = read_json_file(path, "sweep point");
   const auto wrong = [&](const std::string& what) {
-    throw InputError(path + ": " + what + "; a point file is an object with \"status\" (\"ok\" or \"failed\"), "
+    throw InputError(path + ": " + what +
+                     "; a point file is an object with \"status\" (\"ok\" or \"failed\"), "
                      "\"exit_code\", \"message\" and \"metrics\", as fabricsim sweep writes it: delete it, and "
                      "the point runs again");
   };

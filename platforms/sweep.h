@@ -30,10 +30,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tlm/sha256.h"
 
@@ -45,20 +44,20 @@ std::string shell_quoted(const std::string& word);
 /// One point: the value of each swept axis, and the arguments that run it.
 struct SweepPoint {
   std::size_t index = 0;
-  std::string id;                                   // 16 hex digits
+  std::string id;                                         // 16 hex digits
   std::vector<std::pair<std::string, std::string>> axes;  // in the spec's order
-  std::vector<std::string> args;                    // after the program name, output flag not included
-  std::map<std::string, std::string> inputs;        // file -> sha256
+  std::vector<std::string> args;                          // after the program name, output flag not included
+  std::map<std::string, std::string> inputs;              // file -> sha256
 };
 
 struct SweepPlan {
   std::string name;
   std::string spec_file;
   std::string spec_text;
-  std::string command;                              // collbench | run
-  std::vector<std::string> axis_names;              // the CSV's parameter columns
+  std::string command;                  // collbench | run
+  std::vector<std::string> axis_names;  // the CSV's parameter columns
   std::vector<std::string> metrics;
-  std::vector<std::string> generate;                // `fabricsim gen` argument lists to run first
+  std::vector<std::string> generate;  // `fabricsim gen` argument lists to run first
   std::vector<SweepPoint> points;
 };
 
@@ -77,9 +76,9 @@ struct SweepOptions {
   bool dry_run = false;
   // slurm
   std::string partition, time_limit, memory;
-  unsigned throttle = 0;          // %N: array tasks at once; 0: no limit
+  unsigned throttle = 0;  // %N: array tasks at once; 0: no limit
   bool wait = false;
-  bool retry_failed = false;      // run failed points again, not only missing ones
+  bool retry_failed = false;  // run failed points again, not only missing ones
   std::vector<std::string> sbatch_args;
   bool progress = true;
 };

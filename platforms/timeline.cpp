@@ -1,11 +1,10 @@
 #include "platforms/timeline.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace fabricsim {
@@ -20,26 +19,40 @@ constexpr int kLanes = 9;               // lanes per plain track kind (more over
 // Track ids within an NPU's process.
 int track_base(TimelineSink::Track t) {
   switch (t) {
-    case TimelineSink::Track::kGpu: return 10;
-    case TimelineSink::Track::kCpu: return 20;
-    case TimelineSink::Track::kMemory: return 30;
-    case TimelineSink::Track::kPointToPoint: return 40;
-    case TimelineSink::Track::kCollective: break;
+    case TimelineSink::Track::kGpu:
+      return 10;
+    case TimelineSink::Track::kCpu:
+      return 20;
+    case TimelineSink::Track::kMemory:
+      return 30;
+    case TimelineSink::Track::kPointToPoint:
+      return 40;
+    case TimelineSink::Track::kCollective:
+      break;
   }
   return 1000;
 }
 const char* track_name(TimelineSink::Track t) {
   switch (t) {
-    case TimelineSink::Track::kGpu: return "GPU compute";
-    case TimelineSink::Track::kCpu: return "CPU compute";
-    case TimelineSink::Track::kMemory: return "memory";
-    case TimelineSink::Track::kPointToPoint: return "send/recv";
-    case TimelineSink::Track::kCollective: break;
+    case TimelineSink::Track::kGpu:
+      return "GPU compute";
+    case TimelineSink::Track::kCpu:
+      return "CPU compute";
+    case TimelineSink::Track::kMemory:
+      return "memory";
+    case TimelineSink::Track::kPointToPoint:
+      return "send/recv";
+    case TimelineSink::Track::kCollective:
+      break;
   }
   return "collectives";
 }
-int collective_tid(int lane) { return 1000 + lane * 100; }
-int chunk_tid(int lane, std::uint32_t chunk) { return collective_tid(lane) + 1 + static_cast<int>(std::min<std::uint32_t>(chunk, 98)); }
+int collective_tid(int lane) {
+  return 1000 + lane * 100;
+}
+int chunk_tid(int lane, std::uint32_t chunk) {
+  return collective_tid(lane) + 1 + static_cast<int>(std::min<std::uint32_t>(chunk, 98));
+}
 
 /// `s` as the inside of a JSON string: nlohmann's escaping (bytes that are
 /// not UTF-8 become U+FFFD). Events themselves are streamed, not built as one
@@ -156,9 +169,10 @@ bool Timeline::clip(Tick& start, Tick& end) const {
   return true;
 }
 
-void Timeline::write_complete(int pid, int tid, const std::string& name, Tick start, Tick end, const std::string& args) {
-  out_ << (first_ ? "" : ",\n") << "{\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"name\":\"" << escape(name)
-       << "\",\"ts\":" << us(start) << ",\"dur\":" << us(end - start);
+void Timeline::write_complete(int pid, int tid, const std::string& name, Tick start, Tick end,
+                              const std::string& args) {
+  out_ << (first_ ? "" : ",\n") << "{\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"name\":\""
+       << escape(name) << "\",\"ts\":" << us(start) << ",\"dur\":" << us(end - start);
   if (!args.empty()) out_ << ",\"args\":{" << args << "}";
   out_ << "}";
   first_ = false;
@@ -233,8 +247,9 @@ void Timeline::close_collective(int npu, int lane, const std::string& name, Tick
 void Timeline::chunk_phase(int npu, int lane, std::uint32_t chunk, const char* phase, Tick start, Tick end) {
   if (!clip(start, end)) return;
   const int tid = chunk_tid(lane, chunk);
-  name_track(npu, tid, (lane ? "  collectives (" + std::to_string(lane + 1) + ") " : "  ") + std::string("chunk ") +
-                           std::to_string(chunk));
+  name_track(npu, tid,
+             (lane ? "  collectives (" + std::to_string(lane + 1) + ") " : "  ") + std::string("chunk ") +
+                 std::to_string(chunk));
   write_complete(npu, tid, phase, start, end, "\"chunk\":" + std::to_string(chunk));
 }
 

@@ -29,7 +29,7 @@ class Timeline final : public TimelineSink {
     std::vector<int> npus;  // recorded NPUs; empty: all
     Tick from = 0;          // window: only what overlaps [from, to]
     Tick to = kNever;
-    bool links = false;     // link utilization and buffer counters
+    bool links = false;  // link utilization and buffer counters
   };
 
   /// Opens FILE.tmp; throws InputError if it cannot.
@@ -60,20 +60,20 @@ class Timeline final : public TimelineSink {
 
  private:
   struct NpuTracks {
-    std::vector<Tick> lane_end[4];           // per plain track kind: when each lane is free
-    std::vector<bool> collective_lane_used;  // lanes of collectives in flight
+    std::vector<Tick> lane_end[4];                   // per plain track kind: when each lane is free
+    std::vector<bool> collective_lane_used;          // lanes of collectives in flight
     std::vector<std::pair<int, std::string>> names;  // tid -> track name, to write at the end
   };
   struct LinkBuckets {
-    std::vector<double> busy;             // ps busy per bucket
-    std::vector<std::uint64_t> buffer;    // most buffer bytes in use per bucket
+    std::vector<double> busy;           // ps busy per bucket
+    std::vector<std::uint64_t> buffer;  // most buffer bytes in use per bucket
     // Ethernet links' congestion, per bucket:
-    std::vector<std::uint64_t> queue;     // most bytes a frame found queued at the sender
-    std::vector<std::uint64_t> marks;     // frames ECN-marked
-    std::vector<std::uint64_t> drops;     // frames dropped
-    std::vector<double> paused;           // ps the sender was paused by PFC
+    std::vector<std::uint64_t> queue;  // most bytes a frame found queued at the sender
+    std::vector<std::uint64_t> marks;  // frames ECN-marked
+    std::vector<std::uint64_t> drops;  // frames dropped
+    std::vector<double> paused;        // ps the sender was paused by PFC
     bool used = false;
-    bool congestion = false;              // any of the four above recorded
+    bool congestion = false;  // any of the four above recorded
     /// Makes every series at least `n` buckets long.
     void extend(std::size_t n);
   };

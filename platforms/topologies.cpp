@@ -31,23 +31,36 @@ FatTreeShape fat_tree_shape(const TopologyRequest& r) {
 // The registry: one entry per topology (its generator is in generators.cpp).
 const std::vector<TopologyKind>& topology_kinds() {
   static const std::vector<TopologyKind> kinds = {
-      {"ring", "a bidirectional ring, routed the shorter way", {},
+      {"ring",
+       "a bidirectional ring, routed the shorter way",
+       {},
        [](const TopologyRequest& r) { return make_ring(r.ranks, true, r.link); }},
-      {"unidirectional_ring", "a ring whose traffic only goes to rank + 1", {},
+      {"unidirectional_ring",
+       "a ring whose traffic only goes to rank + 1",
+       {},
        [](const TopologyRequest& r) { return make_ring(r.ranks, false, r.link); }},
-      {"fully_connected", "a link per pair of NPUs", {},
+      {"fully_connected",
+       "a link per pair of NPUs",
+       {},
        [](const TopologyRequest& r) { return make_fully_connected(r.ranks, r.link); }},
-      {"switch", "one switch (or, with lanes, one per entry, each NPU bonded to switch j by lanes[j] links)", {"lanes"},
+      {"switch",
+       "one switch (or, with lanes, one per entry, each NPU bonded to switch j by lanes[j] links)",
+       {"lanes"},
        [](const TopologyRequest& r) {
          if (!r.node["lanes"]) return make_single_switch(r.ranks, r.link, r.switch_params.hop_latency);
          return make_switch_planes(r.ranks, whole_number_list(r.in, r.node["lanes"], "lanes", limits::kMaxNpus), r.link,
                                    r.switch_params.hop_latency);
        }},
-      {"torus", "a 2-D or 3-D torus, dimension-order routed", {"dims"},
+      {"torus",
+       "a 2-D or 3-D torus, dimension-order routed",
+       {"dims"},
        [](const TopologyRequest& r) { return make_torus(r.ranks, dims_of(r, "torus"), true, r.link); }},
-      {"mesh", "a 2-D or 3-D mesh, dimension-order routed", {"dims"},
+      {"mesh",
+       "a 2-D or 3-D mesh, dimension-order routed",
+       {"dims"},
        [](const TopologyRequest& r) { return make_torus(r.ranks, dims_of(r, "mesh"), false, r.link); }},
-      {"fat_tree", "leaf-spine (2 levels) or pods with a core (3), rail-optimized with rails > 1",
+      {"fat_tree",
+       "leaf-spine (2 levels) or pods with a core (3), rail-optimized with rails > 1",
        {"levels", "leaf_down", "leaf_up", "pod_leaves", "agg_up", "rails"},
        [](const TopologyRequest& r) {
          return make_fat_tree(r.ranks, fat_tree_shape(r), r.link, r.uplink, r.switch_params.hop_latency);

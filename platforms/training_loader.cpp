@@ -3,7 +3,6 @@
 #include <sys/statvfs.h>
 
 #include <cstdio>
-
 #include <map>
 #include <sstream>
 
@@ -51,14 +50,17 @@ const std::string* preset_text(const std::string& name) {
 YAML::Node model_from_hf_config(const std::string& text, const std::string& path) {
   const nlohmann::json j = parse_json_strictly(text, path);
   if (!j.is_object()) throw InputError(path + ": a Hugging Face config.json is an object");
-  const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+  const std::string type =
+      j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
   auto fail = [&](const std::string& what) { throw InputError(path + ": " + what); };
   // The first of `keys` that is given, as a whole number.
   auto count = [&](std::initializer_list<const char*> keys, bool required) -> std::optional<std::uint64_t> {
     for (const char* k : keys) {
       if (!j.contains(k) || j[k].is_null()) continue;
       const auto& v = j[k];
-      if (!v.is_number_integer() && !(v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<std::int64_t>(v.get<double>())))) {
+      if (!v.is_number_integer() &&
+          !(v.is_number_float() &&
+            v.get<double>() == static_cast<double>(static_cast<std::int64_t>(v.get<double>())))) {
         fail(std::string("\"") + k + "\" is " + json_excerpt(v) + ": a whole number is accepted");
       }
       const double d = v.get<double>();
@@ -74,12 +76,14 @@ YAML::Node model_from_hf_config(const std::string& text, const std::string& path
   };
   auto flag = [&](const char* key, bool otherwise) {
     if (!j.contains(key) || j[key].is_null()) return otherwise;
-    if (!j[key].is_boolean()) fail(std::string("\"") + key + "\" is " + json_excerpt(j[key]) + ": true or false is accepted");
+    if (!j[key].is_boolean())
+      fail(std::string("\"") + key + "\" is " + json_excerpt(j[key]) + ": true or false is accepted");
     return j[key].get<bool>();
   };
   if (j.contains("kv_lora_rank") || j.contains("q_lora_rank")) {
-    fail("multi-head latent attention (kv_lora_rank, DeepSeek-V2/V3) is not modelled: its projections are not "
-         "generated; give a model file with standard attention instead");
+    fail(
+        "multi-head latent attention (kv_lora_rank, DeepSeek-V2/V3) is not modelled: its projections are not "
+        "generated; give a model file with standard attention instead");
   }
   YAML::Node m;
   const bool gpt2 = type == "gpt2" || j.contains("n_embd");

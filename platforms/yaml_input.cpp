@@ -1,17 +1,17 @@
 #include "platforms/yaml_input.h"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
-#include <set>
-#include <utility>
 #include <optional>
+#include <set>
 #include <sstream>
-
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/parser.h>
+#include <utility>
 
 #include "tlm/input_file.h"
 
@@ -25,10 +25,14 @@ std::string show(double d) {
   return buf;
 }
 
-std::string quoted(const std::string& key) { return "\"" + key + "\""; }
+std::string quoted(const std::string& key) {
+  return "\"" + key + "\"";
+}
 
 /// The scalar as written, for messages (never throws).
-std::string written(const YAML::Node& v) { return v.IsScalar() ? v.Scalar() : std::string(v.IsSequence() ? "a list" : "a mapping"); }
+std::string written(const YAML::Node& v) {
+  return v.IsScalar() ? v.Scalar() : std::string(v.IsSequence() ? "a list" : "a mapping");
+}
 
 /// Records whether a document has a value, and where its first one is.
 class DocumentProbe final : public YAML::EventHandler {
@@ -118,13 +122,16 @@ void YamlInput::fail(const YAML::Node& at, const std::string& what) const {
   throw InputError(os.str());
 }
 
-void YamlInput::fail(const std::string& what) const { throw InputError(file_ + ": " + what); }
+void YamlInput::fail(const std::string& what) const {
+  throw InputError(file_ + ": " + what);
+}
 
 void YamlInput::require_map(const YAML::Node& node, const std::string& what) const {
   if (!node.IsMap()) fail(node, what + " must be a mapping (key: value)");
 }
 
-void YamlInput::only_keys(const YAML::Node& map, std::initializer_list<const char*> known, const std::string& what) const {
+void YamlInput::only_keys(const YAML::Node& map, std::initializer_list<const char*> known,
+                          const std::string& what) const {
   only_keys(map, std::vector<std::string>(known.begin(), known.end()), what);
 }
 
@@ -147,21 +154,25 @@ std::optional<double> YamlInput::param(const YAML::Node& map, const ParamInfo& p
   // A default-constructed YAML::Node is a defined null: look up only real keys.
   const bool has_legacy = !p.legacy_key.empty() && map[p.legacy_key];
   const YAML::Node legacy = has_legacy ? map[p.legacy_key] : YAML::Node();
-  if (v && has_legacy) fail(legacy, quoted(p.name) + " and " + quoted(p.legacy_key) + " are the same parameter; give one");
+  if (v && has_legacy)
+    fail(legacy, quoted(p.name) + " and " + quoted(p.legacy_key) + " are the same parameter; give one");
   if (!v && !has_legacy) return std::nullopt;
   if (has_legacy) {
     // Older keys: a bare number in the unit the key names, checked as before.
     const std::string what = quoted(p.legacy_key) + " (" + p.legacy_unit + ")";
     double base = 0;
     if (p.quantity == Quantity::kBytes && p.legacy_scale == 1) {
-      base = static_cast<double>(count_at(legacy, what, static_cast<std::uint64_t>(p.min), static_cast<std::uint64_t>(p.max)));
+      base = static_cast<double>(
+          count_at(legacy, what, static_cast<std::uint64_t>(p.min), static_cast<std::uint64_t>(p.max)));
     } else {
       // Bandwidths read from 0 first so that 0 can mean "no limit".
       const bool bandwidth = p.quantity == Quantity::kBandwidth;
       const double min = p.min / p.legacy_scale;
-      const double x = number_at(legacy, what, bandwidth ? 0 : min, p.max / p.legacy_scale, !bandwidth && p.min_exclusive);
+      const double x =
+          number_at(legacy, what, bandwidth ? 0 : min, p.max / p.legacy_scale, !bandwidth && p.min_exclusive);
       if (bandwidth && !(p.zero_unlimited && x == 0) && x < min) {
-        fail(legacy, what + " is " + show(x) + ": it must be >= " + show(min) + (p.zero_unlimited ? " (or 0 for no limit)" : ""));
+        fail(legacy, what + " is " + show(x) + ": it must be >= " + show(min) +
+                         (p.zero_unlimited ? " (or 0 for no limit)" : ""));
       }
       base = x * p.legacy_scale;
       if (p.quantity == Quantity::kBytes) base = std::max(p.min, std::round(base));
@@ -193,8 +204,8 @@ double YamlInput::number_at(const YAML::Node& v, const std::string& what, double
                 ", not \"" + s + "\"");
   }
   if (d > max || d < min || (min_exclusive && d == min)) {
-    fail(v, what + " is " + show(d) + ": it must be " + (min_exclusive ? "> " : ">= ") + show(min) + " and <= " +
-                show(max));
+    fail(v, what + " is " + show(d) + ": it must be " + (min_exclusive ? "> " : ">= ") + show(min) +
+                " and <= " + show(max));
   }
   return d;
 }
@@ -326,7 +337,9 @@ nlohmann::json as_json(const YAML::Node& n) {
 
 }  // namespace
 
-nlohmann::json yaml_value_as_json(const YamlOverride& o) { return as_json(load_override_value(o)); }
+nlohmann::json yaml_value_as_json(const YamlOverride& o) {
+  return as_json(load_override_value(o));
+}
 
 const std::string* OverrideOrigins::flag_of(const YAML::Node& node) const {
   // Newest first: a later --set of the same path rebinds the node an earlier one recorded.
@@ -386,12 +399,12 @@ OverrideOrigins apply_overrides(YAML::Node& root, const std::vector<YamlOverride
       const std::string here = walked.empty() ? "the top" : "\"" + walked + "\"";
       if (node.IsSequence()) {
         std::size_t index = 0;
-        const bool numeric = !key.empty() && key.size() < 10 && key.find_first_not_of("0123456789") == std::string::npos;
+        const bool numeric =
+            !key.empty() && key.size() < 10 && key.find_first_not_of("0123456789") == std::string::npos;
         if (numeric) index = std::stoul(key);
         if (!numeric || index >= node.size()) {
-          throw InputError(flag + ": " + here + " is a list of " + std::to_string(node.size()) +
-                           " entries: \"" + key + "\" must be an index from 0 to " +
-                           std::to_string(node.size() == 0 ? 0 : node.size() - 1));
+          throw InputError(flag + ": " + here + " is a list of " + std::to_string(node.size()) + " entries: \"" + key +
+                           "\" must be an index from 0 to " + std::to_string(node.size() == 0 ? 0 : node.size() - 1));
         }
         if (last) {
           node[index] = value;

@@ -7,16 +7,16 @@
 // (exit 2) instead of becoming a wrong answer.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "platforms/platform_spec.h"
 #include "tlm/errors.h"
@@ -28,7 +28,7 @@ namespace fabricsim {
 /// The ranges a platform's quantities may take (docs/platforms.md, "Limits");
 /// those of parameters are in tlm/parameters.h.
 namespace limits {
-constexpr int kMaxNpus = 1 << 17;          // 131,072 NPUs: past what one machine can hold (docs/performance.md)
+constexpr int kMaxNpus = 1 << 17;  // 131,072 NPUs: past what one machine can hold (docs/performance.md)
 }  // namespace limits
 
 /// A value given on the command line in place of a file's (`--set

@@ -6,10 +6,9 @@
 #include <type_traits>
 
 #include "Vreduction_unit.h"
+#include "tlm/errors.h"
 #include "verilated.h"
 #include "verilated_vcd_c.h"
-
-#include "tlm/errors.h"
 
 namespace fabricsim {
 
@@ -20,9 +19,15 @@ struct RtlDriver::Model {
   bool tracing = false;
 };
 
-unsigned RtlDriver::streams() { return FABRICSIM_RTL_K; }
-unsigned RtlDriver::beat_bytes() { return FABRICSIM_RTL_W / 8; }
-unsigned RtlDriver::latency_cycles() { return FABRICSIM_RTL_K + FABRICSIM_RTL_OUT_STAGES; }
+unsigned RtlDriver::streams() {
+  return FABRICSIM_RTL_K;
+}
+unsigned RtlDriver::beat_bytes() {
+  return FABRICSIM_RTL_W / 8;
+}
+unsigned RtlDriver::latency_cycles() {
+  return FABRICSIM_RTL_K + FABRICSIM_RTL_OUT_STAGES;
+}
 
 RtlDriver::RtlDriver(const std::string& vcd, const std::vector<std::string>& plusargs)
     : model_(std::make_unique<Model>()) {

@@ -41,8 +41,8 @@ class RtlDriver {
   /// cycles are spent waiting). The waveform keeps what falls in [vcd_from,
   /// vcd_to]. Returns the time after the last cycle.
   std::uint64_t pass(const std::uint8_t* const* operands, const Arrival* arrivals, unsigned n, std::uint64_t bytes,
-                     unsigned op, unsigned dtype, std::uint8_t* result, std::uint64_t start_ps,
-                     std::uint64_t period_ps, std::uint64_t vcd_from, std::uint64_t vcd_to);
+                     unsigned op, unsigned dtype, std::uint8_t* result, std::uint64_t start_ps, std::uint64_t period_ps,
+                     std::uint64_t vcd_from, std::uint64_t vcd_to);
   std::uint64_t cycles() const { return cycles_; }
 
  private:

@@ -15,9 +15,12 @@ namespace {
 // reduction_pkg.sv's encodings.
 unsigned rtl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return 0;
-    case ReduceOp::kMin: return 1;
-    case ReduceOp::kMax: return 2;
+    case ReduceOp::kSum:
+      return 0;
+    case ReduceOp::kMin:
+      return 1;
+    case ReduceOp::kMax:
+      return 2;
   }
   return 0;
 }
@@ -33,7 +36,9 @@ RtlReductionAlu::RtlReductionAlu(const sc_core::sc_module_name& name, const Para
 
 RtlReductionAlu::~RtlReductionAlu() = default;
 
-std::uint64_t RtlReductionAlu::cycles() const { return driver_->cycles(); }
+std::uint64_t RtlReductionAlu::cycles() const {
+  return driver_->cycles();
+}
 
 void RtlReductionAlu::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   auto* cmd = gp.get_extension<ReductionCommand>();
@@ -83,12 +88,14 @@ void RtlReductionAlu::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
     if (whole < cmd->bytes) std::memcpy(result + whole, cmd->parts.back() + whole, cmd->bytes - whole);
     // Bit for bit against the reference model.
     std::vector<std::uint8_t> reference(cmd->parts.front(), cmd->parts.front() + cmd->bytes);
-    for (std::size_t i = 1; i < cmd->count; ++i) reduce_into(reference.data(), cmd->parts[i], cmd->bytes, cmd->dtype, cmd->op);
-    const std::string diff = first_rtl_difference(result, reference.data(), cmd->bytes, cmd->dtype, RtlDriver::beat_bytes());
+    for (std::size_t i = 1; i < cmd->count; ++i)
+      reduce_into(reference.data(), cmd->parts[i], cmd->bytes, cmd->dtype, cmd->op);
+    const std::string diff =
+        first_rtl_difference(result, reference.data(), cmd->bytes, cmd->dtype, RtlDriver::beat_bytes());
     if (!diff.empty()) {
-      throw DataMismatchError(std::string(name()) + ": the RTL result differs from the reference model for " + cmd->what +
-                       " (" + to_string(cmd->op) + " on " + to_string(cmd->dtype) + " of " +
-                       std::to_string(cmd->count) + " contributions): " + diff);
+      throw DataMismatchError(std::string(name()) + ": the RTL result differs from the reference model for " +
+                              cmd->what + " (" + to_string(cmd->op) + " on " + to_string(cmd->dtype) + " of " +
+                              std::to_string(cmd->count) + " contributions): " + diff);
     }
   }
   gp.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -18,14 +18,14 @@
 // A VCD of the RTL's pins can be dumped, bounded to a time window.
 #pragma once
 
+#include <tlm_utils/simple_target_socket.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
-
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
+#include <vector>
 
 #include "rtl/rtl_driver.h"
 #include "tlm/fabric_protocol.h"
@@ -37,7 +37,7 @@ class RtlReductionAlu : public sc_core::sc_module {
  public:
   struct Params {
     double clock_MHz = 1000;
-    std::string vcd;        // empty: no waveform
+    std::string vcd;                    // empty: no waveform
     std::vector<std::string> plusargs;  // "+name[=value]", for the RTL's $value$plusargs
     Tick vcd_from = 0;
     Tick vcd_to = kNever;

@@ -2,18 +2,17 @@
 // one test per class of bad input, each asserting the exit code and that the
 // message names the file, the place and the value.
 #include <gtest/gtest.h>
-
-#include <filesystem>
-#include <cctype>
-#include <cerrno>
-#include <csignal>
-#include <functional>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "models/npu/work_bounds.h"
 #include "support/fabric_harness.h"
@@ -34,7 +33,8 @@ std::string all_reduce_4() {
 /// Runs `fabricsim run` on the platform text and the 4-NPU all-reduce.
 testutil::CommandResult run_platform(const std::string& dir, const std::string& yaml, const std::string& extra = "") {
   testutil::write_text(dir + "/p.yaml", yaml);
-  return testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + all_reduce_4() + " " + extra);
+  return testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + all_reduce_4() + " " +
+                                 extra);
 }
 
 void expect_refused(const testutil::CommandResult& r, const std::string& where, const std::string& what) {
@@ -49,12 +49,18 @@ TEST(BadNumbers, NanInfinityAndOutOfRangeAreRefusedWithFileLineAndValue) {
     std::string yaml, where, what;
   };
   const std::vector<Case> cases = {
-      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: .nan }\n", "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) must be a finite number >= 0 and <= 1e+06, not \".nan\""},
-      {"npus: 4\nnpu: { peak_tflops: .inf }\nfabrics: [ { topology: ring } ]\n", "p.yaml:2:", "\"peak_tflops\" (TFLOP/s) must be a finite number > 0 and <= 1e+06, not \".inf\""},
-      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: -5 }\n", "p.yaml:4:", "\"latency_ns\" (ns) is -5: it must be >= 0"},
-      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: 1e300 }\n", "p.yaml:4:", "\"latency_ns\" (ns) is 1e+300"},
-      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: 1e-30 }\n", "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) is 1e-30: it must be >= 1e-06"},
-      {"npus: 4\nnpu: { memory_bandwidth_GBps: abc }\nfabrics: [ { topology: ring } ]\n", "p.yaml:2:", "must be a finite number >= 0 and <= 1e+06, not \"abc\""},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: .nan }\n",
+       "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) must be a finite number >= 0 and <= 1e+06, not \".nan\""},
+      {"npus: 4\nnpu: { peak_tflops: .inf }\nfabrics: [ { topology: ring } ]\n",
+       "p.yaml:2:", "\"peak_tflops\" (TFLOP/s) must be a finite number > 0 and <= 1e+06, not \".inf\""},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: -5 }\n",
+       "p.yaml:4:", "\"latency_ns\" (ns) is -5: it must be >= 0"},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: 1e300 }\n",
+       "p.yaml:4:", "\"latency_ns\" (ns) is 1e+300"},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth_GBps: 1e-30 }\n",
+       "p.yaml:4:", "\"bandwidth_GBps\" (GB/s) is 1e-30: it must be >= 1e-06"},
+      {"npus: 4\nnpu: { memory_bandwidth_GBps: abc }\nfabrics: [ { topology: ring } ]\n",
+       "p.yaml:2:", "must be a finite number >= 0 and <= 1e+06, not \"abc\""},
   };
   for (const auto& c : cases) expect_refused(run_platform(dir, c.yaml), dir + "/" + c.where, c.what);
 }
@@ -62,10 +68,10 @@ TEST(BadNumbers, NanInfinityAndOutOfRangeAreRefusedWithFileLineAndValue) {
 TEST(BadNumbers, WholeNumbersDoNotWrap) {
   const std::string dir = testutil::scratch_dir("bad-wrap");
   // 2^32 + 8 once ran 8 NPUs; 2^64 - 5 once read as a small count.
-  expect_refused(run_platform(dir, "npus: 4294967304\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:1:",
-                 "\"npus\" is 4294967304: it must be from 1 to 131072");
-  expect_refused(run_platform(dir, "npus: -4\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:1:",
-                 "\"npus\" must be a whole number from 1 to 131072, not \"-4\"");
+  expect_refused(run_platform(dir, "npus: 4294967304\nfabrics: [ { topology: ring } ]\n"),
+                 dir + "/p.yaml:1:", "\"npus\" is 4294967304: it must be from 1 to 131072");
+  expect_refused(run_platform(dir, "npus: -4\nfabrics: [ { topology: ring } ]\n"),
+                 dir + "/p.yaml:1:", "\"npus\" must be a whole number from 1 to 131072, not \"-4\"");
   expect_refused(run_platform(dir, "npus: 4\ncollectives: { chunks: 4294967297 }\nfabrics: [ { topology: ring } ]\n"),
                  dir + "/p.yaml:2:", "\"chunks\" is 4294967297: it must be from 1 to 4096");
   expect_refused(run_platform(dir, "npus: 4.5\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:1:", "not \"4.5\"");
@@ -75,11 +81,13 @@ TEST(BadNumbers, AstraNetworkDimensionsThatOverflowAreRefused) {
   FABRICSIM_NEEDS_SHARED_DATA();
   // 65536 x 65536 once overflowed int and divided by zero (SIGFPE).
   const std::string dir = testutil::scratch_dir("bad-astra-overflow");
-  testutil::write_text(dir + "/net.yml",
-                       "topology: [ Ring, Ring ]\nnpus_count: [ 65536, 65536 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500, 500 ]\n");
+  testutil::write_text(
+      dir + "/net.yml",
+      "topology: [ Ring, Ring ]\nnpus_count: [ 65536, 65536 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500, 500 ]\n");
   const auto r = testutil::run_fabricsim("run --platform " + dir + "/net.yml --workload " + all_reduce_4());
   expect_refused(r, dir + "/net.yml:2:", "the dimensions make more than 131072 NPUs");
-  testutil::write_text(dir + "/nan.yml", "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ .nan ]\nlatency: [ 500 ]\n");
+  testutil::write_text(dir + "/nan.yml",
+                       "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ .nan ]\nlatency: [ 500 ]\n");
   expect_refused(testutil::run_fabricsim("run --platform " + dir + "/nan.yml --workload " + all_reduce_4()),
                  dir + "/nan.yml:3:", "bandwidth (GB/s) must be a finite number");
 }
@@ -115,8 +123,7 @@ TEST(BadJson, AKeyGivenTwiceIsRefusedInEveryJsonInput) {
   const std::string dir = testutil::scratch_dir("bad-json-keys");
   testutil::write_text(dir + "/p.yaml", kRing4);
   testutil::write_text(dir + "/sys.json", "{\"preferred-dataset-splits\": 4,\n \"preferred-dataset-splits\": 8}\n");
-  testutil::write_text(dir + "/mem.json",
-                       "{\"memory-type\": \"NO_MEMORY_EXPANSION\", \"x\": {\"a\": 1, \"a\": 2}}\n");
+  testutil::write_text(dir + "/mem.json", "{\"memory-type\": \"NO_MEMORY_EXPANSION\", \"x\": {\"a\": 1, \"a\": 2}}\n");
   testutil::write_text(dir + "/groups.json", "{\"tp\": [0, 1], \"dp\": [2, 3], \"tp\": [0, 2]}\n");
   const std::string run = "run --quiet --platform " + dir + "/p.yaml --workload " + all_reduce_4();
   expect_refused(testutil::run_fabricsim(run + " --system " + dir + "/sys.json"), dir + "/sys.json",
@@ -138,21 +145,25 @@ TEST(BadYaml, AliasesThatExpandWithoutBoundAreRefused) {
     yaml += "]\n";
   }
   const std::string dir = testutil::scratch_dir("bad-yaml-aliases");
-  expect_refused(run_platform(dir, yaml), dir + "/p.yaml:", "the document has more than 4000000 values once its aliases");
+  expect_refused(run_platform(dir, yaml),
+                 dir + "/p.yaml:", "the document has more than 4000000 values once its aliases");
 }
 
 TEST(BadYaml, DuplicateKeysNonScalarKeysAndNonUtf8AreRefused) {
   const std::string dir = testutil::scratch_dir("bad-yaml");
-  expect_refused(run_platform(dir, "npus: 4\nnpus: 8\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:2:",
-                 "the key \"npus\" appears twice");
-  expect_refused(run_platform(dir, "npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: 1, latency_ns: 2 }\n"),
-                 dir + "/p.yaml:4:", "the key \"latency_ns\" appears twice");
-  expect_refused(run_platform(dir, "npus: 4\n? [a, b]\n: 1\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:2:",
-                 "a key must be a plain name, not a list");
-  expect_refused(run_platform(dir, "name: caf\xe9\nnpus: 4\nfabrics: [ { topology: ring } ]\n"), dir + "/p.yaml:1:",
-                 "text that is not UTF-8");
-  expect_refused(run_platform(dir, "npus: 4\ncollectives: { algorithms: { all_reduce: [ring] } }\nfabrics: [ { topology: ring } ]\n"),
-                 dir + "/p.yaml:2:", "an algorithm must be a name");
+  expect_refused(run_platform(dir, "npus: 4\nnpus: 8\nfabrics: [ { topology: ring } ]\n"),
+                 dir + "/p.yaml:2:", "the key \"npus\" appears twice");
+  expect_refused(
+      run_platform(dir, "npus: 4\nfabrics:\n  - topology: ring\n    link: { latency_ns: 1, latency_ns: 2 }\n"),
+      dir + "/p.yaml:4:", "the key \"latency_ns\" appears twice");
+  expect_refused(run_platform(dir, "npus: 4\n? [a, b]\n: 1\nfabrics: [ { topology: ring } ]\n"),
+                 dir + "/p.yaml:2:", "a key must be a plain name, not a list");
+  expect_refused(run_platform(dir, "name: caf\xe9\nnpus: 4\nfabrics: [ { topology: ring } ]\n"),
+                 dir + "/p.yaml:1:", "text that is not UTF-8");
+  expect_refused(
+      run_platform(dir,
+                   "npus: 4\ncollectives: { algorithms: { all_reduce: [ring] } }\nfabrics: [ { topology: ring } ]\n"),
+      dir + "/p.yaml:2:", "an algorithm must be a name");
 }
 
 TEST(BadYaml, ASecondDocumentAndSetValuesGetTheFilesChecks) {
@@ -180,20 +191,21 @@ TEST(BadYaml, ASecondDocumentAndSetValuesGetTheFilesChecks) {
 TEST(BadYaml, APcieSectionPcieCannotHaveOrWithoutAMemoryToReachIsRefused) {
   const std::string dir = testutil::scratch_dir("bad-pcie");
   const std::string hbm = "npus: 4\nnpu: { hbm: h100 }\nfabrics:\n  - topology: switch\n";
-  expect_refused(run_platform(dir, hbm + "    pcie: { lanes: 12 }\n"), dir + "/p.yaml:5:",
-                 "pcie lanes 12: a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
-  expect_refused(run_platform(dir, hbm + "    pcie: { max_payload: 384 }\n"), dir + "/p.yaml:5:",
-                 "pcie max_payload 384 bytes: PCIe allows 128, 256, 512, 1024, 2048 or 4096");
+  expect_refused(run_platform(dir, hbm + "    pcie: { lanes: 12 }\n"),
+                 dir + "/p.yaml:5:", "pcie lanes 12: a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
+  expect_refused(run_platform(dir, hbm + "    pcie: { max_payload: 384 }\n"),
+                 dir + "/p.yaml:5:", "pcie max_payload 384 bytes: PCIe allows 128, 256, 512, 1024, 2048 or 4096");
   expect_refused(run_platform(dir, hbm + "    pcie: { generation: 6 }\n"), dir + "/p.yaml:5:", "\"generation\"");
   expect_refused(run_platform(dir, "npus: 4\nfabrics:\n  - topology: switch\n    pcie: { lanes: 16 }\n"),
                  dir + "/p.yaml:4:", "this platform has none: give npu.hbm, or leave pcie out");
-  expect_refused(run_platform(dir, hbm + "    pcie: { uplink_lanes: 3 }\n"), dir + "/p.yaml:5:",
-                 "pcie uplink_lanes 3: a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
-  expect_refused(run_platform(dir, hbm + "    pcie: { gpudirect_rdma: sometimes }\n"), dir + "/p.yaml:5:",
-                 "on, write_only, off");
+  expect_refused(run_platform(dir, hbm + "    pcie: { uplink_lanes: 3 }\n"),
+                 dir + "/p.yaml:5:", "pcie uplink_lanes 3: a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
+  expect_refused(run_platform(dir, hbm + "    pcie: { gpudirect_rdma: sometimes }\n"),
+                 dir + "/p.yaml:5:", "on, write_only, off");
   // Two nodes of 4 NPUs: a switch of 3 would hold NICs of both.
-  const std::string nodes = "npus: 8\nnpu: { hbm: h100 }\nfabrics:\n  - topology: switch\n    group_size: 4\n"
-                            "  - topology: switch\n    pcie: { devices_per_switch: 3 }\n";
+  const std::string nodes =
+      "npus: 8\nnpu: { hbm: h100 }\nfabrics:\n  - topology: switch\n    group_size: 4\n"
+      "  - topology: switch\n    pcie: { devices_per_switch: 3 }\n";
   expect_refused(run_platform(dir, nodes), dir + "/p.yaml:7:",
                  "pcie devices_per_switch 3: a node's 4 NPUs (the first fabric's groups) do not split into PCIe "
                  "switches of 3, and a switch stays within its node: give a divisor of 4");
@@ -241,7 +253,8 @@ TEST(BadPaths, TraceFilesThatAreDirectoriesFifosOrDevicesAreRefusedWithoutBlocki
       {"zero", "zero.0.et: the trace is a character device"},
   };
   for (const auto& [prefix, what] : cases) {
-    const auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/" + prefix);
+    const auto r =
+        testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/" + prefix);
     EXPECT_EQ(r.exit_code, 2) << prefix << ": " << r.err;
     EXPECT_NE(r.err.find(dir + "/" + what), std::string::npos) << prefix << ": " << r.err;
   }
@@ -276,8 +289,9 @@ TEST(BadPaths, OutputsNeverReplaceDevicesOrSymlinksAndNeverLeavePartialFiles) {
   EXPECT_NE(r.err.find(dir + "/missing/r.json: cannot write the report"), std::string::npos) << r.err;
   // A symlink to nothing would be replaced by the rename: refused, kept.
   fs::create_symlink("nowhere.json", dir + "/dangling.json");
-  for (const std::string& args : {run + " --timeline " + dir + "/dangling.json",
-                                  "collbench --platform " + dir + "/p.yaml -b 1K -e 1K --json " + dir + "/dangling.json"}) {
+  for (const std::string& args :
+       {run + " --timeline " + dir + "/dangling.json",
+        "collbench --platform " + dir + "/p.yaml -b 1K -e 1K --json " + dir + "/dangling.json"}) {
     r = testutil::run_fabricsim(args);
     expect_refused(r, dir + "/dangling.json", "is a symlink to a file that does not exist");
     EXPECT_TRUE(fs::is_symlink(dir + "/dangling.json"));
@@ -433,7 +447,7 @@ TEST(BadTraces, ATraceWithoutItsMetadataRecordKeepsItsFirstNodeAndSaysSo) {
                                          "/t --report " + dir + "/r.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find(dir + "/t.0.et: no GlobalMetadata record (Chakra's writers put one first): the first record "
-                       "is node 1, read as a node"),
+                             "is node 1, read as a node"),
             std::string::npos)
       << r.err;
   const auto j = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
@@ -476,7 +490,8 @@ TEST(BadTraces, ANumberWrittenAsTextOrWithAFractionIsRefusedAWholeDoubleTaken) {
     a->set_double_val(1.5);
   });
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/fraction");
-  expect_refused(r, dir + "/fraction.0.et: node 0 (\"node\", COMM_COLL_NODE)", "comm_size 1.500000 must be a whole number");
+  expect_refused(r, dir + "/fraction.0.et: node 0 (\"node\", COMM_COLL_NODE)",
+                 "comm_size 1.500000 must be a whole number");
   write_one_node(dir + "/ops", 4, [](ChakraProtoMsg::Node& n) {
     n.set_type(ChakraProtoMsg::COMP_NODE);
     auto* a = n.add_attr();
@@ -500,7 +515,8 @@ TEST(BadFlags, FlagsOutOfRangeAreRefusedNotWrappedOrRunForever) {
       {"collbench --platform " + dir + "/p.yaml -f nan", "--factor must be a finite number > 1"},
       {"collbench --platform " + dir + "/p.yaml -f 1.0001", "at most 1000 are run"},
       {"collbench --platform " + dir + "/p.yaml --chunks 1000000", "--chunks: Value 1000000 not in range 1 to 4096"},
-      {"run --platform " + dir + "/p.yaml --workload " + all_reduce_4() + " --chunks 0", "--chunks: Value 0 not in range"},
+      {"run --platform " + dir + "/p.yaml --workload " + all_reduce_4() + " --chunks 0",
+       "--chunks: Value 0 not in range"},
       {"gen long --nodes -5 --out " + dir + "/long", "--nodes: Value -5 not in range"},
       {"gen collective --npus 4 --bytes -1 --out " + dir + "/c", "--bytes: \"-1\": a size cannot be negative"},
       {"gen training --dp 1024 --tp 1024 --out " + dir + "/t", "--dp x --tp x --pp is more than 131072 NPUs"},
@@ -563,7 +579,7 @@ TEST(BadCollectives, MembersThatDisagreeStopWithBothRanksNodesAndValues) {
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/wrap");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find(dir + "/wrap.0.et: node 0 (\"node\", COMM_COLL_NODE): root 4294967296 is not a member of the "
-                       "4-member group"),
+                             "4-member group"),
             std::string::npos)
       << r.err;
 }
@@ -613,16 +629,17 @@ TEST(BadSends, ASendAndItsReceiveThatDisagreeStopWithBothRanksNodesAndValues) {
   auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/size");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find(dir + "/size.1.et: node 7 (\"node\", COMM_RECV_NODE): a send and its receive disagree on the "
-                       "size: NPU 0 (node 0) sends 1048576 bytes to NPU 1 "
-                       "with tag 5, NPU 1 (node 7 \"node\") receives 4096 bytes"),
+                             "size: NPU 0 (node 0) sends 1048576 bytes to NPU 1 "
+                             "with tag 5, NPU 1 (node 7 \"node\") receives 4096 bytes"),
             std::string::npos)
       << r.err;
 
   write_one_node(dir + "/tag", 4, pair(1048576, 6));
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/tag");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find(dir + "/tag.1.et: node 7 (\"node\", COMM_RECV_NODE): a send and its receive disagree on the tag: NPU 0 (node 0) sent 1048576 bytes to "
-                       "NPU 1 with tag 5, NPU 1 (node 7) waits to receive 1048576 bytes with tag 6"),
+  EXPECT_NE(r.err.find(dir + "/tag.1.et: node 7 (\"node\", COMM_RECV_NODE): a send and its receive disagree on the "
+                             "tag: NPU 0 (node 0) sent 1048576 bytes to "
+                             "NPU 1 with tag 5, NPU 1 (node 7) waits to receive 1048576 bytes with tag 6"),
             std::string::npos)
       << r.err;
 
@@ -667,7 +684,8 @@ TEST(BadSends, ASendNoOneReceivesRunsWithAWarningNamingItsTraceAndBothEnds) {
   const auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir +
                                          "/lone --report " + dir + "/r.json");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("warning: " + dir + "/lone.2.et: NPU 0 (node 0) sent 4096 bytes to NPU 2 with tag 9, and no "
+  EXPECT_NE(r.err.find("warning: " + dir +
+                       "/lone.2.et: NPU 0 (node 0) sent 4096 bytes to NPU 2 with tag 9, and no "
                        "node of this trace receives it"),
             std::string::npos)
       << r.err;
@@ -682,8 +700,8 @@ TEST(BadNpus, AJobOnFewerNpusThanThePlatformIsItsOwnWorld) {
   const std::string dir = testutil::scratch_dir("bad-npus");
   ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 2 --bytes 1M --out " + dir + "/ar2").exit_code, 0);
   const std::string ring8 = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/ring8.yaml";
-  auto r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + dir + "/ar2 --npus 2 --report " +
-                                   dir + "/r.json");
+  auto r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + dir +
+                                   "/ar2 --npus 2 --report " + dir + "/r.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
   ASSERT_EQ(j["npus"][0]["collectives"].size(), 1u);
@@ -714,8 +732,7 @@ TEST(BadWork, WorkThatWouldNotFinishIsRefusedWithItsEstimateUnlessForced) {
   EXPECT_NE(r.err.find("past the limit of 2 hours (give --force to run it anyway)"), std::string::npos) << r.err;
   r = testutil::run_fabricsim("collbench --platform " + dgx + " --data -b 1T -e 1T");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("would hold about 24576.0 GiB of data buffers (--data), more than the "),
-            std::string::npos)
+  EXPECT_NE(r.err.find("would hold about 24576.0 GiB of data buffers (--data), more than the "), std::string::npos)
       << r.err;
 
   const std::string dir = testutil::scratch_dir("bad-work");
@@ -728,7 +745,7 @@ TEST(BadWork, WorkThatWouldNotFinishIsRefusedWithItsEstimateUnlessForced) {
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/huge");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find(dir + "/huge.0.et: node 0 (\"node\", COMM_COLL_NODE): all_reduce of 1125899906842624 bytes "
-                       "over 4 NPUs is about "),
+                             "over 4 NPUs is about "),
             std::string::npos)
       << r.err;
 }
@@ -788,7 +805,8 @@ TEST(BadWork, TheEstimateWarnsPastTenMinutesAndRefusesPastTwoHours) {
   e.frames = WorkBounds::kFramesPerSecond * 599;
   EXPECT_EQ(b.check(e, "x"), "");
   e.frames = WorkBounds::kFramesPerSecond * 1200;
-  EXPECT_EQ(b.check(e, "x"), "x is about 2.4e+09 frames of 1048576 bytes, roughly 20 minutes of wall time at 2000000 frames/s");
+  EXPECT_EQ(b.check(e, "x"),
+            "x is about 2.4e+09 frames of 1048576 bytes, roughly 20 minutes of wall time at 2000000 frames/s");
   e.frames = WorkBounds::kFramesPerSecond * 7199;
   EXPECT_NE(b.check(e, "x"), "");
   e.frames = WorkBounds::kFramesPerSecond * 7201;
@@ -829,23 +847,26 @@ TEST(BadLevels, ALevelAlgorithmThatCannotRunALevelIsRefusedWithItsPlace) {
   testutil::write_text(dir + "/ok.yaml", with("ring", "ring"));
   r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 1M -e 1M --levels ring");
   expect_refused(r, "--levels ring", "names 1 algorithm(s), but the platform has 2 level(s)");
-  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 1M -e 1M --levels double_binary_tree,ring");
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir +
+                              "/ok.yaml -b 1M -e 1M --levels double_binary_tree,ring");
   expect_refused(r, "--levels double_binary_tree,ring", "\"double_binary_tree\" for level 0");
-  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 1M -e 1M --data --levels ring,double_binary_tree");
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir +
+                              "/ok.yaml -b 1M -e 1M --data --levels ring,double_binary_tree");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // Levels ask for a hierarchical collective: with no --algo they get one,
   // with another algorithm they are refused, not silently unused.
-  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 1M -e 1M --algo ring --levels ring,ring");
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir +
+                              "/ok.yaml -b 1M -e 1M --algo ring --levels ring,ring");
   expect_refused(r, "--levels ring,ring", "names the levels of a hierarchical collective, but --algo is ring");
   const std::string json = dir + "/levels.json";
-  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/ok.yaml -b 64M -e 64M --levels ring,ring --json " + json);
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir +
+                              "/ok.yaml -b 64M -e 64M --levels ring,ring --json " + json);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // (This group's default at 64 MiB is halving-doubling.)
   EXPECT_EQ(nlohmann::json::parse(testutil::read_text(json))["rows"][0]["algorithm"], "hierarchical");
 }
 
 }  // namespace
-
 
 namespace {
 
@@ -854,18 +875,21 @@ TEST(BadAstraSystem, ACustomCollectiveWhoseTraceIsMissingIsNamed) {
   const std::string dir = testutil::scratch_dir("astra-custom");
   testutil::write_text(dir + "/sys.json", R"({"all-reduce-implementation-custom": ["nowhere/custom_allreduce"]})");
   const std::string net = testutil::astra_network(dir, "Ring", 4, 50, 500);
-  const auto r = testutil::run_fabricsim("run --platform " + net + " --system " + dir + "/sys.json --workload " +
-                                         testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce"));
+  const auto r =
+      testutil::run_fabricsim("run --platform " + net + " --system " + dir + "/sys.json --workload " +
+                              testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("sys.json: \"all-reduce-implementation-custom\": names the trace nowhere/custom_allreduce, but "
                        "nowhere/custom_allreduce.0.et is not there"),
             std::string::npos)
       << r.err;
   testutil::write_text(dir + "/two.json", R"({"all-reduce-implementation-custom": ["a", "b"]})");
-  const auto t = testutil::run_fabricsim("run --platform " + net + " --system " + dir + "/two.json --workload " +
-                                         testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce"));
+  const auto t =
+      testutil::run_fabricsim("run --platform " + net + " --system " + dir + "/two.json --workload " +
+                              testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce"));
   EXPECT_EQ(t.exit_code, 2);
-  EXPECT_NE(t.err.find("must list one Chakra trace prefix (one dimension), not [\"a\",\"b\"]"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("must list one Chakra trace prefix (one dimension), not [\"a\",\"b\"]"), std::string::npos)
+      << t.err;
 }
 
 }  // namespace
@@ -946,7 +970,8 @@ TEST(BadSets, SystemFileKeysSetOnTheCommandLineAreCheckedAsTheFilesAndUnknownOne
       {"--system " + dir + "/sys.json --set system.preferred-dataset-splits=0.5",
        "--set system.preferred-dataset-splits=0.5: must be a whole number, not 0.5"},
       {"--system " + dir + "/sys.json --set system.nonsense=1",
-       "--set system.nonsense=1: \"nonsense\" is not an ASTRA-sim system key fabricsim knows (known: scheduling-policy,"},
+       "--set system.nonsense=1: \"nonsense\" is not an ASTRA-sim system key fabricsim knows (known: "
+       "scheduling-policy,"},
       {"--system " + dir + "/sys.json --set system.a.b=1",
        "--set system.a.b=1: the system file's keys are at its top level"},
       {"--set system.preferred-dataset-splits=2", "sets a key of the ASTRA-sim system file, and no --system is given"},
@@ -957,8 +982,9 @@ TEST(BadSets, SystemFileKeysSetOnTheCommandLineAreCheckedAsTheFilesAndUnknownOne
     EXPECT_NE(r.err.find(c.what), std::string::npos) << "expected \"" << c.what << "\" in: " << r.err;
   }
   // A value set there takes the file's place: a 2 us endpoint delay as the file would give it.
-  testutil::write_text(dir + "/sys2us.json",
-                       "{\"scheduling-policy\": \"LIFO\", \"preferred-dataset-splits\": 4, \"endpoint-delay\": 2000}\n");
+  testutil::write_text(
+      dir + "/sys2us.json",
+      "{\"scheduling-policy\": \"LIFO\", \"preferred-dataset-splits\": 4, \"endpoint-delay\": 2000}\n");
   ASSERT_EQ(collbench("--system " + dir + "/sys2us.json --algo ring").exit_code, 0);
   const auto file = nlohmann::json::parse(testutil::read_text(dir + "/out.json"));
   ASSERT_EQ(collbench("--system " + dir + "/sys.json --algo ring --set system.endpoint-delay=2000").exit_code, 0);
@@ -980,14 +1006,14 @@ TEST(BadSweeps, EveryWrongSpecIsRefusedNamingTheFileLineAndWhatIsAccepted) {
       {p + "nope: 1\n", ":2:", "unknown key \"nope\" in the sweep spec"},
       {p + "grid: { color: [red] }\n", ":2:", "unknown axis \"color\" in \"grid\" (known: set.PATH, platform,"},
       {p + "grid: { workload: [x] }\n", ":2:", "\"workload\" does not apply to collbench"},
-      {p + "zip:\n  - { chunks: [1, 2], algorithm: [ring] }\n", ":3:",
-       "must have equal lengths: \"chunks\" has 2, \"algorithm\" has 1"},
+      {p + "zip:\n  - { chunks: [1, 2], algorithm: [ring] }\n",
+       ":3:", "must have equal lengths: \"chunks\" has 2, \"algorithm\" has 1"},
       {p + "grid: { platform: [p.yaml] }\n", ":2:", "\"platform\" is given twice"},
       {"grid: { chunks: [1] }\n", ":1:", "names no platform"},
       {"args: { platform: missing.yaml }\n", ":1:", "\"missing.yaml\" (platform): "},
       {p + "metrics: [rows..time_us]\n", ":2:", "a metric is a path into the command's JSON"},
-      {"command: run\nargs: { platform: p.yaml, workload: w, generate: x }\n", ":1:",
-       "either a workload or generate, not both"},
+      {"command: run\nargs: { platform: p.yaml, workload: w, generate: x }\n",
+       ":1:", "either a workload or generate, not both"},
       {"command: sim\n", ":1:", "\"command\" is \"sim\": it must be collbench or run"},
       {p + "grid: { chunks: 4 }\n", ":2:", "\"chunks\" in \"grid\" must be a non-empty list"},
       {p + "grid: { set: { \"fabrics..link\": [1] } }\n", ":2:", "not a value path"},
@@ -1054,7 +1080,8 @@ TEST(BadPaths, AWaveformPathThatCannotTakeOneIsRefusedUpFront) {
     EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
   }
   // Without an RTL unit there is no waveform: --vcd is not silently ignored.
-  const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dgx + " -b 1K -e 1K --vcd " + dir + "/w.vcd");
+  const auto r =
+      testutil::run_fabricsim("collbench --quiet --platform " + dgx + " -b 1K -e 1K --vcd " + dir + "/w.vcd");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--vcd " + dir + "/w.vcd: no reduction unit runs the RTL"), std::string::npos) << r.err;
 }
@@ -1067,19 +1094,21 @@ TEST(BadJson, ValuesNestedDeeperThanAnySettingsFileAreRefusedNotEchoed) {
   testutil::write_text(dir + "/g.json", "{\"a\":" + std::string(depth, '[') + std::string(depth, ']') + "}");
   const std::string ring8 = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/ring8.yaml";
   const std::string sample = std::string(FABRICSIM_SOURCE_DIR) + "/traces/samples/allreduce_8npus_64MiB/allreduce";
-  auto r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --comm-groups " + dir +
-                                   "/g.json");
+  auto r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --comm-groups " +
+                                   dir + "/g.json");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find(dir + "/g.json: values nest deeper than 64 levels"), std::string::npos) << r.err;
   EXPECT_LT(r.err.size(), 1000u);
   testutil::write_text(dir + "/s.json", "{\"scheduling-policy\": [\"" + std::string(20000, 'x') + "\"]}");
-  r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --system " + dir + "/s.json");
+  r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --system " + dir +
+                              "/s.json");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("must be \"LIFO\", \"FIFO\" or \"EXPLICIT\", not [\"xxxxx"), std::string::npos) << r.err;
   EXPECT_LT(r.err.size(), 1000u) << "the value is echoed whole";
   // A number past a double's range is quoted cut short too.
   testutil::write_text(dir + "/n.json", "{\"scheduling-policy\": " + std::string(20000, '7') + "}");
-  r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --system " + dir + "/n.json");
+  r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --workload " + sample + " --system " + dir +
+                              "/n.json");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("a number too large for a double (7777"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("at line 1, column 23"), std::string::npos) << r.err;
@@ -1097,7 +1126,9 @@ TEST(Sweeps, TheFirstGridAxisVariesSlowestAndZippedListsGoTogether) {
   std::vector<std::string> points;
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || !std::isdigit(static_cast<unsigned char>(line[0])) || line.find(" points of ") != std::string::npos) continue;
+    if (line.empty() || !std::isdigit(static_cast<unsigned char>(line[0])) ||
+        line.find(" points of ") != std::string::npos)
+      continue;
     points.push_back(line.substr(line.find(' ', line.find(' ') + 1) + 1));  // after index and id
   }
   EXPECT_EQ(points, (std::vector<std::string>{
@@ -1119,7 +1150,8 @@ TEST(BadFlags, ACollbenchGroupBeyondThePlatformIsRefusedNamingTheFlag) {
   expect_refused(r, "--stride 4", "must be at least 1 and below the platform's 4 NPUs");
   r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml -b 1K -e 1K --stride 2 --npus 3");
   expect_refused(r, "--npus 3", "the platform has 4 NPUs, 2 of them 2 apart");
-  r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml -b 1K -e 1K --stride 2 --op broadcast --root 2");
+  r = testutil::run_fabricsim("collbench --quiet --platform " + dir +
+                              "/p.yaml -b 1K -e 1K --stride 2 --op broadcast --root 2");
   expect_refused(r, "--root 2", "the root is a member of the group, 0 to 1 (member k is NPU 2 x k)");
   r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml -b 1K -e 1K --stride 2 --data");
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -1192,11 +1224,15 @@ TEST(Signals, AnInterruptedRunOrGenLeavesNoTemporaryAndEndsByItsSignal) {
   const std::string dir = testutil::scratch_dir("signals");
   const std::string platforms = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/";
   const std::vector<Case> cases = {
-      {"run --quiet --platform " + platforms + "dgx_h100.yaml --model llama3-8b --set training.tp=4 --set training.pp=2 "
-       "--set training.seq=2048 --set training.global_batch=8 --timeline " + dir + "/t.json --report " + dir + "/r.json",
+      {"run --quiet --platform " + platforms +
+           "dgx_h100.yaml --model llama3-8b --set training.tp=4 --set training.pp=2 "
+           "--set training.seq=2048 --set training.global_batch=8 --timeline " +
+           dir + "/t.json --report " + dir + "/r.json",
        SIGTERM},
-      {"run --quiet --platform " + platforms + "dgx_h100.yaml --model llama3-8b --set training.tp=4 --set training.pp=2 "
-       "--set training.seq=2048 --set training.global_batch=8 --timeline " + dir + "/t.json",
+      {"run --quiet --platform " + platforms +
+           "dgx_h100.yaml --model llama3-8b --set training.tp=4 --set training.pp=2 "
+           "--set training.seq=2048 --set training.global_batch=8 --timeline " +
+           dir + "/t.json",
        SIGINT},
       {"gen model --model megatron-3.6b --npus 64 --out " + dir + "/g", SIGHUP},
   };

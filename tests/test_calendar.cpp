@@ -71,7 +71,8 @@ TEST(Calendar, ManyScatteredTimesRunInTimeThenScheduleOrder) {
     const auto& a = s.seen[i - 1];
     const auto& b = s.seen[i];
     ASSERT_TRUE(a.when < b.when || (a.when == b.when && a.seq < b.seq))
-        << "entry " << i << ": (" << b.when << " ps, #" << b.seq << ") ran after (" << a.when << " ps, #" << a.seq << ")";
+        << "entry " << i << ": (" << b.when << " ps, #" << b.seq << ") ran after (" << a.when << " ps, #" << a.seq
+        << ")";
   }
   EXPECT_EQ(Calendar::instance().pending(), 0u);
 }

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "support/test_util.h"
@@ -25,7 +24,8 @@ TEST(Cli, RunPrintsAnNpuLineEachAndWritesTheReport) {
   const auto r = testutil::run_fabricsim("run --platform " + net + " --workload " + astra_all_reduce(4) +
                                          " --chunks 1 --report " + dir + "/report.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (int i = 0; i < 4; ++i) EXPECT_NE(r.out.find("npu " + std::to_string(i) + ": finish 32296.8"), std::string::npos) << r.out;
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NE(r.out.find("npu " + std::to_string(i) + ": finish 32296.8"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(testutil::read_text(dir + "/report.json"));
   EXPECT_NEAR(j["sim_time_ns"].get<double>(), 32296.875, 0.01);
   ASSERT_EQ(j["npus"].size(), 4u);
@@ -104,7 +104,8 @@ TEST(Cli, MissingPlatformFieldIsNamed) {
 TEST(Cli, AstraNetworkWithUnequalListsIsRejected) {
   FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("cli-astra");
-  testutil::write_text(dir + "/n.yml", "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500 ]\n");
+  testutil::write_text(dir + "/n.yml",
+                       "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500 ]\n");
   const auto r = testutil::run_fabricsim("run --platform " + dir + "/n.yml --workload " + astra_all_reduce(4));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("n.yml"), std::string::npos) << r.err;
@@ -179,10 +180,9 @@ TEST(Cli, Gpt2StepIsTimedByTheComputeModelOnAnH100) {
   const double busy_us = npu["gpu_busy_ns"].get<double>() / 1000;
   EXPECT_NEAR(busy_us, 40201, 0.15 * 40201);
   // Replayed, the recorded durations come back exactly.
-  const auto replay = testutil::run_fabricsim("run --platform " + std::string(FABRICSIM_SOURCE_DIR) +
-                                              "/platforms/dgx_h100.yaml --npus 1 --replay --workload " +
-                                              testutil::shared_trace("pytorch-h100/gpt2") + " --report " + dir +
-                                              "/replay.json");
+  const auto replay = testutil::run_fabricsim(
+      "run --platform " + std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml --npus 1 --replay --workload " +
+      testutil::shared_trace("pytorch-h100/gpt2") + " --report " + dir + "/replay.json");
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   const auto k = nlohmann::json::parse(testutil::read_text(dir + "/replay.json"));
   EXPECT_DOUBLE_EQ(k["npus"][0]["gpu_busy_ns"].get<double>(), 40201e3);
@@ -208,14 +208,15 @@ TEST(Cli, UnknownGpuOpsKeepTheirRecordedTimeWithOneCountingWarning) {
       n.set_type(ChakraProtoMsg::COMP_NODE);
       n.set_duration_micros(7);
       traces::add_bool(n, "is_cpu_op", false);
-      traces::add_string(n, "op_schema", i < 2 ? "aten::frobnicate(Tensor self) -> Tensor" : "aten::zap(Tensor a) -> Tensor");
+      traces::add_string(n, "op_schema",
+                         i < 2 ? "aten::frobnicate(Tensor self) -> Tensor" : "aten::zap(Tensor a) -> Tensor");
       w.write(n);
     }
     w.close();
   }
-  const auto r = testutil::run_fabricsim("run --platform " + std::string(FABRICSIM_SOURCE_DIR) +
-                                         "/platforms/dgx_h100.yaml --npus 1 --workload " + dir + "/t --report " + dir +
-                                         "/r.json");
+  const auto r =
+      testutil::run_fabricsim("run --platform " + std::string(FABRICSIM_SOURCE_DIR) +
+                              "/platforms/dgx_h100.yaml --npus 1 --workload " + dir + "/t --report " + dir + "/r.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("3 GPU nodes of 2 ops the compute model does not know kept their recorded durations: "
                        "aten::frobnicate (2), aten::zap (1)"),

@@ -2,7 +2,6 @@
 // generator in data mode, uncontended closed forms, scheduling between
 // concurrent collectives, and ASTRA-sim system files.
 #include <gtest/gtest.h>
-
 #include <sched.h>
 
 #include <cmath>
@@ -33,11 +32,14 @@ struct PlatformCase {
   std::string file;  // file name in the scratch folder
   std::string text;
 };
-void PrintTo(const PlatformCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const PlatformCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
-const std::vector<std::string> kOps = {"all_reduce", "reduce_scatter", "reduce_scatter_block", "all_gather",
-                                       "all_to_all", "all_to_all_v", "broadcast", "reduce", "gather", "scatter",
-                                       "barrier"};
+const std::vector<std::string> kOps = {"all_reduce", "reduce_scatter", "reduce_scatter_block",
+                                       "all_gather", "all_to_all",     "all_to_all_v",
+                                       "broadcast",  "reduce",         "gather",
+                                       "scatter",    "barrier"};
 const std::vector<std::string> kAlgorithms = {"ring", "direct", "halving_doubling", "double_binary_tree",
                                               "hierarchical"};
 
@@ -48,10 +50,10 @@ bool applies(const std::string& op, const std::string& algo) {
            op == "all_to_all";
   }
   if (algo == "double_binary_tree") return op == "all_reduce" || op == "barrier";
-  static const std::set<std::string> ring_like = {"all_reduce", "reduce_scatter", "reduce_scatter_block",
-                                                  "all_gather", "broadcast", "reduce", "barrier"};
+  static const std::set<std::string> ring_like = {
+      "all_reduce", "reduce_scatter", "reduce_scatter_block", "all_gather", "broadcast", "reduce", "barrier"};
   if (algo == "ring" && op == "all_to_all") return true;  // relayed a block a hop at a time
-  return ring_like.count(op) > 0;  // ring, halving_doubling
+  return ring_like.count(op) > 0;                         // ring, halving_doubling
 }
 
 class DataMode : public ::testing::TestWithParam<PlatformCase> {};
@@ -68,9 +70,9 @@ TEST_P(DataMode, EveryTypeWithEveryAlgorithmGivesTheReferenceResult) {
       // Sizes that are not multiples of the NPU count, two chunks, root 1,
       // and a different element type each time.
       const std::string dtype = dtypes[k++ % dtypes.size()];
-      const auto r = testutil::run_fabricsim("collbench --quiet --data --platform " + path + " --op " + op +
-                                             " --algo " + algo + " --dtype " + dtype +
-                                             " -b 96 -e 3000 -f 5 --chunks 2 --root 1");
+      const auto r =
+          testutil::run_fabricsim("collbench --quiet --data --platform " + path + " --op " + op + " --algo " + algo +
+                                  " --dtype " + dtype + " -b 96 -e 3000 -f 5 --chunks 2 --root 1");
       if (applies(op, algo)) {
         EXPECT_EQ(r.exit_code, 0) << op << " with " << algo << " (" << dtype << "):\n" << r.err;
       } else {
@@ -98,9 +100,10 @@ INSTANTIATE_TEST_SUITE_P(
         yaml_case("mesh3x4", 12, std::string("  - {topology: mesh, dims: [3, 4], ") + kLink + "}\n"),
         yaml_case("fat_tree16", 16,
                   std::string("  - {topology: fat_tree, levels: 2, leaf_down: 4, leaf_up: 2, ") + kLink + "}\n"),
-        yaml_case("fat_tree3_24", 24,
-                  std::string("  - {topology: fat_tree, levels: 3, leaf_down: 3, leaf_up: 2, pod_leaves: 2, agg_up: 2, ") +
-                      kLink + "}\n"),
+        yaml_case(
+            "fat_tree3_24", 24,
+            std::string("  - {topology: fat_tree, levels: 3, leaf_down: 3, leaf_up: 2, pod_leaves: 2, agg_up: 2, ") +
+                kLink + "}\n"),
         yaml_case("hierarchy12", 12,
                   "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 200, latency_ns: 200}}\n"
                   "  - {name: net, topology: ring, group_size: 3, group_stride: 4, link: {bandwidth_GBps: 50, "
@@ -109,8 +112,11 @@ INSTANTIATE_TEST_SUITE_P(
         // all-reduces the whole chunk in each dimension.
         PlatformCase{"switch8_window3_whole_levels", "w.yaml",
                      std::string("npus: 8\ncollectives: {direct_window: 3, level_data: whole}\nfabrics:\n"
-                                 "  - {name: node, topology: switch, group_size: 4, ") + kLink + "}\n"
-                                 "  - {name: net, topology: ring, group_size: 2, group_stride: 4, " + kLink + "}\n"},
+                                 "  - {name: node, topology: switch, group_size: 4, ") +
+                         kLink +
+                         "}\n"
+                         "  - {name: net, topology: ring, group_size: 2, group_stride: 4, " +
+                         kLink + "}\n"},
         // Three nodes of 4 on rails, every collective in 4 channels: the
         // rings enter each node at a different NPU (the odd nodes in
         // reverse), and the third node's ring closes across rails.
@@ -119,8 +125,9 @@ INSTANTIATE_TEST_SUITE_P(
                      "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 200, latency_ns: 200}}\n"
                      "  - {name: rails, topology: switch, group_size: 3, group_stride: 4, link: {bandwidth_GBps: 50, "
                      "latency_ns: 1000}}\n"},
-        PlatformCase{"astra_ring_switch", "net.yml",
-                     "topology: [ Ring, Switch ]\nnpus_count: [ 3, 4 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n"}),
+        PlatformCase{
+            "astra_ring_switch", "net.yml",
+            "topology: [ Ring, Switch ]\nnpus_count: [ 3, 4 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n"}),
     [](const ::testing::TestParamInfo<PlatformCase>& i) { return i.param.name; });
 
 // ---- closed forms ------------------------------------------------------------------
@@ -141,8 +148,9 @@ double all_reduce_ns(const std::string& yaml, AlgorithmKind algo, std::uint64_t 
 TEST(ClosedForm, DirectOnFullyConnected) {
   const int n = 8;
   const double B = 100, L = 500, S = 8.0 * MiB;
-  const double t = all_reduce_ns("npus: 8\nfabrics: [{topology: fully_connected, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
-                                 AlgorithmKind::kDirect, 8 * MiB);
+  const double t =
+      all_reduce_ns("npus: 8\nfabrics: [{topology: fully_connected, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+                    AlgorithmKind::kDirect, 8 * MiB);
   const double expected = 2 * (S / n / B + L);
   EXPECT_NEAR(t, expected, 0.01 * expected);
 }
@@ -150,8 +158,9 @@ TEST(ClosedForm, DirectOnFullyConnected) {
 TEST(ClosedForm, HalvingDoublingOnSwitch) {
   const int n = 16;
   const double B = 100, L = 500, S = 16.0 * MiB;
-  const double t = all_reduce_ns("npus: 16\nfabrics: [{topology: switch, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
-                                 AlgorithmKind::kHalvingDoubling, 16 * MiB);
+  const double t =
+      all_reduce_ns("npus: 16\nfabrics: [{topology: switch, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+                    AlgorithmKind::kHalvingDoubling, 16 * MiB);
   const double expected = 2.0 * (n - 1) / n * S / B + 2 * std::log2(n) * 2 * L;
   EXPECT_NEAR(t, expected, 0.01 * expected);
 }
@@ -160,8 +169,9 @@ TEST(ClosedForm, DoubleBinaryTreeOnFullyConnected) {
   // Each tree carries half the data up its 3 levels and back down; the two
   // trees never share a link direction.
   const double B = 100, L = 500, S = 8.0 * MiB;
-  const double t = all_reduce_ns("npus: 8\nfabrics: [{topology: fully_connected, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
-                                 AlgorithmKind::kDoubleBinaryTree, 8 * MiB);
+  const double t =
+      all_reduce_ns("npus: 8\nfabrics: [{topology: fully_connected, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+                    AlgorithmKind::kDoubleBinaryTree, 8 * MiB);
   const double depth = 3;
   const double expected = 2 * depth * (S / 2 / B + L);
   EXPECT_NEAR(t, expected, 0.01 * expected);
@@ -169,8 +179,9 @@ TEST(ClosedForm, DoubleBinaryTreeOnFullyConnected) {
 
 TEST(ClosedForm, HierarchicalOnA2DTorus) {
   const double X = 4, Y = 4, B = 100, L = 500, S = 16.0 * MiB;
-  const double t = all_reduce_ns("npus: 16\nfabrics: [{topology: torus, dims: [4, 4], link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
-                                 AlgorithmKind::kHierarchical, 16 * MiB);
+  const double t = all_reduce_ns(
+      "npus: 16\nfabrics: [{topology: torus, dims: [4, 4], link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+      AlgorithmKind::kHierarchical, 16 * MiB);
   const double expected = 2 * ((X - 1) * (S / X / B + L) + (Y - 1) * (S / (X * Y) / B + L));
   EXPECT_NEAR(t, expected, 0.01 * expected);
 }
@@ -226,13 +237,13 @@ TEST_P(ProtocolClosedForm, DirectAllReduceTakesLaunchPlusTwoStepsOfOverheadAndFl
   const ProtocolCase& c = GetParam();
   const int n = 8;
   const double B = 100, L = 500, S = 7.5 * MiB;  // S/n = 983,040 B: a whole number of 120-byte lines
-  const double t = all_reduce_ns(
-      "npus: 8\ncollectives: {protocol: " + c.name +
-          ", launch_simple: 10 us, launch_ll: 3 us, launch_ll128: 5 us}\n"
-          "nic: {header: 0, message_overhead: 7 us, step_overhead_simple: 1 us, step_overhead_ll: 2 us, "
-          "step_overhead_ll128: 4 us}\n"
-          "fabrics: [{topology: fully_connected, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
-      AlgorithmKind::kDirect, static_cast<std::uint64_t>(S));
+  const double t =
+      all_reduce_ns("npus: 8\ncollectives: {protocol: " + c.name +
+                        ", launch_simple: 10 us, launch_ll: 3 us, launch_ll128: 5 us}\n"
+                        "nic: {header: 0, message_overhead: 7 us, step_overhead_simple: 1 us, step_overhead_ll: 2 us, "
+                        "step_overhead_ll128: 4 us}\n"
+                        "fabrics: [{topology: fully_connected, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n",
+                    AlgorithmKind::kDirect, static_cast<std::uint64_t>(S));
   const double expected = c.launch_ns + 2 * (S / n * c.wire_per_byte / B + L + c.overhead_ns);
   EXPECT_NEAR(t, expected, 0.002 * expected);
 }
@@ -351,9 +362,9 @@ TEST(CostModel, ARingAllReduceOnARingIsLaunchStepsAndTheBusiestLink) {
   // frame by frame with the other three, take 14 x (4 x 31 + 1)/32 x S/32,
   // less). A direct all-reduce sends to every NPU over up to 4 links, so
   // its busiest link carries more and it loses at large sizes.
-  Platform platform(load_platform(testutil::platform_file(
-      "npus: 8\nnic: {header: 0, message_overhead: 1 us}\ncollectives: {chunks: 4}\n"
-      "fabrics: [{topology: ring, link: {bandwidth: 100 GB/s, latency: 500 ns}}]\n")));
+  Platform platform(load_platform(
+      testutil::platform_file("npus: 8\nnic: {header: 0, message_overhead: 1 us}\ncollectives: {chunks: 4}\n"
+                              "fabrics: [{topology: ring, link: {bandwidth: 100 GB/s, latency: 500 ns}}]\n")));
   const PlatformHints& hints = platform.spec().hints;
   ASSERT_NE(hints.cost_model, nullptr);
   const std::vector<int> ranks = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -371,8 +382,8 @@ TEST(CostModel, ARingAllReduceOnARingIsLaunchStepsAndTheBusiestLink) {
   const Estimate direct = hints.cost_model->estimate(platform.spec().collectives, plan, CommProtocol::kSimple);
   EXPECT_GT(direct.transfer, 1.2 * ring.transfer);
   EXPECT_LT(direct.latency, ring.latency);
-  const auto chosen = default_algorithm(platform.spec().collectives, CollectiveType::kAllReduce, 256 * MiB, ranks,
-                                        true, hints);
+  const auto chosen =
+      default_algorithm(platform.spec().collectives, CollectiveType::kAllReduce, 256 * MiB, ranks, true, hints);
   EXPECT_EQ(chosen, AlgorithmKind::kRing);
   EXPECT_EQ(default_algorithm(platform.spec().collectives, CollectiveType::kAllReduce, 1024, ranks, true, hints),
             AlgorithmKind::kDirect);
@@ -394,8 +405,8 @@ TEST(ShippedPlatforms, DgxA100RingRunsAtItsNvlinkBound) {
   // 240 GB/s, less its 14 steps' overheads and the launch (0.2%). A wrong
   // lane count or link rate moves it by a sixth or more.
   const std::string dir = testutil::scratch_dir("dgx-a100");
-  const auto row = collbench_row(dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) +
-                                          "/platforms/dgx_a100.yaml --algo ring -b 1G -e 1G");
+  const auto row = collbench_row(
+      dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_a100.yaml --algo ring -b 1G -e 1G");
   const double bound = 300.0 * 128 / 160;
   EXPECT_NEAR(row["busbw_GBps"].get<double>(), bound, 0.01 * bound);
   EXPECT_EQ(row["protocol"], "simple");
@@ -408,8 +419,8 @@ TEST(ShippedPlatforms, DgxH100RingPaysNcclsStepCostsOnceAt16MiB) {
   // collective as one chunk, so nothing hides those costs; in 4 chunks it
   // took 109.4 us (-13%).
   const std::string dir = testutil::scratch_dir("dgx-h100-16m");
-  const auto row = collbench_row(dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) +
-                                          "/platforms/dgx_h100.yaml --algo ring -b 16M -e 16M");
+  const auto row = collbench_row(
+      dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml --algo ring -b 16M -e 16M");
   const double step = 2.0 * MiB * 128 / 120 / (450e9 * 128 / 155) * 1e6;
   const double additive = 14 + 14 * 1.9 + 14 * step;
   EXPECT_NEAR(row["time_us"].get<double>(), additive, 0.025 * additive);
@@ -449,7 +460,8 @@ TEST(ShippedPlatforms, DgxH100NvlsMulticastsAPieceWhileItReadsTheNext) {
   const auto time_us = [&](const std::string& piece) {
     return collbench_row(dir, "--platform " + std::string(FABRICSIM_SOURCE_DIR) +
                                   "/platforms/dgx_h100.yaml --algo in_switch -b 16M -e 16M"
-                                  " --set 'fabrics.0.switch.reduction.pipeline=" + piece + "'")["time_us"]
+                                  " --set 'fabrics.0.switch.reduction.pipeline=" +
+                                  piece + "'")["time_us"]
         .get<double>();
   };
   const double reads_us = 16.0 * MiB * 312 / 256 / 450e9 * 1e6;
@@ -465,7 +477,8 @@ TEST(ShippedPlatforms, NvlsTreeKeepsTheNvlsLevelsPipelineDepthOnTwoNodes) {
   // 351.8 us.
   const std::string dir = testutil::scratch_dir("nvls-tree-depth");
   const std::string prefix = dir + "/ar";
-  const auto gen = testutil::run_fabricsim("gen collective --npus 16 --type all_reduce --bytes 67108864 --out " + prefix);
+  const auto gen =
+      testutil::run_fabricsim("gen collective --npus 16 --type all_reduce --bytes 67108864 --out " + prefix);
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   const auto r = testutil::run_fabricsim("run --quiet --platform " + std::string(FABRICSIM_SOURCE_DIR) +
                                          "/platforms/dgx_h100_2node.yaml --workload " + prefix +
@@ -571,8 +584,7 @@ TEST(ClosedForm, AChunkedRingBroadcastPipelinesAlongTheChain) {
                        "npus: 8\ncollectives: {chunks: 8}\n"
                        "fabrics: [{topology: switch, link: {bandwidth_GBps: 100, latency_ns: 500}}]\n");
   const double chunk = 64.0 * MiB / 8 / 100e3, expected = (8 + 8 - 2) * chunk + 7 * 2 * 0.5;  // us
-  const double us =
-      collbench_row(dir, "--platform " + file + " --op broadcast --algo ring -b 64M -e 64M")["time_us"];
+  const double us = collbench_row(dir, "--platform " + file + " --op broadcast --algo ring -b 64M -e 64M")["time_us"];
   EXPECT_NEAR(us, expected, 0.005 * expected);
   // The cost model follows the first chunk along the chain and the others
   // behind it, so the default choice takes the ring (direct: 4,699 us,
@@ -591,7 +603,8 @@ TEST(DefaultChoice, AlgorithmsTooCloseToTellAreSimulatedAndTheFastestRuns) {
   // simulated from the row's start and the faster runs, with its own time;
   // at a margin of 0 the estimate's choice runs.
   const std::string dir = testutil::scratch_dir("probe-collbench");
-  const std::string base = "--platform " + std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml" + " -b 256M -e 256M";
+  const std::string base =
+      "--platform " + std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml" + " -b 256M -e 256M";
   const double direct = collbench_row(dir, base + " --algo direct")["time_us"];
   const double phases = collbench_row(dir, base + " --algo hierarchical")["time_us"];
   ASSERT_GT(direct, 1.1 * phases);  // what makes this a test of the probe
@@ -616,14 +629,16 @@ TEST(DefaultChoice, ATraceProbesACollectiveOnceForEveryMemberAndEveryRepeatAndWr
   // timeline has each collective once per NPU.
   const std::string dir = testutil::scratch_dir("probe-trace");
   const std::string platform = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml";
-  const auto gen = testutil::run_fabricsim("gen collective --npus 16 --type all_reduce --bytes 256M --iterations 2 --out " +
-                                           dir + "/ar");
+  const auto gen = testutil::run_fabricsim(
+      "gen collective --npus 16 --type all_reduce --bytes 256M --iterations 2 --out " + dir + "/ar");
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
-  const double phases = collbench_row(dir, "--platform " + platform + " -b 256M -e 256M --algo hierarchical")["time_us"];
+  const double phases =
+      collbench_row(dir, "--platform " + platform + " -b 256M -e 256M --algo hierarchical")["time_us"];
   const double direct = collbench_row(dir, "--platform " + platform + " -b 256M -e 256M --algo direct")["time_us"];
   const auto run = [&](const std::string& extra, const std::string& name) {
-    const auto r = testutil::run_fabricsim("run --platform " + platform + " --workload " + dir + "/ar --report " + dir +
-                                           "/" + name + ".json --timeline " + dir + "/" + name + "-timeline.json" + extra);
+    const auto r =
+        testutil::run_fabricsim("run --platform " + platform + " --workload " + dir + "/ar --report " + dir + "/" +
+                                name + ".json --timeline " + dir + "/" + name + "-timeline.json" + extra);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(testutil::read_text(dir + "/" + name + ".json"));
   };
@@ -650,7 +665,8 @@ TEST(DefaultChoice, ATraceProbesACollectiveOnceForEveryMemberAndEveryRepeatAndWr
     const std::string name = e.value("name", "");
     if (name.rfind("all_reduce ", 0) == 0) ++collectives[name];
   }
-  EXPECT_EQ(collectives, (std::map<std::string, int>{{"all_reduce ALL_REDUCE_0", 16}, {"all_reduce ALL_REDUCE_1", 16}}));
+  EXPECT_EQ(collectives,
+            (std::map<std::string, int>{{"all_reduce ALL_REDUCE_0", 16}, {"all_reduce ALL_REDUCE_1", 16}}));
 }
 
 TEST(DefaultChoice, ATracesCandidatesRunSideBySideEachWithItsOwnTime) {
@@ -663,8 +679,8 @@ TEST(DefaultChoice, ATracesCandidatesRunSideBySideEachWithItsOwnTime) {
   // another).
   const std::string dir = testutil::scratch_dir("probe-side-by-side");
   const std::string platform = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml";
-  const auto gen =
-      testutil::run_fabricsim("gen collective --npus 16 --type all_reduce --bytes 4M --iterations 1 --out " + dir + "/ar");
+  const auto gen = testutil::run_fabricsim(
+      "gen collective --npus 16 --type all_reduce --bytes 4M --iterations 1 --out " + dir + "/ar");
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   const auto run = [&](const std::string& launcher, const std::string& name) {
     const auto r = testutil::run_fabricsim("run --platform " + platform + " --workload " + dir + "/ar --report " + dir +
@@ -711,10 +727,13 @@ TEST(DefaultChoice, AProbeOfATraceLongerThanItsWindowReadsOnInItsOwnCopy) {
   // it was, as if nothing had forked.
   const std::string dir = testutil::scratch_dir("probe-long-trace");
   const std::string platform = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml";
-  const auto gen = testutil::run_fabricsim("gen long --npus 16 --nodes 9000 --collective-every 3000 --collective-bytes "
-                                           "256M --independent --out " + dir + "/long");
+  const auto gen = testutil::run_fabricsim(
+      "gen long --npus 16 --nodes 9000 --collective-every 3000 --collective-bytes "
+      "256M --independent --out " +
+      dir + "/long");
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
-  const double phases = collbench_row(dir, "--platform " + platform + " -b 256M -e 256M --algo hierarchical")["time_us"];
+  const double phases =
+      collbench_row(dir, "--platform " + platform + " -b 256M -e 256M --algo hierarchical")["time_us"];
   const auto run = testutil::run_fabricsim("run --platform " + platform + " --workload " + dir + "/long --report " +
                                            dir + "/r.json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -768,7 +787,8 @@ TEST(DefaultChoice, AnAlgorithmThePlatformNamesIsNotProbedAway) {
   // runs the latter (above); a platform (or --set) that names direct for
   // all-reduces gets direct, unprobed.
   const std::string dir = testutil::scratch_dir("probe-named");
-  const std::string base = "--platform " + std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml -b 256M -e 256M";
+  const std::string base =
+      "--platform " + std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml -b 256M -e 256M";
   const double direct = collbench_row(dir, base + " --algo direct")["time_us"];
   const auto named = collbench_row(dir, base + " --set collectives.algorithms.all_reduce=direct");
   EXPECT_EQ(named["algorithm"], "direct");
@@ -785,11 +805,12 @@ TEST(DefaultChoice, TheHierarchicalEstimateTakesTheLevelsInTurnInOneChunkAndPipe
   // 4 MiB.
   const std::string dir = testutil::scratch_dir("hierarchical-estimate");
   const std::string file = dir + "/p.yaml";
-  testutil::write_text(file,
-                       "npus: 16\ncollectives: {chunks: 1, pipeline_chunk: 4 MiB, chunks_per_stage: 2}\nfabrics:\n"
-                       "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 200, latency_ns: 200}}\n"
-                       "  - {name: net, topology: ring, group_size: 4, group_stride: 4, link: {bandwidth_GBps: 25, "
-                       "latency_ns: 1000}}\n");
+  testutil::write_text(
+      file,
+      "npus: 16\ncollectives: {chunks: 1, pipeline_chunk: 4 MiB, chunks_per_stage: 2}\nfabrics:\n"
+      "  - {name: node, topology: switch, group_size: 4, link: {bandwidth_GBps: 200, latency_ns: 200}}\n"
+      "  - {name: net, topology: ring, group_size: 4, group_stride: 4, link: {bandwidth_GBps: 25, "
+      "latency_ns: 1000}}\n");
   for (const std::string size : {"4M", "64M"}) {
     const auto chosen = collbench_row(dir, "--platform " + file + " --why -b " + size + " -e " + size);
     ASSERT_TRUE(chosen.contains("estimates_us")) << chosen.dump();
@@ -823,9 +844,10 @@ TEST(DefaultChoice, ASharpTopLevelAllReducesOnceAndALowerSharpLevelSendsEachPart
   const double wire_us = 64 * MiB / 25e9 * 1e6;  // S/4 at 25 GB/s
   for (const bool slow_on_top : {true, false}) {
     const std::string file = dir + (slow_on_top ? "/top.yaml" : "/middle.yaml");
-    testutil::write_text(file, std::string("npus: ") + (slow_on_top ? "8" : "16") +
-                                   "\ncollectives: {chunks: 1, pipeline_chunk: 4 MiB, chunks_per_stage: 2}\nfabrics:\n" +
-                                   node + (slow_on_top ? "" : fast_top));
+    testutil::write_text(
+        file, std::string("npus: ") + (slow_on_top ? "8" : "16") +
+                  "\ncollectives: {chunks: 1, pipeline_chunk: 4 MiB, chunks_per_stage: 2}\nfabrics:\n" + node +
+                  (slow_on_top ? "" : fast_top));
     const double bound_us = (slow_on_top ? 1.0 : 1.5) * wire_us;
     const auto chosen = collbench_row(dir, "--platform " + file + " --why -b 256M -e 256M");
     ASSERT_TRUE(chosen.contains("estimates_us")) << chosen.dump();
@@ -847,12 +869,13 @@ TEST(DefaultChoice, APulledTopLevelOverPartsOneElementApartFinishesWithTheRightS
   // whose rounds do not depend on the part.
   const std::string dir = testutil::scratch_dir("pulled-top");
   const std::string file = dir + "/p.yaml";
-  testutil::write_text(file,
-                       "npus: 4\ncollectives: {chunks: 1}\nfabrics:\n"
-                       "  - {name: low, topology: switch, group_size: 2, algorithm: ring, link: {bandwidth_GBps: 200, "
-                       "latency_ns: 200}}\n"
-                       "  - {name: top, topology: switch, group_size: 2, group_stride: 2, algorithm: in_switch, link: "
-                       "{bandwidth_GBps: 50, latency_ns: 500}, switch: {reduction: {protocol: pull, pipeline: 1 KiB}}}\n");
+  testutil::write_text(
+      file,
+      "npus: 4\ncollectives: {chunks: 1}\nfabrics:\n"
+      "  - {name: low, topology: switch, group_size: 2, algorithm: ring, link: {bandwidth_GBps: 200, "
+      "latency_ns: 200}}\n"
+      "  - {name: top, topology: switch, group_size: 2, group_stride: 2, algorithm: in_switch, link: "
+      "{bandwidth_GBps: 50, latency_ns: 500}, switch: {reduction: {protocol: pull, pipeline: 1 KiB}}}\n");
   const auto row = collbench_row(dir, "--platform " + file + " --algo hierarchical --data -b 4100 -e 4100");
   EXPECT_EQ(row.value("size_bytes", 0), 4100);
 }
@@ -872,8 +895,8 @@ TEST(ClosedForm, WindowedDirectTakesARoundPerWindowOfPeers) {
                                               "\"], \"preferred-dataset-splits\": 1}");
     const int rounds = w == 0 ? 1 : (7 + std::min(w, 7) - 1) / std::min(w, 7);
     for (const std::string op : {"all_to_all", "all_reduce"}) {
-      const double us =
-          collbench_row(dir, "--platform " + net + " --system " + dir + "/s.json --op " + op + " -b 8M -e 8M")["time_us"];
+      const double us = collbench_row(
+          dir, "--platform " + net + " --system " + dir + "/s.json --op " + op + " -b 8M -e 8M")["time_us"];
       const double want = (op == "all_reduce" ? 2 : 1) * rounds * block * 1e6;
       EXPECT_NEAR(us, want, 1e-3 * want) << name << " " << op;
     }
@@ -885,8 +908,9 @@ TEST(DefaultChoice, AReduceScatterOrAllGatherOverSeveralDimensionsTakesAPhasePer
   // the slow dimension; a phase per dimension moves 1/8 of the data across
   // it. The default takes the phases, and they are faster by far.
   const std::string dir = testutil::scratch_dir("default-phases");
-  testutil::write_text(dir + "/n.yml", "topology: [ Switch, Switch ]\nnpus_count: [ 8, 4 ]\nbandwidth: [ 400, 25 ]\n"
-                                       "latency: [ 500, 1000 ]\n");
+  testutil::write_text(dir + "/n.yml",
+                       "topology: [ Switch, Switch ]\nnpus_count: [ 8, 4 ]\nbandwidth: [ 400, 25 ]\n"
+                       "latency: [ 500, 1000 ]\n");
   for (const std::string op : {"all_gather", "reduce_scatter"}) {
     const auto row = [&](const std::string& algo) {
       return collbench_row(dir, "--platform " + dir + "/n.yml --op " + op + algo + " -b 64M -e 64M");
@@ -992,7 +1016,9 @@ std::string system_refusal(const std::string& dir, const std::string& text) {
 
 TEST(AstraSystem, SettingsMapOntoThePlatformAndUnknownKeysAreReported) {
   const std::string dir = testutil::scratch_dir("system");
-  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(
+      dir + "/n.yml",
+      "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
   testutil::write_text(dir + "/s.json", R"({
     "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 2,
     "preferred-dataset-splits": 8, "all-reduce-implementation": ["ring", "direct"],
@@ -1059,10 +1085,14 @@ TEST(AstraSystem, BaselineAllReducesTheWholeChunkInEveryDimensionAndLocalBWAware
   // per link, 16 MiB in one chunk: the ring's six steps of S/4 are common;
   // the switch's two steps (two links each) carry S/2 or S/8.
   const std::string dir = testutil::scratch_dir("system-levels");
-  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(
+      dir + "/n.yml",
+      "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
   const auto time_us = [&](const std::string& optimization) {
-    testutil::write_text(dir + "/s.json", R"({"all-reduce-implementation": ["ring", "ring"], "preferred-dataset-splits": 1,
-        "collective-optimization": ")" + optimization + "\"}");
+    testutil::write_text(dir + "/s.json",
+                         R"({"all-reduce-implementation": ["ring", "ring"], "preferred-dataset-splits": 1,
+        "collective-optimization": ")" +
+                             optimization + "\"}");
     return collbench_row(dir, "--platform " + dir + "/n.yml --system " + dir + "/s.json -b 16M -e 16M")["time_us"]
         .get<double>();
   };
@@ -1083,8 +1113,9 @@ TEST(Themis, BeatsTheBaselineOnAnAsymmetricThreeDimensionalNetwork) {
   // one direction a reduce-scatter uses, 50 + 200 + 100 GiB/s): 336 us.
   // Themis must gain at least 2x over the baseline and cannot pass the bound.
   const std::string dir = testutil::scratch_dir("themis");
-  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch, Switch ]\nnpus_count: [ 4, 2, 2 ]\n"
-                                       "bandwidth: [ 50, 200, 100 ]\nlatency: [ 500, 500, 500 ]\n");
+  testutil::write_text(dir + "/n.yml",
+                       "topology: [ Ring, Switch, Switch ]\nnpus_count: [ 4, 2, 2 ]\n"
+                       "bandwidth: [ 50, 200, 100 ]\nlatency: [ 500, 500, 500 ]\n");
   // Themis balances the levels' loads as each reduce-scatter shrinks the
   // data for the next: localBWAware, in both.
   testutil::write_text(dir + "/base.json", R"({"all-reduce-implementation": ["ring", "ring", "ring"],
@@ -1092,7 +1123,8 @@ TEST(Themis, BeatsTheBaselineOnAnAsymmetricThreeDimensionalNetwork) {
   testutil::write_text(dir + "/themis.json", R"({"all-reduce-implementation": ["ring", "ring", "ring"],
       "preferred-dataset-splits": 16, "collective-optimization": "localBWAware", "inter-dimension-scheduling": "themis"})");
   const auto time_us = [&](const std::string& system) {
-    return collbench_row(dir, "--platform " + dir + "/n.yml --system " + dir + "/" + system + " -b 64M -e 64M")["time_us"]
+    return collbench_row(dir,
+                         "--platform " + dir + "/n.yml --system " + dir + "/" + system + " -b 64M -e 64M")["time_us"]
         .get<double>();
   };
   const double S = 64.0 * 1048576, GiB = 1073741824.0;
@@ -1110,13 +1142,15 @@ TEST(AstraSystem, ReduceScatterAndAllGatherRunAPhasePerDimension) {
   // and 25 GiB/s, 500 and 1000 ns per link, 16 MiB in one chunk: the ring's
   // three steps carry S/4, the switch's one step (two links) S/8.
   const std::string dir = testutil::scratch_dir("system-rs-ag");
-  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(
+      dir + "/n.yml",
+      "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
   testutil::write_text(dir + "/s.json", R"({"reduce-scatter-implementation": ["ring", "direct"],
       "all-gather-implementation": ["ring", "direct"], "preferred-dataset-splits": 1})");
   const double S = 16.0 * MiB, GiB = 1073741824.0;
   const double ring = 3 * (S / 4 / (50 * GiB) + 500e-9), cross = S / 8 / (25 * GiB) + 2000e-9;
-  for (const auto& [op, want_s] : std::vector<std::pair<std::string, double>>{
-           {"reduce_scatter", ring + cross}, {"all_gather", cross + ring}}) {
+  for (const auto& [op, want_s] :
+       std::vector<std::pair<std::string, double>>{{"reduce_scatter", ring + cross}, {"all_gather", cross + ring}}) {
     const auto row =
         collbench_row(dir, "--platform " + dir + "/n.yml --system " + dir + "/s.json --op " + op + " -b 16M -e 16M");
     EXPECT_NEAR(row["time_us"].get<double>(), want_s * 1e6, 1e-3 * want_s * 1e6) << op;
@@ -1160,29 +1194,35 @@ TEST(AstraSystem, AllToAllRunsAPhasePerDimensionWithDirect) {
   // through an NPU's link, dimension 1 one segment of 4 blocks (S/2), each
   // crossing two links.
   const std::string dir = testutil::scratch_dir("system-a2a");
-  testutil::write_text(dir + "/n.yml", "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
-  testutil::write_text(dir + "/s.json", R"({"all-to-all-implementation": ["direct", "direct"], "preferred-dataset-splits": 1})");
+  testutil::write_text(
+      dir + "/n.yml",
+      "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(dir + "/s.json",
+                       R"({"all-to-all-implementation": ["direct", "direct"], "preferred-dataset-splits": 1})");
   const double S = 16.0 * MiB, GiB = 1073741824.0;
   const double want = (3 * S / 4 / (50 * GiB) + S / 2 / (25 * GiB) + 2 * 500e-9 + 2 * 1000e-9) * 1e6;
   // Every byte lands where it belongs, with sizes not a multiple of the
   // NPUs, in two chunks; and on three dimensions in one.
   expect_phased_all_to_all(dir, "s", want, "-b 100 -e 3000 -f 5 --chunks 2");
-  expect_all_to_all_data(dir, "s3",
-                         "topology: [ Switch, Switch, Ring ]\nnpus_count: [ 2, 3, 2 ]\n"
-                         "bandwidth: [ 50, 25, 10 ]\nlatency: [ 500, 1000, 800 ]\n",
-                         R"({"all-to-all-implementation": ["direct", "direct", "direct"], "preferred-dataset-splits": 1})",
-                         "-b 100 -e 30000 -f 5");
+  expect_all_to_all_data(
+      dir, "s3",
+      "topology: [ Switch, Switch, Ring ]\nnpus_count: [ 2, 3, 2 ]\n"
+      "bandwidth: [ 50, 25, 10 ]\nlatency: [ 500, 1000, 800 ]\n",
+      R"({"all-to-all-implementation": ["direct", "direct", "direct"], "preferred-dataset-splits": 1})",
+      "-b 100 -e 30000 -f 5");
   // With a window of two peers: dimension 0 takes two rounds (peers 1 and
   // 3 away, then 2), each paying its hops' latency; dimension 1 sends to its
   // one peer. In place the window takes peers in pairs; ASTRA-sim's order
   // (1 and 2, then 3) takes as long here.
-  testutil::write_text(dir + "/w.json", R"({"all-to-all-implementation": ["direct2", "direct2"], "preferred-dataset-splits": 1})");
+  testutil::write_text(dir + "/w.json",
+                       R"({"all-to-all-implementation": ["direct2", "direct2"], "preferred-dataset-splits": 1})");
   expect_phased_all_to_all(dir, "w", want + 2 * 500e-9 * 1e6, "-b 100 -e 3000 -f 5 --chunks 2");
   // Its middle dimension cannot take chunks that split blocks.
   const auto split = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/s3.yml --system " + dir +
                                              "/s3.json --op all_to_all -b 1M -e 1M --chunks 2");
   EXPECT_EQ(split.exit_code, 2);
-  EXPECT_NE(split.err.find("its all-to-all phase in dimension 1 (neither the lowest nor the highest)"), std::string::npos)
+  EXPECT_NE(split.err.find("its all-to-all phase in dimension 1 (neither the lowest nor the highest)"),
+            std::string::npos)
       << split.err;
 }
 
@@ -1192,8 +1232,11 @@ TEST(AstraSystem, AllToAllRunsARingRelayPerDimension) {
   // and 25 GiB/s, 500 and 1000 ns, 16 MiB per NPU in one chunk: 6 steps of
   // S/4 over one ring link, then one of S/2 through the switch (two links).
   const std::string dir = testutil::scratch_dir("system-a2a-ring");
-  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
-  testutil::write_text(dir + "/s.json", R"({"all-to-all-implementation": ["ring", "ring"], "preferred-dataset-splits": 1})");
+  testutil::write_text(
+      dir + "/n.yml",
+      "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(dir + "/s.json",
+                       R"({"all-to-all-implementation": ["ring", "ring"], "preferred-dataset-splits": 1})");
   const double S = 16.0 * MiB, GiB = 1073741824.0;
   const double want = (6 * (S / 4 / (50 * GiB) + 500e-9) + S / 2 / (25 * GiB) + 2 * 1000e-9) * 1e6;
   // Every byte lands where it belongs: sizes not a multiple of the NPUs, in
@@ -1220,7 +1263,9 @@ TEST(AstraSystem, AllToAllRunsARingRelayPerDimension) {
 
 TEST(AstraSystem, KeysThatWouldChangeTimeAndAreNotModeledAreRefused) {
   const std::string dir = testutil::scratch_dir("system-refused");
-  testutil::write_text(dir + "/n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(
+      dir + "/n.yml",
+      "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"scheduling-policy": "RANDOM"})", "\"scheduling-policy\": must be \"LIFO\", \"FIFO\" or \"EXPLICIT\""},
       {R"({"all-reduce-implementation": ["direct", "direct"], "all-to-all-implementation": ["direct4"]})",
@@ -1228,7 +1273,8 @@ TEST(AstraSystem, KeysThatWouldChangeTimeAndAreNotModeledAreRefused) {
        "fabricsim models one window for every direct collective"},
       {R"({"all-to-all-implementation": ["direct0"]})", "\"all-to-all-implementation\": unknown algorithm \"direct0\""},
       {R"({"intra-dimension-scheduling": "SCF"})", "\"intra-dimension-scheduling\": SCF is not modeled"},
-      {R"({"inter-dimension-scheduling": "offlineGreedy"})", "\"inter-dimension-scheduling\": offlineGreedy is not modeled"},
+      {R"({"inter-dimension-scheduling": "offlineGreedy"})",
+       "\"inter-dimension-scheduling\": offlineGreedy is not modeled"},
       {R"({"L": 5})", "\"L\": only its default, 0, is modeled"},
       {R"({"all-reduce-implementation-custom": ["x", "y"]})", "must list one Chakra trace prefix"},
   };
@@ -1254,15 +1300,16 @@ TEST(Cli, AnAlgorithmThatDoesNotApplyExitsWithTwo) {
   EXPECT_NE(r.err.find("the ring algorithm does not apply to gather"), std::string::npos) << r.err;
   const auto v = testutil::run_fabricsim("collbench --platform " + net + " --op all_to_all_v --algo ring -b 1K -e 1K");
   EXPECT_EQ(v.exit_code, 2);
-  EXPECT_NE(v.err.find("the ring algorithm does not apply to all_to_all: all-to-all-v has no ring form"), std::string::npos)
+  EXPECT_NE(v.err.find("the ring algorithm does not apply to all_to_all: all-to-all-v has no ring form"),
+            std::string::npos)
       << v.err;
 }
 
 TEST(Collbench, PrintsTheNcclTestsColumnsAndWritesJson) {
   const std::string dir = testutil::scratch_dir("collbench");
   const std::string net = testutil::astra_network(dir, "Ring", 8, 50, 500);
-  const auto r = testutil::run_fabricsim("collbench --platform " + net + " --op all_reduce --algo ring -b 8 -e 8G -f 2 --json " +
-                                         dir + "/rows.json");
+  const auto r = testutil::run_fabricsim("collbench --platform " + net +
+                                         " --op all_reduce --algo ring -b 8 -e 8G -f 2 --json " + dir + "/rows.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("algbw"), std::string::npos);
   EXPECT_NE(r.out.find("busbw"), std::string::npos);
@@ -1293,8 +1340,9 @@ TEST(Collbench, ARowDoesNotDependOnTheRowsBeforeIt) {
   // nccl-tests' do. Streams left where the last row ended gave 77.2960,
   // 77.2896, 77.2879 and 77.2980 us.
   const std::string dir = testutil::scratch_dir("collbench-fresh-rows");
-  const auto r = testutil::run_fabricsim("collbench --quiet -j 1 --platform " + channel_sensitive_platform(dir) +
-                                         " --algo ring -b 1000004 -e 1000008 -f 1.00000001 --json " + dir + "/rows.json");
+  const auto r =
+      testutil::run_fabricsim("collbench --quiet -j 1 --platform " + channel_sensitive_platform(dir) +
+                              " --algo ring -b 1000004 -e 1000008 -f 1.00000001 --json " + dir + "/rows.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto rows = nlohmann::json::parse(testutil::read_text(dir + "/rows.json"))["rows"];
   ASSERT_EQ(rows.size(), 5u);
@@ -1324,8 +1372,8 @@ TEST(Collbench, RowsFromParallelProcessesArePrintedOnceEachInOrder) {
   // Through a pipe stdout is buffered: a row not yet written when the next
   // process is forked would be written again by that process.
   const std::string dir = testutil::scratch_dir("collbench-jobs-print");
-  const auto r = testutil::run_fabricsim("collbench -j 3 --platform " + channel_sensitive_platform(dir) +
-                                         " -b 1K -e 4M -f 4");
+  const auto r =
+      testutil::run_fabricsim("collbench -j 3 --platform " + channel_sensitive_platform(dir) + " -b 1K -e 4M -f 4");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::istringstream lines(r.out);
   std::vector<std::uint64_t> sizes;

@@ -2,7 +2,6 @@
 // their value type, and clear errors.
 #include <gtest/gtest.h>
 
-
 #include <filesystem>
 
 #include "support/test_util.h"

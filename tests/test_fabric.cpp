@@ -12,16 +12,20 @@
 #include "traces/generator/generators.h"
 
 using namespace fabricsim;
-using testutil::run_transfers;
 using testutil::Flow;
+using testutil::run_transfers;
 
 namespace {
 
 constexpr std::uint64_t MiB = 1u << 20;
 
-double ns(Tick t) { return ticks_to_ns(t); }
+double ns(Tick t) {
+  return ticks_to_ns(t);
+}
 /// Wire bytes of `bytes` in packets of `mtu` with `header` bytes each.
-double wire(double bytes, double mtu, double header) { return bytes + std::ceil(bytes / mtu) * header; }
+double wire(double bytes, double mtu, double header) {
+  return bytes + std::ceil(bytes / mtu) * header;
+}
 
 class FourHops : public ::testing::TestWithParam<std::uint64_t> {};
 

@@ -3,13 +3,13 @@
 // TLM_GENERIC_ERROR_RESPONSE and completed: never cast to a Message or Frame.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "models/link/link.h"
 #include "models/memory/memory_endpoint.h"
 #include "models/nic/nic.h"
 #include "models/switch/reduction_unit.h"
 #include "models/switch/switch.h"
-
-#include <functional>
 
 using namespace fabricsim;
 

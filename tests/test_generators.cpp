@@ -189,8 +189,9 @@ TEST(Generators, RankGroupsFollowAstraSimDimensions) {
 
 TEST(Generators, MultiDimensionalAstraNetworkBuildsOneFabricPerGroup) {
   const std::string dir = testutil::scratch_dir("astra2d");
-  testutil::write_text(dir + "/n.yml",
-                       "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
+  testutil::write_text(
+      dir + "/n.yml",
+      "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n");
   const PlatformSpec spec = load_platform(dir + "/n.yml");
   EXPECT_EQ(spec.npus, 8);
   ASSERT_EQ(spec.fabrics.size(), 2u + 4u);

@@ -2,12 +2,11 @@
 // tlm_utils::simple_initiator_socket, b_transport and nb_transport, data and
 // timing.
 #include <gtest/gtest.h>
+#include <tlm_utils/peq_with_get.h>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include <functional>
 #include <vector>
-
-#include <tlm_utils/peq_with_get.h>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/memory/memory.h"
 

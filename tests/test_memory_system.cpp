@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <functional>
-
 #include <nlohmann/json.hpp>
 
 #include "support/fabric_harness.h"
@@ -48,7 +47,9 @@ double finish_of(const nlohmann::json& npu, const std::string& collective) {
 std::string fast_port_platform(const std::string& nic = "") {
   return "npus: 2\n"
          "npu: { hbm: { size: 16 GiB, channels: 64, bandwidth: 8000 GB/s, latency: 100 ns } }\n"
-         "nic: { mtu: 256, header: 0, segment: 32 KiB" + nic + " }\n"
+         "nic: { mtu: 256, header: 0, segment: 32 KiB" +
+         nic +
+         " }\n"
          "fabrics: [ { topology: switch, link: { bandwidth: 450 GB/s, latency: 250 ns, buffer: 1 MiB }, "
          "switch: { latency: 100 ns } } ]\n";
 }
@@ -72,7 +73,9 @@ void expect_the_port_at_its_bound(const std::string& nic, bool at_bound) {
   }
 }
 
-TEST(ReadAhead, DerivedFromRateAndLatencyItKeepsAFastPortAtItsBound) { expect_the_port_at_its_bound("", true); }
+TEST(ReadAhead, DerivedFromRateAndLatencyItKeepsAFastPortAtItsBound) {
+  expect_the_port_at_its_bound("", true);
+}
 
 TEST(ReadAhead, OneFrameAheadHoldsAFastPortBackWhereTheReadOutlastsTheFrame) {
   expect_the_port_at_its_bound(", read_ahead: 32 KiB", false);
@@ -90,7 +93,8 @@ TEST(Hbm, AMemoryBoundKernelBesideAnAllReduceSlowsBoth) {
       "npus: 2\n"
       "npu: { peak_tflops: 1000, hbm: { size_GiB: 16, channels: 1, bandwidth_GBps: 100, latency_ns: 0 } }\n"
       "collectives: { chunks: 1, algorithms: { all_reduce: ring } }\n"
-      "fabrics: [ { topology: fully_connected, link: { bandwidth_GBps: 100000, latency_ns: 0, buffer_bytes: 67108864 } } ]\n");
+      "fabrics: [ { topology: fully_connected, link: { bandwidth_GBps: 100000, latency_ns: 0, buffer_bytes: 67108864 } "
+      "} ]\n");
   for (const bool with_kernel : {false, true}) {
     const std::string prefix = dir + (with_kernel ? "/both" : "/alone");
     write_nodes(prefix, 2, [&](int, traces::EtWriter& w) {
@@ -152,9 +156,11 @@ TEST(Hbm, ANicReadsAheadAsManyBytesAsItsReadAheadAllows) {
     const std::string platform = testutil::platform_file(
         "npus: 2\n"
         "npu: { hbm: { size: 16 GiB, channels: 1, bandwidth: 1000 TB/s, latency: 2 us } }\n"
-        "nic: { segment: 32 KiB, read_ahead: " + std::to_string(ahead * 32) + " KiB }\n"
-        "collectives: { chunks: 1, algorithms: { all_reduce: ring } }\n"
-        "fabrics: [ { topology: fully_connected, link: { bandwidth: 100 GB/s, latency: 0, buffer: 64 MiB } } ]\n",
+        "nic: { segment: 32 KiB, read_ahead: " +
+            std::to_string(ahead * 32) +
+            " KiB }\n"
+            "collectives: { chunks: 1, algorithms: { all_reduce: ring } }\n"
+            "fabrics: [ { topology: fully_connected, link: { bandwidth: 100 GB/s, latency: 0, buffer: 64 MiB } } ]\n",
         "readahead" + std::to_string(ahead) + ".yaml");
     const auto j = run("--platform " + platform + " --workload " + dir + "/ar");
     const double step = ahead == 1 ? 16 * L + frame / B + L : L + 16 * frame / B + L;
@@ -210,10 +216,10 @@ TEST(Hbm, StagedThroughHostMemoryTheAllReduceSharesTheUplinkAsEachByteCrossesItB
   const double pcie_GBps = 4 * 8.0 * 128 / 130 / 8;
   // An uplink of x32 carries the four loads in half an x4 port's time: the
   // ports bound again (x16 would tie with them, and wait in turns).
-  for (const Case& c : {Case{"uplink_lanes: 4, gpudirect_rdma: write_only", 1},
-                        Case{"uplink_lanes: 4, gpudirect_rdma: off", 2},
-                        Case{"uplink_lanes: 4, gpudirect_rdma: off, devices_per_switch: 2", 4},
-                        Case{"uplink_lanes: 32, gpudirect_rdma: off, devices_per_switch: 2", 1}}) {
+  for (const Case& c :
+       {Case{"uplink_lanes: 4, gpudirect_rdma: write_only", 1}, Case{"uplink_lanes: 4, gpudirect_rdma: off", 2},
+        Case{"uplink_lanes: 4, gpudirect_rdma: off, devices_per_switch: 2", 4},
+        Case{"uplink_lanes: 32, gpudirect_rdma: off, devices_per_switch: 2", 1}}) {
     SCOPED_TRACE(c.pcie);
     const std::string platform = testutil::platform_file(
         "npus: 2\n"
@@ -264,7 +270,9 @@ struct RemoteCase {
   std::string type;
   bool store;
 };
-void PrintTo(const RemoteCase& c, std::ostream* os) { *os << c.type << (c.store ? " store" : " load"); }
+void PrintTo(const RemoteCase& c, std::ostream* os) {
+  *os << c.type << (c.store ? " store" : " load");
+}
 class AstraRemoteMemory : public ::testing::TestWithParam<RemoteCase> {};
 
 TEST_P(AstraRemoteMemory, OneRequestTakesLatencyPlusSizeAndSharedOnesShare) {
@@ -301,7 +309,8 @@ TEST(RemoteMemory, APoolBehindASwitchAnswersALoadAtItsClosedForm) {
       "  - topology: switch\n    link: { bandwidth_GBps: 64, latency_ns: 250 }\n"
       "    memories: [ { name: pool, size_GiB: 64, channels: 4, bandwidth_GBps: 128, latency_ns: 300 } ]\n");
   const double S = 16.0 * MiB;
-  const auto j = run("--platform " + platform + " --workload " + mem_trace(dir, 2, false, static_cast<std::uint64_t>(S)));
+  const auto j =
+      run("--platform " + platform + " --workload " + mem_trace(dir, 2, false, static_cast<std::uint64_t>(S)));
   // Both NPUs ask at once: the pool reads 2S at 128 GB/s (shared), then each
   // answer crosses the pool's one link, one after the other (FCFS frames
   // interleave, so both end near the same time).
@@ -332,8 +341,8 @@ TEST(RemoteMemory, NoMemoryExpansionRefusesMemoryNodes) {
   const std::string dir = testutil::scratch_dir("nomem");
   testutil::write_text(dir + "/m.json", R"({"memory-type": "NO_MEMORY_EXPANSION"})");
   std::string err;
-  run("--platform " + testutil::astra_network(dir, "Ring", 2, 50, 500) + " --workload " + mem_trace(dir, 2, true, 4096) +
-          " --remote-memory " + dir + "/m.json",
+  run("--platform " + testutil::astra_network(dir, "Ring", 2, 50, 500) + " --workload " +
+          mem_trace(dir, 2, true, 4096) + " --remote-memory " + dir + "/m.json",
       2, &err);
   EXPECT_NE(err.find("node 5 (\"offload\", MEM_STORE_NODE, 4096 bytes): the platform has no remote memory"),
             std::string::npos)

@@ -182,8 +182,10 @@ TEST(NcclChoice, OneDgxH100RingsLLUpToAMegabyteThenNvls) {
   EXPECT_FALSE(nccl_of("dgx_h100.yaml")->comm(2, 1).nvls_support);
   // Without NVLS: LL128 (40.6 + x / 189.26) beats Simple (56 + x / 205.71)
   // until x = 15.4 / (1/189.26 - 1/205.71) = 36.3 MB.
-  EXPECT_EQ(pick("dgx_h100.yaml", 16 * MiB, 8, 1, {"collectives.nccl.nvls_enable=off"}), P(NcclAlgorithm::kRing, LL128));
-  EXPECT_EQ(pick("dgx_h100.yaml", 64 * MiB, 8, 1, {"collectives.nccl.nvls_enable=off"}), P(NcclAlgorithm::kRing, Simple));
+  EXPECT_EQ(pick("dgx_h100.yaml", 16 * MiB, 8, 1, {"collectives.nccl.nvls_enable=off"}),
+            P(NcclAlgorithm::kRing, LL128));
+  EXPECT_EQ(pick("dgx_h100.yaml", 64 * MiB, 8, 1, {"collectives.nccl.nvls_enable=off"}),
+            P(NcclAlgorithm::kRing, Simple));
   // NCCL_PROTO without LL128.
   EXPECT_EQ(pick("dgx_h100.yaml", 16 * MiB, 8, 1, {"collectives.nccl.nvls_enable=off", "collectives.nccl.ll128=off"}),
             P(NcclAlgorithm::kRing, Simple));
@@ -271,8 +273,8 @@ TEST(NcclChannels, SmallCollectivesRunFewerChannelsAsNcclDrops) {
   // threads x threshold. Ring Simple (512 threads, 64 B each): 256 KiB
   // keeps 8 of 24; 64 KiB, 2. Ring LL (threshold 8 x 8 ranks = 64): 1 MiB
   // keeps all 24. NVLS runs its own 16. NCCL_MAX_NCHANNELS caps them.
-  const auto nccl = nccl_of("dgx_h100.yaml", {"collectives.nccl.nvls_enable=off", "collectives.nccl.ll=false",
-                                              "collectives.nccl.ll128=off"});
+  const auto nccl = nccl_of(
+      "dgx_h100.yaml", {"collectives.nccl.nvls_enable=off", "collectives.nccl.ll=false", "collectives.nccl.ll128=off"});
   EXPECT_EQ(nccl->decide(CollectiveType::kAllReduce, 256 * KiB, 8, 1).channels, 8);
   EXPECT_EQ(nccl->decide(CollectiveType::kAllReduce, 64 * KiB, 8, 1).channels, 2);
   EXPECT_EQ(nccl_of("dgx_h100.yaml")->decide(CollectiveType::kAllReduce, 1 * MiB, 8, 1).channels, 24);
@@ -309,8 +311,8 @@ TEST(NcclRun, WhatNcclPicksRunsAndAGroupFabricsimCannotRunItOnTakesNcclsNext) {
   const auto& spec = platform.spec();
   std::vector<int> world(16);
   for (int r = 0; r < 16; ++r) world[static_cast<std::size_t>(r)] = r;
-  const CollectiveChoice all = choose_collective(spec.collectives, spec.hints, CollectiveType::kAllReduce, 4 * GiB,
-                                                 world, true);
+  const CollectiveChoice all =
+      choose_collective(spec.collectives, spec.hints, CollectiveType::kAllReduce, 4 * GiB, world, true);
   ASSERT_TRUE(all.nccl);
   EXPECT_EQ(all.nccl->algorithm, NcclAlgorithm::kNvlsTree);
   EXPECT_EQ(all.algorithm, AlgorithmKind::kHierarchical);
@@ -325,8 +327,8 @@ TEST(NcclRun, WhatNcclPicksRunsAndAGroupFabricsimCannotRunItOnTakesNcclsNext) {
   // split to 8 x 24 (algorithm bandwidth 192 x 8/14 = 109.7 GB/s); NVLS-tree
   // 4 heads x min(60, 48) x 5/6 = 160: NCCL picks NVLS-tree.
   const std::vector<int> half = {0, 1, 2, 3, 8, 9, 10, 11};
-  const CollectiveChoice part = choose_collective(spec.collectives, spec.hints, CollectiveType::kAllReduce, 4 * GiB,
-                                                  half, false);
+  const CollectiveChoice part =
+      choose_collective(spec.collectives, spec.hints, CollectiveType::kAllReduce, 4 * GiB, half, false);
   ASSERT_TRUE(part.nccl);
   EXPECT_EQ(part.nccl->algorithm, NcclAlgorithm::kNvlsTree);
   EXPECT_EQ(part.nccl->candidates[part.ran].algorithm, NcclAlgorithm::kRing);
@@ -361,9 +363,9 @@ TEST(NcclRun, CollbenchAndTheReportSayWhatNcclRan) {
   EXPECT_EQ(rows[1]["algorithm"], "in_switch");
   EXPECT_NEAR(rows[1]["nccl_tuner_us"]["NVLS/Simple"].get<double>(), 25 + 4194.304 / 266.667, 0.01);
   // library: best takes what fabricsim finds fastest: in-switch already at 1 MiB.
-  const auto b = testutil::run_fabricsim("collbench --quiet --platform " + kPlatforms +
-                                         "dgx_h100.yaml -b 1M -e 1M --set collectives.library=best --json " + dir +
-                                         "/b.json");
+  const auto b =
+      testutil::run_fabricsim("collbench --quiet --platform " + kPlatforms +
+                              "dgx_h100.yaml -b 1M -e 1M --set collectives.library=best --json " + dir + "/b.json");
   ASSERT_EQ(b.exit_code, 0) << b.err;
   const auto best = nlohmann::json::parse(testutil::read_text(dir + "/b.json"))["rows"][0];
   EXPECT_EQ(best["algorithm"], "in_switch");
@@ -418,9 +420,9 @@ std::string library_error(const std::string& from, const std::string& to) {
 TEST(NcclChoice, CollNetAloneWhereItCannotRunFallsBackToRingAndTree) {
   // NCCL_ALGO=CollNetDirect on one node (no CollNet): NCCL ignores it and
   // weighs ring and tree (tuning.cc, "If user has hard set NCCL_ALGO=COLLNET").
-  const auto nccl = nccl_of("dgx_h100.yaml", {"collectives.nccl.ring=false", "collectives.nccl.tree=false",
-                                              "collectives.nccl.nvls=false", "collectives.nccl.nvls_tree=false",
-                                              "collectives.nccl.collnet_direct=true"});
+  const auto nccl = nccl_of(
+      "dgx_h100.yaml", {"collectives.nccl.ring=false", "collectives.nccl.tree=false", "collectives.nccl.nvls=false",
+                        "collectives.nccl.nvls_tree=false", "collectives.nccl.collnet_direct=true"});
   const NcclDecision d = nccl->decide(CollectiveType::kAllReduce, 1 * MiB, 8, 1);
   ASSERT_FALSE(d.candidates.empty());
   bool ring = false;
@@ -456,9 +458,10 @@ TEST(NcclSettingsInput, AnNvlinkFasterThanOneLinkNeedsItsCount) {
   const std::string dir = testutil::scratch_dir("nccl-nvlinks");
   const std::string tuning = kPlatforms + "libraries/nccl-2.21.5.yaml";
   const auto platform = [&](const std::string& extra) {
-    testutil::write_text(dir + "/p.yaml", "npus: 8\nnpu: { hbm: h100 }\ncollectives: { library: nccl, nccl: { tuning: " +
-                                              tuning + ", compute_capability: 90" + extra +
-                                              " } }\nfabrics:\n  - topology: switch\n    link: { bandwidth: 450 GB/s }\n");
+    testutil::write_text(dir + "/p.yaml",
+                         "npus: 8\nnpu: { hbm: h100 }\ncollectives: { library: nccl, nccl: { tuning: " + tuning +
+                             ", compute_capability: 90" + extra +
+                             " } }\nfabrics:\n  - topology: switch\n    link: { bandwidth: 450 GB/s }\n");
     return dir + "/p.yaml";
   };
   try {

@@ -50,7 +50,8 @@ TEST(Units, ValuesAreReadInTheirUnits) {
 
 TEST(Units, WrongOrMissingUnitsAreRefusedNamingTheAcceptedOnes) {
   EXPECT_NE(refusal("400", Quantity::kBandwidth).find("needs a unit (PB/s, TB/s, GB/s"), std::string::npos);
-  EXPECT_NE(refusal("400 GB", Quantity::kBandwidth).find("has unit \"GB\", not a unit of a bandwidth"), std::string::npos);
+  EXPECT_NE(refusal("400 GB", Quantity::kBandwidth).find("has unit \"GB\", not a unit of a bandwidth"),
+            std::string::npos);
   EXPECT_NE(refusal("500 GB/s", Quantity::kDuration).find("not a unit of a duration (s, ms, us, ns, ps)"),
             std::string::npos);
   EXPECT_NE(refusal("fast", Quantity::kBandwidth).find("must be a number and a unit"), std::string::npos);
@@ -69,8 +70,8 @@ void expect_defaults_read_back(const ParamTable<P>& table) {
     const ParsedQuantity back = parse_quantity(text, p.info.quantity, p.info.choices);
     ASSERT_TRUE(back.value.has_value()) << table.type() << "." << p.info.name << " = " << text << ": " << back.error;
     EXPECT_DOUBLE_EQ(*back.value, v) << table.type() << "." << p.info.name << " = " << text;
-    EXPECT_FALSE(out_of_range(p.info, v).has_value()) << table.type() << "." << p.info.name << ": default " << text
-                                                      << " " << *out_of_range(p.info, v);
+    EXPECT_FALSE(out_of_range(p.info, v).has_value())
+        << table.type() << "." << p.info.name << ": default " << text << " " << *out_of_range(p.info, v);
   }
 }
 
@@ -316,7 +317,8 @@ TEST(Reports, RecordTheResolvedParameters) {
   const std::string dir = testutil::scratch_dir("report-params");
   const std::string platform = testutil::platform_file(
       "npus: 2\nfabrics:\n  - topology: switch\n    link: { bandwidth: 100 GB/s, latency: 250 ns }\n");
-  const auto r = testutil::run_fabricsim("collbench --platform " + platform + " -b 1M -e 1M -q --json " + dir + "/c.json");
+  const auto r =
+      testutil::run_fabricsim("collbench --platform " + platform + " -b 1M -e 1M -q --json " + dir + "/c.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(testutil::read_text(dir + "/c.json"));
   EXPECT_EQ(j["parameters"]["fabrics"][0]["links"][0]["bandwidth"], "100 GB/s");
@@ -333,10 +335,12 @@ TEST(Topologies, TheRegistryNamesWhatIsKnownAndEachTopologyTakesOnlyItsKeys) {
     const char* fabric;
     const char* message;
   } cases[] = {
-      {"{ topology: hypercube }", "unknown topology \"hypercube\" (known: ring, unidirectional_ring, fully_connected, "
-                                  "switch, torus, mesh, fat_tree, netlist)"},
-      {"{ topology: switch, dims: [2, 2] }", "unknown key \"dims\" in a switch fabric (known: name, topology, link, "
-                                             "uplink, switch, nic, transport, group_size, group_stride, memories, algorithm, pcie, gpus_per_nic, lanes)"},
+      {"{ topology: hypercube }",
+       "unknown topology \"hypercube\" (known: ring, unidirectional_ring, fully_connected, "
+       "switch, torus, mesh, fat_tree, netlist)"},
+      {"{ topology: switch, dims: [2, 2] }",
+       "unknown key \"dims\" in a switch fabric (known: name, topology, link, "
+       "uplink, switch, nic, transport, group_size, group_stride, memories, algorithm, pcie, gpus_per_nic, lanes)"},
       {"{ topology: ring, leaf_down: 4 }", "unknown key \"leaf_down\" in a ring fabric"},
       {"{ topology: torus }", "missing \"dims\" in a torus fabric"},
   };

@@ -6,9 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <ostream>
-
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
@@ -21,7 +20,9 @@ using testutil::run_transfers;
 namespace {
 
 constexpr std::uint64_t MiB = 1u << 20;
-double ns(Tick t) { return ticks_to_ns(t); }
+double ns(Tick t) {
+  return ticks_to_ns(t);
+}
 
 // One platform per process (SystemC elaborates once): each case is its own
 // test, and each is checked against the closed form, the neutral value too.
@@ -32,7 +33,9 @@ struct NicCase {
   int dst;
   double expected_ns;
 };
-void PrintTo(const NicCase& c, std::ostream* os) { *os << "nic {" << c.nic << " } to NPU " << c.dst; }
+void PrintTo(const NicCase& c, std::ostream* os) {
+  *os << "nic {" << c.nic << " } to NPU " << c.dst;
+}
 
 class NicParameters : public ::testing::TestWithParam<NicCase> {};
 
@@ -41,9 +44,9 @@ constexpr std::uint64_t kBytes = 4 * MiB;
 TEST_P(NicParameters, ATransferTakesItsClosedForm) {
   const NicCase& c = GetParam();
   const std::string topology = c.dst == 1 && c.nic.find("forward") == std::string::npos ? "switch" : "ring";
-  const std::string yaml = "npus: " + std::string(topology == "ring" ? "4" : "2") +
-                           "\nnic: { mtu_bytes: 4096, header_bytes: 0" + c.nic + " }\nfabrics:\n  - topology: " +
-                           topology + "\n    link: { bandwidth_GBps: 100, latency_ns: 500 }\n";
+  const std::string yaml =
+      "npus: " + std::string(topology == "ring" ? "4" : "2") + "\nnic: { mtu_bytes: 4096, header_bytes: 0" + c.nic +
+      " }\nfabrics:\n  - topology: " + topology + "\n    link: { bandwidth_GBps: 100, latency_ns: 500 }\n";
   const auto run = run_transfers(yaml, {Flow{0, c.dst, kBytes}});
   EXPECT_NEAR(ns(run.done[0]), c.expected_ns, 1) << yaml;
 }
@@ -52,21 +55,21 @@ TEST_P(NicParameters, ATransferTakesItsClosedForm) {
 // the NPU in between on a 4-NPU ring), cut-through: 2 x 500 + S / 100.
 const double kTwoLinks = 2 * 500 + kBytes / 100.0;
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, NicParameters,
-    ::testing::Values(
-        // A message's first frame leaves its overhead after it is posted.
-        NicCase{"NoOverhead", "", 1, kTwoLinks},
-        NicCase{"MessageOverhead700ns", ", message_overhead_ns: 700", 1, kTwoLinks + 700},
-        // Injection below the link rate is the bottleneck; above it, nothing.
-        NicCase{"Injection25GBps", ", injection_bandwidth_GBps: 25", 1, 2 * 500 + kBytes / 25.0},
-        NicCase{"Injection400GBps", ", injection_bandwidth_GBps: 400", 1, kTwoLinks},
-        // Forwarding latency is paid at each NIC a frame passes through:
-        // 0 -> 2 on a ring crosses NPU 1's; 0 -> 1 crosses none (one link).
-        NicCase{"ThroughANicNoForwardLatency", ", forward_latency_ns: 0", 2, kTwoLinks},
-        NicCase{"ThroughANicForwardLatency300ns", ", forward_latency_ns: 300", 2, kTwoLinks + 300},
-        NicCase{"NextNpuForwardLatency300ns", ", forward_latency_ns: 300", 1, 500 + kBytes / 100.0}),
-    [](const ::testing::TestParamInfo<NicCase>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Cases, NicParameters,
+                         ::testing::Values(
+                             // A message's first frame leaves its overhead after it is posted.
+                             NicCase{"NoOverhead", "", 1, kTwoLinks},
+                             NicCase{"MessageOverhead700ns", ", message_overhead_ns: 700", 1, kTwoLinks + 700},
+                             // Injection below the link rate is the bottleneck; above it, nothing.
+                             NicCase{"Injection25GBps", ", injection_bandwidth_GBps: 25", 1, 2 * 500 + kBytes / 25.0},
+                             NicCase{"Injection400GBps", ", injection_bandwidth_GBps: 400", 1, kTwoLinks},
+                             // Forwarding latency is paid at each NIC a frame passes through:
+                             // 0 -> 2 on a ring crosses NPU 1's; 0 -> 1 crosses none (one link).
+                             NicCase{"ThroughANicNoForwardLatency", ", forward_latency_ns: 0", 2, kTwoLinks},
+                             NicCase{"ThroughANicForwardLatency300ns", ", forward_latency_ns: 300", 2, kTwoLinks + 300},
+                             NicCase{"NextNpuForwardLatency300ns", ", forward_latency_ns: 300", 1,
+                                     500 + kBytes / 100.0}),
+                         [](const ::testing::TestParamInfo<NicCase>& info) { return info.param.name; });
 
 TEST(NicFrames, TwoMessagesFromOnePortTakeTurnsFrameByFrame) {
   // NPU 0 sends 4 MiB to NPU 1 and 4 MiB to NPU 2 at the same time: 16
@@ -126,15 +129,16 @@ TEST(CollectiveParameters, LocalReductionBandwidthAddsTheTimeToCombineEachReceiv
   // on each NPU: three passes through a local memory of R GB/s (two reads
   // and a write, as ASTRA-sim counts) add 3 (S/2)/R to the run, once.
   const std::string dir = testutil::scratch_dir("local-reduce");
-  testutil::write_text(dir + "/p.yaml", "npus: 2\nnic: { header_bytes: 0 }\nfabrics:\n  - topology: switch\n"
-                                       "    link: { bandwidth_GBps: 100, latency_ns: 500 }\n");
+  testutil::write_text(dir + "/p.yaml",
+                       "npus: 2\nnic: { header_bytes: 0 }\nfabrics:\n  - topology: switch\n"
+                       "    link: { bandwidth_GBps: 100, latency_ns: 500 }\n");
   testutil::write_text(dir + "/none.json", "{}\n");
   testutil::write_text(dir + "/slow.json", "{\"local-mem-bw\": 20}\n");
   const std::uint64_t S = 8 * MiB;
   const auto time_us = [&](const std::string& system) {
-    const auto r = testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml --system " + dir + "/" +
-                                           system + " --op all_reduce --algo ring --chunks 1 -b 8M -e 8M --json " +
-                                           dir + "/rows.json");
+    const auto r =
+        testutil::run_fabricsim("collbench --quiet --platform " + dir + "/p.yaml --system " + dir + "/" + system +
+                                " --op all_reduce --algo ring --chunks 1 -b 8M -e 8M --json " + dir + "/rows.json");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(testutil::read_text(dir + "/rows.json"))["rows"][0]["time_us"].get<double>();
   };

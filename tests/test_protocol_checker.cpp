@@ -2,12 +2,11 @@
 // a deliberately wrong target: each rule fires, naming itself; and between
 // real components it stays quiet.
 #include <gtest/gtest.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include <functional>
 #include <string>
-
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "models/link/link.h"
 #include "models/memory/memory.h"
@@ -77,7 +76,9 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 /// Elaborates (the checker's paths resolve on first use, after binding).
-void elaborate() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
+void elaborate() {
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+}
 
 TEST(ProtocolChecker, EveryRuleFiresOnAWrongSequenceAndNamesItself) {
   Bench b;
@@ -195,7 +196,6 @@ TEST(ProtocolChecker, OnALinkRunningOutOfCreditsItStaysQuiet) {
   EXPECT_EQ(before.violations() + after.violations(), 0u);
   EXPECT_EQ(before.outstanding() + after.outstanding(), 0u);
 }
-
 
 // --- the base protocol -----------------------------------------------------
 
@@ -340,8 +340,9 @@ TEST(BaseProtocolChecker, APhaseAnnotatedBeforeTheTransactionsPreviousOneFires) 
     });
   };
   sc_core::sc_start();
-  EXPECT_NE(error.find("forward path's return: END_REQ annotated at 0 s, before the transaction's previous phase at 10 ns"),
-            std::string::npos)
+  EXPECT_NE(
+      error.find("forward path's return: END_REQ annotated at 0 s, before the transaction's previous phase at 10 ns"),
+      std::string::npos)
       << error;
 }
 

@@ -17,8 +17,7 @@ TEST(Sha256, KnownVectors) {
   EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST(Provenance, EveryJsonOutputNamesItsInputFilesWithTheirHashes) {
@@ -30,7 +29,8 @@ TEST(Provenance, EveryJsonOutputNamesItsInputFilesWithTheirHashes) {
                                     "/s.json -b 1M -e 1M --json " + dir + "/c.json")
                 .exit_code,
             0);
-  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 4 --type all_reduce --bytes 1M --out " + dir + "/t").exit_code, 0);
+  ASSERT_EQ(
+      testutil::run_fabricsim("gen collective --npus 4 --type all_reduce --bytes 1M --out " + dir + "/t").exit_code, 0);
   ASSERT_EQ(testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/t --report " +
                                     dir + "/r.json")
                 .exit_code,

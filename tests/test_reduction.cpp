@@ -67,11 +67,11 @@ std::string one_switch(const std::string& reduction) {
          reduction + "}\n";
 }
 
-const double B = 100;                       // GB/s = bytes per ns
-const double L = 500, h = 100, u = 200;     // ns
-const double F = 64.0 * KiB;                // frame bytes
-const double S = 4.0 * MiB;                 // all-reduce bytes
-const double K = S / F;                     // frames
+const double B = 100;                    // GB/s = bytes per ns
+const double L = 500, h = 100, u = 200;  // ns
+const double F = 64.0 * KiB;             // frame bytes
+const double S = 4.0 * MiB;              // all-reduce bytes
+const double K = S / F;                  // frames
 const double n = 8;
 
 TEST(ClosedForm, PushAllReduceOnOneSwitchIsOneTripUpAndOneDown) {
@@ -142,7 +142,9 @@ void expect_link_bytes(AlgorithmKind algo, double per_direction) {
         << to_string(algo) << ": " << l.from << " -> " << l.to;
   }
 }
-TEST(Traffic, AnInSwitchAllReduceSendsEachByteUpOnceAndDownOnce) { expect_link_bytes(AlgorithmKind::kInSwitch, S); }
+TEST(Traffic, AnInSwitchAllReduceSendsEachByteUpOnceAndDownOnce) {
+  expect_link_bytes(AlgorithmKind::kInSwitch, S);
+}
 TEST(Traffic, ARingAllReduceSendsTwiceAsMuchLessOneShare) {
   expect_link_bytes(AlgorithmKind::kRing, 2 * (n - 1) / n * S);
 }
@@ -154,7 +156,9 @@ struct PlanCase {
   std::string yaml;
   std::vector<std::string> types;  // dtype/redop pairs the switches support
 };
-void PrintTo(const PlanCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const PlanCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class DataMode : public ::testing::TestWithParam<PlanCase> {};
 
@@ -166,39 +170,39 @@ TEST_P(DataMode, EveryOperationAndTypeGivesTheReferenceResult) {
       const auto space = t.find(' ');
       const std::string dtype = t.substr(0, space), redop = t.substr(space + 1);
       // Sizes that do not divide evenly, two chunks, root 1.
-      const auto r = testutil::run_fabricsim("collbench --quiet --data --algo in_switch --platform " + path +
-                                             " --op " + op + " --dtype " + dtype + " --redop " + redop +
+      const auto r = testutil::run_fabricsim("collbench --quiet --data --algo in_switch --platform " + path + " --op " +
+                                             op + " --dtype " + dtype + " --redop " + redop +
                                              " -b 100 -e 300000 -f 53 --chunks 2 --root 1");
       EXPECT_EQ(r.exit_code, 0) << c.name << ": " << op << " " << t << "\n" << r.err;
     }
   }
 }
 
-const std::vector<std::string> kEveryReduction = {"fp32 sum", "fp32 min", "fp32 max", "fp16 sum", "fp16 min",
-                                                  "fp16 max", "bf16 sum", "bf16 min", "bf16 max", "int32 sum",
-                                                  "int32 min", "int32 max"};
-const std::vector<std::string> kNvlsReductions = {"fp32 sum", "fp16 sum", "fp16 min", "fp16 max", "bf16 sum",
+const std::vector<std::string> kEveryReduction = {"fp32 sum", "fp32 min",  "fp32 max",  "fp16 sum",
+                                                  "fp16 min", "fp16 max",  "bf16 sum",  "bf16 min",
+                                                  "bf16 max", "int32 sum", "int32 min", "int32 max"};
+const std::vector<std::string> kNvlsReductions = {"fp32 sum", "fp16 sum", "fp16 min",  "fp16 max",  "bf16 sum",
                                                   "bf16 min", "bf16 max", "int32 sum", "int32 min", "int32 max"};
 
-INSTANTIATE_TEST_SUITE_P(
-    Plans, DataMode,
-    ::testing::Values(
-        // One switch, SHARP-style push.
-        PlanCase{"push_one_switch", one_switch("{slots: 4, buffer_bytes: 262144}"), kEveryReduction},
-        // Four striped switches, NVLS-style pull with small pieces.
-        PlanCase{"pull_striped",
-                 "npus: 6\n"
-                 "nic: {mtu_bytes: 256, header_bytes: 16, segment_bytes: 8192, stripe: true}\n"
-                 "fabrics:\n"
-                 "  - topology: switch\n"
-                 "    lanes: [5, 4, 4, 5]\n"
-                 "    link: {bandwidth_GBps: 25, latency_ns: 200, buffer_bytes: 65536}\n"
-                 "    switch: {latency_ns: 100, reduction: {protocol: pull, ops: nvls, slots: 8, "
-                 "pipeline_bytes: 16384, pipeline_depth: 2}}\n",
-                 kNvlsReductions},
-        // A two-level fat tree: leaf units aggregate, a spine unit is the root.
-        PlanCase{"push_tree", fat_tree_of_12(16), kEveryReduction}),
-    [](const ::testing::TestParamInfo<PlanCase>& i) { return i.param.name; });
+INSTANTIATE_TEST_SUITE_P(Plans, DataMode,
+                         ::testing::Values(
+                             // One switch, SHARP-style push.
+                             PlanCase{"push_one_switch", one_switch("{slots: 4, buffer_bytes: 262144}"),
+                                      kEveryReduction},
+                             // Four striped switches, NVLS-style pull with small pieces.
+                             PlanCase{"pull_striped",
+                                      "npus: 6\n"
+                                      "nic: {mtu_bytes: 256, header_bytes: 16, segment_bytes: 8192, stripe: true}\n"
+                                      "fabrics:\n"
+                                      "  - topology: switch\n"
+                                      "    lanes: [5, 4, 4, 5]\n"
+                                      "    link: {bandwidth_GBps: 25, latency_ns: 200, buffer_bytes: 65536}\n"
+                                      "    switch: {latency_ns: 100, reduction: {protocol: pull, ops: nvls, slots: 8, "
+                                      "pipeline_bytes: 16384, pipeline_depth: 2}}\n",
+                                      kNvlsReductions},
+                             // A two-level fat tree: leaf units aggregate, a spine unit is the root.
+                             PlanCase{"push_tree", fat_tree_of_12(16), kEveryReduction}),
+                         [](const ::testing::TestParamInfo<PlanCase>& i) { return i.param.name; });
 
 TEST(Tree, PartialResultsCrossEachLeafUplinkOnceEachWay) {
   // 3 leaves of 4 NPUs under 2 spines: the group's root is one spine; each
@@ -217,14 +221,15 @@ TEST(Tree, PartialResultsCrossEachLeafUplinkOnceEachWay) {
 }
 
 TEST(Striping, EachSwitchCarriesItsShareOfTheLanes) {
-  const auto r = run("npus: 4\n"
-                     "nic: {mtu_bytes: 256, header_bytes: 0, segment_bytes: 8192, stripe: true}\n"
-                     "fabrics:\n"
-                     "  - topology: switch\n"
-                     "    lanes: [5, 4, 4, 5]\n"
-                     "    link: {bandwidth_GBps: 25, latency_ns: 200}\n"
-                     "    switch: {latency_ns: 100, reduction: {}}\n",
-                     CollectiveType::kAllReduce, 18 * MiB);
+  const auto r =
+      run("npus: 4\n"
+          "nic: {mtu_bytes: 256, header_bytes: 0, segment_bytes: 8192, stripe: true}\n"
+          "fabrics:\n"
+          "  - topology: switch\n"
+          "    lanes: [5, 4, 4, 5]\n"
+          "    link: {bandwidth_GBps: 25, latency_ns: 200}\n"
+          "    switch: {latency_ns: 100, reduction: {}}\n",
+          CollectiveType::kAllReduce, 18 * MiB);
   for (const auto& l : r.platform->fabrics().at(0).links) {
     if (l.from.rfind("npu", 0) != 0) continue;
     const int lanes = l.to == "switch0" || l.to == "switch3" ? 5 : 4;
@@ -237,12 +242,18 @@ TEST(Striping, EachSwitchCarriesItsShareOfTheLanes) {
 /// 256 KiB per port.
 std::string four_lanes(const std::string& gbps, const std::string& hbm_latency, int chunks) {
   return "npus: 2\n"
-         "npu: {hbm: {size: 16 GiB, channels: 8, bandwidth: 1000 TB/s, latency: " + hbm_latency + "}}\n"
-         "collectives: {chunks: " + std::to_string(chunks) + ", protocol: simple}\n"
+         "npu: {hbm: {size: 16 GiB, channels: 8, bandwidth: 1000 TB/s, latency: " +
+         hbm_latency +
+         "}}\n"
+         "collectives: {chunks: " +
+         std::to_string(chunks) +
+         ", protocol: simple}\n"
          "fabrics:\n"
          "  - topology: switch\n"
          "    lanes: [1, 1, 1, 1]\n"
-         "    link: {bandwidth: " + gbps + ", latency: 0, buffer: 1 MiB}\n"
+         "    link: {bandwidth: " +
+         gbps +
+         ", latency: 0, buffer: 1 MiB}\n"
          "    nic: {mtu: 256, segment: 32 KiB, stripe: true, read_ahead: 256 KiB}\n"
          "    switch: {latency: 0}\n";
 }
@@ -391,8 +402,8 @@ TEST(SystemFile, AnAstraSimSystemFileSelectsInSwitchPerDimension) {
   const std::string platform = testutil::platform_file(one_switch("{}"));
   testutil::write_text(dir + "/system.json", R"({"all-reduce-implementation": ["inSwitch"],
                                                    "all-gather-implementation": ["ring"]})");
-  const auto r = testutil::run_fabricsim("collbench --platform " + platform + " --system " + dir +
-                                         "/system.json -b 1M -e 1M");
+  const auto r =
+      testutil::run_fabricsim("collbench --platform " + platform + " --system " + dir + "/system.json -b 1M -e 1M");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("in_switch"), std::string::npos) << r.out;
 }
@@ -400,8 +411,8 @@ TEST(SystemFile, AnAstraSimSystemFileSelectsInSwitchPerDimension) {
 // ---- what users get wrong ---------------------------------------------------------
 
 TEST(Errors, APlatformWithoutReductionUnitsRefusesInSwitch) {
-  const auto path = testutil::platform_file(
-      "npus: 4\nfabrics: [{topology: switch, link: {bandwidth_GBps: 50, latency_ns: 500}}]\n");
+  const auto path =
+      testutil::platform_file("npus: 4\nfabrics: [{topology: switch, link: {bandwidth_GBps: 50, latency_ns: 500}}]\n");
   const auto r = testutil::run_fabricsim("collbench --platform " + path + " --algo in_switch -b 1M -e 1M");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("in_switch algorithm does not apply to all_reduce"), std::string::npos) << r.err;
@@ -439,8 +450,10 @@ TEST(Errors, BadReductionSettingsNameTheFileAndLine) {
       {"{ops: {avg: [fp32]}}", "unknown reduction \"avg\""},
       {"{throughput: 5}", "\"throughput\" is \"5\": it needs a unit (PB/s, TB/s, GB/s"},
       {"{throughput: 5 GB}", "\"throughput\" is \"5 GB\": it has unit \"GB\", not a unit of a bandwidth"},
-      {"{throughput: 5 GB/s, throughput_GBps: 5}", "\"throughput\" and \"throughput_GBps\" are the same parameter; give one"},
-      {"{through_put: 5 GB/s}", "unknown key \"through_put\" in a switch's reduction unit (known: ops, throughput, throughput_GBps,"},
+      {"{throughput: 5 GB/s, throughput_GBps: 5}",
+       "\"throughput\" and \"throughput_GBps\" are the same parameter; give one"},
+      {"{through_put: 5 GB/s}",
+       "unknown key \"through_put\" in a switch's reduction unit (known: ops, throughput, throughput_GBps,"},
       {"{model: hls}", "\"model\" is \"hls\": it must be one of tlm, rtl"},
       // The RTL has no fp16 datapath, whether or not this build has the RTL.
       {"{model: rtl, ops: {sum: [fp32, fp16]}}", "the rtl reduction unit does not support sum on fp16"},

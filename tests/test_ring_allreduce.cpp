@@ -24,12 +24,14 @@ struct Case {
   std::uint32_t chunks;
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.npus << " NPUs, " << c.bytes << " bytes, " << c.chunks << " chunks"; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.npus << " NPUs, " << c.bytes << " bytes, " << c.chunks << " chunks";
+}
 
 std::string name_of(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
-  return std::to_string(c.npus) + "npus_" + (c.bytes >= (1u << 30) ? "1GiB" : "1MiB") + "_" +
-         std::to_string(c.chunks) + "chunks";
+  return std::to_string(c.npus) + "npus_" + (c.bytes >= (1u << 30) ? "1GiB" : "1MiB") + "_" + std::to_string(c.chunks) +
+         "chunks";
 }
 
 class RingAllReduce : public ::testing::TestWithParam<Case> {};
@@ -57,24 +59,27 @@ TEST_P(RingAllReduce, EveryNpuFinishesAtTheClosedForm) {
   // waits out its latency and the chunks follow each other m apart.
   const auto n = static_cast<std::uint64_t>(c.npus);
   const double bytes_per_ps = kBandwidthGiBps * 1073741824.0 / 1e12;
-  const auto wire = [&](std::uint64_t b) { return static_cast<Tick>(std::llround(static_cast<double>(b) / bytes_per_ps)); };
+  const auto wire = [&](std::uint64_t b) {
+    return static_cast<Tick>(std::llround(static_cast<double>(b) / bytes_per_ps));
+  };
   const std::uint64_t frame = 256 << 10, message = c.bytes / n / c.chunks;
   const Tick m = message / frame * wire(frame) + (message % frame ? wire(message % frame) : 0);
   const Tick latency = ns_to_ticks(kLatencyNs);
   const std::uint64_t rounds = 2 * (n - 1);
   const Tick expected = std::max(rounds * c.chunks * m + latency, rounds * (m + latency) + (c.chunks - 1) * m);
   for (int r = 0; r < c.npus; ++r) {
-    EXPECT_EQ(sim.platform().npu(r).finish_time(), expected) << "NPU " << r << ": " << ticks_to_ns(expected) << " ns expected";
+    EXPECT_EQ(sim.platform().npu(r).finish_time(), expected)
+        << "NPU " << r << ": " << ticks_to_ns(expected) << " ns expected";
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, RingAllReduce,
                          ::testing::Values(Case{4, 1u << 20, 1}, Case{4, 1u << 30, 1}, Case{8, 1u << 20, 1},
                                            Case{8, 1u << 30, 1}, Case{64, 1u << 20, 1}, Case{64, 1u << 30, 1},
-                                           Case{1024, 1u << 20, 1}, Case{1024, 1u << 30, 1},
-                                           Case{4, 1u << 20, 4}, Case{4, 1u << 30, 4}, Case{8, 1u << 20, 4},
-                                           Case{8, 1u << 30, 4}, Case{64, 1u << 20, 4}, Case{64, 1u << 30, 4},
-                                           Case{1024, 1u << 20, 4}, Case{1024, 1u << 30, 4}),
+                                           Case{1024, 1u << 20, 1}, Case{1024, 1u << 30, 1}, Case{4, 1u << 20, 4},
+                                           Case{4, 1u << 30, 4}, Case{8, 1u << 20, 4}, Case{8, 1u << 30, 4},
+                                           Case{64, 1u << 20, 4}, Case{64, 1u << 30, 4}, Case{1024, 1u << 20, 4},
+                                           Case{1024, 1u << 30, 4}),
                          name_of);
 
 // The ASTRA-sim microbenchmark traces (written by ASTRA-sim's own tools) run
@@ -90,11 +95,13 @@ TEST_P(AstraSimAllReduce, RunsAtTheClosedForm) {
   spec.collectives.chunks = 1;
   Simulation sim(std::move(spec));
   WorkloadSettings ws;
-  ws.prefix = testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/" + std::to_string(npus) + "npus_1MB/all_reduce");
+  ws.prefix =
+      testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/" + std::to_string(npus) + "npus_1MB/all_reduce");
   sim.load_workload(ws);
   ASSERT_EQ(sim.run(), Simulation::Outcome::kFinished);
   const double n = npus;
-  const double textbook = 2 * (n - 1) / n * 1048576.0 / (kBandwidthGiBps * 1073741824.0 / 1e9) + 2 * (n - 1) * kLatencyNs;
+  const double textbook =
+      2 * (n - 1) / n * 1048576.0 / (kBandwidthGiBps * 1073741824.0 / 1e9) + 2 * (n - 1) * kLatencyNs;
   for (int r = 0; r < npus; ++r) {
     EXPECT_NEAR(ticks_to_ns(sim.platform().npu(r).finish_time()), textbook, 0.01 * textbook) << "NPU " << r;
   }

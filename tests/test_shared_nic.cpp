@@ -18,7 +18,9 @@ using testutil::run_transfers;
 namespace {
 
 constexpr std::uint64_t MiB = 1u << 20;
-double ns(Tick t) { return ticks_to_ns(t); }
+double ns(Tick t) {
+  return ticks_to_ns(t);
+}
 
 /// `npus` NPUs on one switch, two per NIC (NPUs 0 and 1 share one, 2 and 3
 /// the next), 50 GB/s links of 500 ns and a 100 ns switch; `extra` is added
@@ -61,7 +63,8 @@ TEST(SharedNic, TwoGpusThroughOneNicShareItsPort) {
   // carried both transfers.
   std::uint64_t into_switch = 0;
   for (const auto& l : run.platform->fabrics()[0].links) {
-    if (l.to == "switch" && l.from.rfind("nic", 0) == 0) into_switch = std::max(into_switch, l.link->stats().payload_bytes);
+    if (l.to == "switch" && l.from.rfind("nic", 0) == 0)
+      into_switch = std::max(into_switch, l.link->stats().payload_bytes);
   }
   EXPECT_EQ(into_switch, 2 * S);
 }
@@ -161,14 +164,15 @@ TEST(SharedNic, TheCostModelSeesThePortSharedByItsFunctions) {
 TEST(SharedNic, NcclSeesOneNicPerTwoGpus) {
   const std::string dir = testutil::scratch_dir("shared-nic-nccl");
   const std::string tuning = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/libraries/nccl-2.21.5.yaml";
-  testutil::write_text(dir + "/p.yaml", "npus: 16\nnpu: { hbm: h100 }\ncollectives: { library: nccl, nccl: { tuning: " + tuning +
-                                            ", compute_capability: 90 } }\n"
-                                            "fabrics:\n"
-                                            "  - topology: switch\n    group_size: 8\n    lanes: [18]\n"
-                                            "    link: { bandwidth: 25 GB/s }\n"
-                                            "  - topology: switch\n    gpus_per_nic: 2\n"
-                                            "    link: { bandwidth: 400 Gb/s }\n"
-                                            "    pcie: { generation: 5, lanes: 16, devices_per_switch: 2 }\n");
+  testutil::write_text(dir + "/p.yaml",
+                       "npus: 16\nnpu: { hbm: h100 }\ncollectives: { library: nccl, nccl: { tuning: " + tuning +
+                           ", compute_capability: 90 } }\n"
+                           "fabrics:\n"
+                           "  - topology: switch\n    group_size: 8\n    lanes: [18]\n"
+                           "    link: { bandwidth: 25 GB/s }\n"
+                           "  - topology: switch\n    gpus_per_nic: 2\n"
+                           "    link: { bandwidth: 400 Gb/s }\n"
+                           "    pcie: { generation: 5, lanes: 16, devices_per_switch: 2 }\n");
   const PlatformSpec spec = load_platform(dir + "/p.yaml");
   ASSERT_TRUE(spec.hints.nccl);
   EXPECT_EQ(spec.hints.nccl->machine().nics_per_node, 4);
@@ -184,7 +188,9 @@ TEST(SharedNic, NcclSeesOneNicPerTwoGpus) {
 
 TEST(SharedNic, ASharedNicNeedsItsGpusOnOnePcieSwitch) {
   const std::string dir = testutil::scratch_dir("shared-nic-bad");
-  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 4 --type all_reduce --bytes 1M --out " + dir + "/ar").exit_code, 0);
+  ASSERT_EQ(
+      testutil::run_fabricsim("gen collective --npus 4 --type all_reduce --bytes 1M --out " + dir + "/ar").exit_code,
+      0);
   struct Case {
     std::string fabric, what;
   };

@@ -1,7 +1,6 @@
 // Paths between sockets: straight to a tagged socket's callback, through the
 // interface to any other TLM-2.0 socket.
 #include <gtest/gtest.h>
-
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 

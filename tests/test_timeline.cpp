@@ -9,9 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "support/test_util.h"
 
@@ -31,7 +30,8 @@ Workload training(const std::string& name) {
   w.prefix = w.dir + "/train";
   w.platform = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml";
   w.groups = w.prefix + ".comm_groups.json";
-  const auto g = testutil::run_fabricsim("gen training --dp 1 --tp 4 --pp 2 --layers 2 --microbatches 2 --out " + w.prefix);
+  const auto g =
+      testutil::run_fabricsim("gen training --dp 1 --tp 4 --pp 2 --layers 2 --microbatches 2 --out " + w.prefix);
   EXPECT_EQ(g.exit_code, 0) << g.err;
   return w;
 }
@@ -42,7 +42,9 @@ std::string run_args(const Workload& w) {
          " --algorithm all_reduce=in_switch";
 }
 
-double ns_of(const nlohmann::json& e, const char* key) { return e[key].get<double>() * 1000.0; }  // us -> ns
+double ns_of(const nlohmann::json& e, const char* key) {
+  return e[key].get<double>() * 1000.0;
+}  // us -> ns
 
 TEST(Timeline, SlicesAgreeWithTheReport) {
   const Workload w = training("timeline-report");
@@ -95,9 +97,9 @@ TEST(Timeline, SlicesAgreeWithTheReport) {
     // Every collective of the report has its slice, with the same start and end.
     ASSERT_FALSE(npu["collectives"].empty());
     for (const auto& c : npu["collectives"]) {
-      const auto key = std::make_tuple(id, c["node_id"].get<std::int64_t>(),
-                                       std::llround(c["start_ns"].get<double>() * 1000),
-                                       std::llround(c["end_ns"].get<double>() * 1000));
+      const auto key =
+          std::make_tuple(id, c["node_id"].get<std::int64_t>(), std::llround(c["start_ns"].get<double>() * 1000),
+                          std::llround(c["end_ns"].get<double>() * 1000));
       EXPECT_TRUE(collectives.count(key)) << "NPU " << id << ": " << c.dump();
     }
     EXPECT_EQ(thread_names[id][10], "GPU compute") << "NPU " << id;
@@ -121,8 +123,9 @@ TEST(Timeline, TheReportIsTheSameWithAndWithoutIt) {
 
 TEST(Timeline, ASubsetAndAWindowBoundWhatIsWritten) {
   const Workload w = training("timeline-subset");
-  const auto r = testutil::run_fabricsim(run_args(w) + " --timeline " + w.dir +
-                                         "/t.json --timeline-npus 1,4-5 --timeline-window 100us:600us --timeline-links");
+  const auto r =
+      testutil::run_fabricsim(run_args(w) + " --timeline " + w.dir +
+                              "/t.json --timeline-npus 1,4-5 --timeline-window 100us:600us --timeline-links");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto t = nlohmann::json::parse(testutil::read_text(w.dir + "/t.json"));
   std::set<int> npus;
@@ -174,8 +177,8 @@ TEST(Timeline, AStuckRunStillWritesAWholeTimelineAndNoTemporaryFile) {
   fs::remove(dir + "/p.0.et");
   fs::copy_file(dir + "/p.1.et", dir + "/p.0.et");  // both ranks now only receive
   const std::string net = testutil::astra_network(dir, "Ring", 2, 50, 500);
-  const auto r = testutil::run_fabricsim("run --quiet --platform " + net + " --workload " + dir + "/p --timeline " + dir +
-                                         "/t.json");
+  const auto r = testutil::run_fabricsim("run --quiet --platform " + net + " --workload " + dir + "/p --timeline " +
+                                         dir + "/t.json");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   nlohmann::json trace;
   EXPECT_NO_THROW(trace = nlohmann::json::parse(testutil::read_text(dir + "/t.json")));
@@ -191,7 +194,8 @@ struct Congestion {
 };
 void expect_congestion_counters_match_the_report(const std::string& name, const std::string& transport) {
   const std::string dir = testutil::scratch_dir(name);
-  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 8 --type gather --bytes 8M --out " + dir + "/g").exit_code, 0);
+  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 8 --type gather --bytes 8M --out " + dir + "/g").exit_code,
+            0);
   testutil::write_text(dir + "/p.yaml", R"(npus: 8
 nic: { mtu: 4 KiB, header: 64 }
 collectives: { algorithms: { gather: direct } }
@@ -199,8 +203,9 @@ fabrics:
   - topology: switch
     link: { bandwidth: 50 GB/s, latency: 1 us, buffer: 512 KiB }
     transport: )" + transport + "\n");
-  const auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/g --report " +
-                                         dir + "/r.json --timeline " + dir + "/t.json --timeline-links");
+  const auto r =
+      testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/g --report " + dir +
+                              "/r.json --timeline " + dir + "/t.json --timeline-links");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto report = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
   const auto events = nlohmann::json::parse(testutil::read_text(dir + "/t.json"))["traceEvents"];
@@ -277,33 +282,43 @@ TEST(Summary, StatesUnitsDefinesItsFiguresAndListsTheHottestLinks) {
 
 /// Runs a plot script with Debian's python3 (which has matplotlib).
 int plot(const std::string& script, const std::string& args) {
-  const std::string cmd = "/usr/bin/python3 " + std::string(FABRICSIM_SOURCE_DIR) + "/scripts/" + script + " " + args +
-                          " > /dev/null";
+  const std::string cmd =
+      "/usr/bin/python3 " + std::string(FABRICSIM_SOURCE_DIR) + "/scripts/" + script + " " + args + " > /dev/null";
   return std::system(cmd.c_str());
 }
 
 TEST(Plots, EachScriptTurnsItsInputIntoAPicture) {
   const std::string dir = testutil::scratch_dir("plots");
   const std::string torus = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/torus4x4.yaml";
-  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 16 --type all_to_all --bytes 1048576 --out " + dir + "/a").exit_code, 0);
+  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 16 --type all_to_all --bytes 1048576 --out " + dir + "/a")
+                .exit_code,
+            0);
   ASSERT_EQ(testutil::run_fabricsim("run --quiet --platform " + torus + " --workload " + dir + "/a --report " + dir +
-                                    "/r.json").exit_code, 0);
-  ASSERT_EQ(testutil::run_fabricsim("collbench --quiet --platform " + torus + " -b 1K -e 1M -f 32 --json " + dir +
-                                    "/c.json").exit_code, 0);
+                                    "/r.json")
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      testutil::run_fabricsim("collbench --quiet --platform " + torus + " -b 1K -e 1M -f 32 --json " + dir + "/c.json")
+          .exit_code,
+      0);
   EXPECT_EQ(plot("plot-link-heatmap.py", dir + "/r.json --out " + dir + "/links.png"), 0);
   EXPECT_EQ(plot("plot-breakdown.py", dir + "/r.json --out " + dir + "/breakdown.png"), 0);
   EXPECT_EQ(plot("plot-busbw.py", dir + "/c.json --out " + dir + "/busbw.png"), 0);
   // Switches and fat trees are laid out in layers (they were once refused).
   testutil::write_text(dir + "/switch.yaml", "npus: 4\nfabrics:\n  - topology: switch\n");
-  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 4 --type all_reduce --bytes 1M --out " + dir + "/s").exit_code, 0);
-  ASSERT_EQ(testutil::run_fabricsim("run --quiet --platform " + dir + "/switch.yaml --workload " + dir + "/s --report " +
-                                    dir + "/s.json").exit_code, 0);
+  ASSERT_EQ(
+      testutil::run_fabricsim("gen collective --npus 4 --type all_reduce --bytes 1M --out " + dir + "/s").exit_code, 0);
+  ASSERT_EQ(testutil::run_fabricsim("run --quiet --platform " + dir + "/switch.yaml --workload " + dir +
+                                    "/s --report " + dir + "/s.json")
+                .exit_code,
+            0);
   EXPECT_EQ(plot("plot-link-heatmap.py", dir + "/s.json --out " + dir + "/switch.png"), 0);
   // A sweep's results.csv: a metric against an axis, a line per another.
   testutil::write_text(dir + "/results.csv",
                        "id,status,set.x,algorithm,time\na,ok,1 GB/s,ring,5\nb,ok,2 GB/s,ring,3\nc,ok,1 GB/s,direct,4\n"
                        "d,failed,2 GB/s,direct,\n");
-  EXPECT_EQ(plot("plot-sweep.py", dir + "/results.csv --x set.x --y time --lines algorithm --out " + dir + "/sweep.png"), 0);
+  EXPECT_EQ(
+      plot("plot-sweep.py", dir + "/results.csv --x set.x --y time --lines algorithm --out " + dir + "/sweep.png"), 0);
   for (const char* png : {"links.png", "breakdown.png", "busbw.png", "switch.png", "sweep.png"}) {
     EXPECT_GT(fs::file_size(dir + "/" + png), 10000u) << png;
   }

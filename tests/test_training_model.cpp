@@ -8,12 +8,11 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "platforms/training_loader.h"
-#include "traces/model/resnet.h"
 #include "support/test_util.h"
+#include "traces/model/resnet.h"
 #include "traces/workload/kernel_work.h"
 
 using namespace fabricsim;
@@ -238,7 +237,8 @@ TEST(TrainingRun, InProcessNodesAndTheirTraceFilesRunTheSame) {
   const std::string dgx = kPlatforms + "dgx_h100.yaml";
   auto g = testutil::run_fabricsim("gen model --model " + dir + "/m.yaml --npus 8 --out " + dir + "/t");
   ASSERT_EQ(g.exit_code, 0) << g.err;
-  auto a = testutil::run_fabricsim("run --quiet --platform " + dgx + " --model " + dir + "/m.yaml --report " + dir + "/a.json");
+  auto a = testutil::run_fabricsim("run --quiet --platform " + dgx + " --model " + dir + "/m.yaml --report " + dir +
+                                   "/a.json");
   ASSERT_EQ(a.exit_code, 0) << a.err;
   // Generated traces run as --model runs them: each group's collectives in
   // their order, groups side by side (no cap across groups).
@@ -274,7 +274,8 @@ TEST(TrainingMemory, EachGpusShareIsItsBytesPerParameter) {
 
 TEST(TrainingInput, ALayoutThatDoesNotFitIsRefusedWithItsNumbers) {
   const std::string dgx = kPlatforms + "dgx_h100.yaml";
-  auto r = testutil::run_fabricsim("run --quiet --platform " + dgx + " --model llama3-70b --set training.global_batch=8");
+  auto r =
+      testutil::run_fabricsim("run --quiet --platform " + dgx + " --model llama3-70b --set training.global_batch=8");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("llama3-70b does not fit: stage 0 (rank 0):"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("more than the 80.0 GiB of each GPU's HBM"), std::string::npos) << r.err;
@@ -337,8 +338,8 @@ TEST(TrainingInput, ImpossibleLayoutsAndBadModelsAreRefusedNamingWhat) {
     EXPECT_NE(r.err.find(c.what), std::string::npos) << c.sets << ": " << r.err;
   }
   // A job's key without a job.
-  const auto r = testutil::run_fabricsim("run --quiet --platform " + dgx + " --workload " + dir +
-                                         "/none --set training.tp=2");
+  const auto r =
+      testutil::run_fabricsim("run --quiet --platform " + dgx + " --workload " + dir + "/none --set training.tp=2");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("sets a key of the training job, and no --model is given"), std::string::npos) << r.err;
 }
@@ -393,9 +394,10 @@ TEST(ResnetStep, ItsConvolutionsAreItsFlopsAndItsBucketsItsGradients) {
   // 3 x 2 x multiply-adds x images off the convolutions and the classifier,
   // and the gradient buckets (in the last microbatch only, DDP's no_sync
   // before it) carry every weight's fp32 gradient once.
-  const auto job = job_of("name: r50\nmodel: {kind: resnet, resnet_depth: 50}\n"
-                          "training: {microbatch: 8, global_batch: 64, grad_dtype: fp32, bucket_params: 1000000}\n",
-                          4, "resnet");
+  const auto job = job_of(
+      "name: r50\nmodel: {kind: resnet, resnet_depth: 50}\n"
+      "training: {microbatch: 8, global_batch: 64, grad_dtype: fp32, bucket_params: 1000000}\n",
+      4, "resnet");
   EXPECT_EQ(job->microbatches(), 2);
   const double flops = 3 * 2 * resnet_forward_macs(job->model()) * 64;
   EXPECT_NEAR(job->model_flops(), flops, 1e-9 * flops);
@@ -422,17 +424,23 @@ TEST(ResnetStep, ItsConvolutionsAreItsFlopsAndItsBucketsItsGradients) {
   for_each_node(*job, 0, [&](const ChakraProtoMsg::Node& n) {
     if (n.type() == ChakraProtoMsg::COMP_NODE) ++ops[n.name()];
   });
-  const std::map<std::string, int> expected = {
-      {"aten::native_batch_norm", 53}, {"aten::native_batch_norm_backward", 53}, {"aten::relu_", 49},
-      {"aten::threshold_backward", 49}, {"aten::add_", 16},                    {"aten::add", 16},
-      {"aten::convolution", 53},        {"aten::convolution_backward", 53},    {"aten::max_pool2d_with_indices", 1},
-      {"aten::max_pool2d_with_indices_backward", 1}};
+  const std::map<std::string, int> expected = {{"aten::native_batch_norm", 53},
+                                               {"aten::native_batch_norm_backward", 53},
+                                               {"aten::relu_", 49},
+                                               {"aten::threshold_backward", 49},
+                                               {"aten::add_", 16},
+                                               {"aten::add", 16},
+                                               {"aten::convolution", 53},
+                                               {"aten::convolution_backward", 53},
+                                               {"aten::max_pool2d_with_indices", 1},
+                                               {"aten::max_pool2d_with_indices_backward", 1}};
   for (const auto& [op, per_microbatch] : expected) EXPECT_EQ(ops[op], 2 * per_microbatch) << op;
   // One microbatch's maps in memory at a time; GPipe holds both.
   EXPECT_EQ(job->memory(0).in_flight, 1u);
-  const auto gpipe = job_of("name: r50\nmodel: {kind: resnet, resnet_depth: 50}\n"
-                            "training: {microbatch: 8, global_batch: 64, schedule: gpipe}\n",
-                            4, "resnet-gpipe");
+  const auto gpipe = job_of(
+      "name: r50\nmodel: {kind: resnet, resnet_depth: 50}\n"
+      "training: {microbatch: 8, global_batch: 64, schedule: gpipe}\n",
+      4, "resnet-gpipe");
   EXPECT_EQ(gpipe->memory(0).in_flight, 2u);
   EXPECT_NEAR(gpipe->memory(0).activations, 2 * job->memory(0).activations, 1);
 }
@@ -470,8 +478,8 @@ TEST(TrainingValidation, TheGeneratedGpt2IsTheRealH100TracesStep) {
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
   const auto gen = nlohmann::json::parse(testutil::read_text(dir + "/g.json"))["npus"][0]["gpu_by_class"];
   const auto modelled = nlohmann::json::parse(testutil::read_text(dir + "/m.json"))["npus"][0]["gpu_by_class"];
-  for (const char* cls : {"gemm", "gemm_unaligned", "attention_forward", "attention_backward", "norm_forward",
-                          "norm_backward"}) {
+  for (const char* cls :
+       {"gemm", "gemm_unaligned", "attention_forward", "attention_backward", "norm_forward", "norm_backward"}) {
     EXPECT_NEAR(gen[cls]["busy_ns"].get<double>(), modelled[cls]["busy_ns"].get<double>(),
                 1e-3 * modelled[cls]["busy_ns"].get<double>())
         << cls;

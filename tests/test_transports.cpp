@@ -24,7 +24,9 @@ using testutil::run_transfers;
 namespace {
 
 constexpr std::uint64_t MiB = 1u << 20;
-double ns(Tick t) { return ticks_to_ns(t); }
+double ns(Tick t) {
+  return ticks_to_ns(t);
+}
 
 /// The link from `from` to `to` on the platform's first fabric (or the named one).
 const Link& link_between(const Platform& p, const std::string& from, const std::string& to, std::size_t fabric = 0) {
@@ -189,12 +191,12 @@ TEST(Transport, DcqcnFlowsConvergeToEqualRatesAndKeepTheQueueBetweenKminAndKmax)
     std::uint64_t a, b, queue;
   };
   std::vector<Sample> samples;
-  const auto run = run_transfers(one_switch(3, "{ kind: roce }", "1 MiB", "40 Gb/s"), kShare, kSample,
-                                 [&](const Platform& p) {
-                                   samples.push_back(Sample{now_ticks(), link_between(p, "npu0", "switch").stats().payload_bytes,
-                                                            link_between(p, "npu1", "switch").stats().payload_bytes,
-                                                            link_between(p, "switch", "npu2").queued_bytes()});
-                                 });
+  const auto run =
+      run_transfers(one_switch(3, "{ kind: roce }", "1 MiB", "40 Gb/s"), kShare, kSample, [&](const Platform& p) {
+        samples.push_back(Sample{now_ticks(), link_between(p, "npu0", "switch").stats().payload_bytes,
+                                 link_between(p, "npu1", "switch").stats().payload_bytes,
+                                 link_between(p, "switch", "npu2").queued_bytes()});
+      });
   ASSERT_NE(run.done[0], kNever);
   ASSERT_NE(run.done[1], kNever);
   const Tick first_done = std::min(run.done[0], run.done[1]);
@@ -266,8 +268,8 @@ fabrics:
 /// GB/s where the link gives 48.4).
 void expect_a_lone_flow_unmarked(const std::string& injection, double rate_GBps) {
   const std::uint64_t S = 16 * MiB;
-  const auto run = run_transfers(ecn_switch(2, "ecn_kmin: 1 kB, ecn_kmax: 2 kB, ecn_pmax: 1", "500 ns", injection),
-                                 {Flow{0, 1, S}});
+  const auto run =
+      run_transfers(ecn_switch(2, "ecn_kmin: 1 kB, ecn_kmax: 2 kB, ecn_pmax: 1", "500 ns", injection), {Flow{0, 1, S}});
   const Link::Stats& egress = link_between(*run.platform, "switch", "npu1").stats();
   EXPECT_EQ(egress.frames, S / 4096);
   EXPECT_EQ(egress.ecn_marks, 0u);
@@ -278,9 +280,13 @@ void expect_a_lone_flow_unmarked(const std::string& injection, double rate_GBps)
   EXPECT_NEAR(ns(run.done[0]), closed, 0.001 * closed);
 }
 
-TEST(Ecn, ALoneFlowAtLineRateFindsNoQueueAndIsNeverMarked) { expect_a_lone_flow_unmarked("", 50.0); }
+TEST(Ecn, ALoneFlowAtLineRateFindsNoQueueAndIsNeverMarked) {
+  expect_a_lone_flow_unmarked("", 50.0);
+}
 
-TEST(Ecn, ALoneFlowBelowLineRateFindsNoQueueAndIsNeverMarked) { expect_a_lone_flow_unmarked("30 GB/s", 30.0); }
+TEST(Ecn, ALoneFlowBelowLineRateFindsNoQueueAndIsNeverMarked) {
+  expect_a_lone_flow_unmarked("30 GB/s", 30.0);
+}
 
 TEST(Ecn, ATwoToOneIncastIsMarkedAtTheQueueItBuilds) {
   // npu0 and npu1 each send N frames to npu2 from t = 0. Their frames reach
@@ -324,9 +330,9 @@ TEST(Pfc, ASharedBufferPausesEachOfTwoCongestedPortsAtAThirdOfIt) {
   // not at their 4 MiB links' static xoff; then only their headroom's worth
   // more arrives.
   constexpr std::uint64_t B = 1 * MiB;
-  const auto run = run_transfers(
-      one_switch(3, "{ kind: roce, congestion_control: none, switch_buffer: 1 MiB }", "4 MiB", "40 Gb/s"),
-      {Flow{0, 2, 16 * MiB}, Flow{1, 2, 16 * MiB}});
+  const auto run =
+      run_transfers(one_switch(3, "{ kind: roce, congestion_control: none, switch_buffer: 1 MiB }", "4 MiB", "40 Gb/s"),
+                    {Flow{0, 2, 16 * MiB}, Flow{1, 2, 16 * MiB}});
   for (const char* from : {"npu0", "npu1"}) {
     SCOPED_TRACE(from);
     const Link& in = link_between(*run.platform, from, "switch");
@@ -405,7 +411,7 @@ TEST_P(TcpWindow, ThroughputIsTheWindowPerRoundTripUpToTheLink) {
   // until W / RTT reaches the link: min(B, W / RTT). 64 MiB, so slow start
   // (10 packets, doubling per RTT) is a few percent of the time.
   const std::uint64_t W = GetParam();
-  const double B = 50.0;                             // bytes per ns
+  const double B = 50.0;                                        // bytes per ns
   const double rtt = 4160 / B + 2 * (2 * 2000 + 100) + 64 / B;  // ns
   const std::uint64_t S = 64 * MiB;
   const auto run = run_transfers(tcp_pair(std::to_string(W)), {Flow{0, 1, S}});
@@ -432,7 +438,8 @@ TEST(Tcp, IncastDropsAreRetransmittedAndEveryByteArrivesOnce) {
   const std::uint64_t S = 1 * MiB;
   std::vector<Flow> flows;
   for (int src = 1; src <= 16; ++src) flows.push_back(Flow{src, 0, S});
-  const auto run = run_transfers(one_switch(17, "{ kind: tcp, switch_buffer: 256 KiB, tcp_rto: 200 us }", "16 MiB"), flows);
+  const auto run =
+      run_transfers(one_switch(17, "{ kind: tcp, switch_buffer: 256 KiB, tcp_rto: 200 us }", "16 MiB"), flows);
   for (Tick d : run.done) ASSERT_NE(d, kNever);
   const TcpTotals t = tcp_totals(*run.platform);
   EXPECT_GT(t.drops, 0u);
@@ -480,8 +487,16 @@ TEST(SharedBuffer, APortMayHoldAlphaTimesTheFreeBytes) {
   std::uint64_t p = 0, q = 0;
   for (bool more = true; more;) {
     more = false;
-    if (pool.admits(p, 1000)) { pool.take(1000); p += 1000; more = true; }
-    if (pool.admits(q, 1000)) { pool.take(1000); q += 1000; more = true; }
+    if (pool.admits(p, 1000)) {
+      pool.take(1000);
+      p += 1000;
+      more = true;
+    }
+    if (pool.admits(q, 1000)) {
+      pool.take(1000);
+      q += 1000;
+      more = true;
+    }
   }
   EXPECT_EQ(p, 30'000u);
   EXPECT_EQ(q, 30'000u);
@@ -489,7 +504,9 @@ TEST(SharedBuffer, APortMayHoldAlphaTimesTheFreeBytes) {
 
 TEST(BadTransports, EachIsOneMessageNamingThePlaceTheValueAndWhatIsAccepted) {
   const std::string dir = testutil::scratch_dir("bad-transports");
-  ASSERT_EQ(testutil::run_fabricsim("gen collective --npus 4 --type all_reduce --bytes 1M --out " + dir + "/ar").exit_code, 0);
+  ASSERT_EQ(
+      testutil::run_fabricsim("gen collective --npus 4 --type all_reduce --bytes 1M --out " + dir + "/ar").exit_code,
+      0);
   auto on_switch = [](const std::string& link, const std::string& transport) {
     return "npus: 4\nfabrics:\n  - topology: switch\n    link: " + link + "\n    transport: " + transport + "\n";
   };
@@ -498,16 +515,17 @@ TEST(BadTransports, EachIsOneMessageNamingThePlaceTheValueAndWhatIsAccepted) {
     std::string yaml, where, what;
   };
   const std::vector<Case> cases = {
-      {on_switch(link, "{ kind: rocee }"), "p.yaml:5:", "\"kind\" is \"rocee\": it must be one of credit, infiniband, roce, tcp"},
-      {on_switch(link, "{ kind: tcp, congestion_control: dcqcn }"), "p.yaml:5:",
-       "transport tcp takes congestion_control reno or dctcp"},
-      {on_switch(link, "{ kind: credit, congestion_control: dctcp }"), "p.yaml:5:",
-       "congestion_control needs an Ethernet transport (kind: roce or tcp)"},
+      {on_switch(link, "{ kind: rocee }"),
+       "p.yaml:5:", "\"kind\" is \"rocee\": it must be one of credit, infiniband, roce, tcp"},
+      {on_switch(link, "{ kind: tcp, congestion_control: dcqcn }"),
+       "p.yaml:5:", "transport tcp takes congestion_control reno or dctcp"},
+      {on_switch(link, "{ kind: credit, congestion_control: dctcp }"),
+       "p.yaml:5:", "congestion_control needs an Ethernet transport (kind: roce or tcp)"},
       {on_switch(link, "{ kind: roce, pfc_xoff: 100 kB, pfc_xon: 200 kB }"), "p.yaml:5:", "pfc_xon is above pfc_xoff"},
-      {on_switch(link, "{ kind: roce, ecn_kmin: 300 kB }"), "p.yaml:5:",
-       "ecn_kmax (200000 bytes) is below ecn_kmin (300000 bytes)"},
-      {"npus: 4\nfabrics:\n  - topology: ring\n    transport: { kind: roce }\n", "p.yaml:4:",
-       "transport roce on a ring fabric: its rings rely on credit (bubble) flow control"},
+      {on_switch(link, "{ kind: roce, ecn_kmin: 300 kB }"),
+       "p.yaml:5:", "ecn_kmax (200000 bytes) is below ecn_kmin (300000 bytes)"},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    transport: { kind: roce }\n",
+       "p.yaml:4:", "transport roce on a ring fabric: its rings rely on credit (bubble) flow control"},
       {on_switch(link, "{ kind: tcp, load_balancing: spray }"), "p.yaml:5:",
        "load_balancing spray reorders a flow's packets, and the window transport (congestion_control reno) finds "
        "losses by their order: it takes load_balancing ecmp"},
@@ -516,8 +534,8 @@ TEST(BadTransports, EachIsOneMessageNamingThePlaceTheValueAndWhatIsAccepted) {
       {"npus: 4\nnic: { stripe: true }\nfabrics:\n  - topology: switch\n    transport: { kind: tcp }\n", "p.yaml:2:",
        "nic.stripe spreads a message's frames over several ports, which reorders them, and fabric \"fabric0\"'s "
        "window transport finds losses by their order"},
-      {"npus: 4\nfabrics:\n  - topology: ring\n    transport: { load_balancing: adaptive }\n", "p.yaml:4:",
-       "a ring fabric routes by dimension order (one path per destination): it takes load_balancing ecmp"},
+      {"npus: 4\nfabrics:\n  - topology: ring\n    transport: { load_balancing: adaptive }\n",
+       "p.yaml:4:", "a ring fabric routes by dimension order (one path per destination): it takes load_balancing ecmp"},
       {on_switch("{ bandwidth: 50 GB/s, latency: 1 us, buffer: 64 KiB }", "{ kind: roce }"),
        "p.yaml: fabric \"fabric0\", transport roce",
        "a 65536-byte buffer has no room for PFC xoff 0 bytes plus the 108192 bytes of headroom it needs (two "
@@ -527,7 +545,8 @@ TEST(BadTransports, EachIsOneMessageNamingThePlaceTheValueAndWhatIsAccepted) {
     testutil::write_text(dir + "/p.yaml", c.yaml);
     const auto r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/ar");
     EXPECT_EQ(r.exit_code, 2) << c.yaml << r.err;
-    EXPECT_NE(r.err.find(dir + "/" + c.where), std::string::npos) << "expected the place " << c.where << " in: " << r.err;
+    EXPECT_NE(r.err.find(dir + "/" + c.where), std::string::npos)
+        << "expected the place " << c.where << " in: " << r.err;
     EXPECT_NE(r.err.find(c.what), std::string::npos) << "expected \"" << c.what << "\" in: " << r.err;
   }
 }
@@ -559,7 +578,9 @@ fabrics:
   return static_cast<int>(std::count_if(bytes.begin(), bytes.end(), [](std::uint64_t b) { return b > 0; }));
 }
 
-TEST(Ecmp, OneQueuePairKeepsAConnectionOnOnePath) { EXPECT_EQ(spines_used(1), 1); }
+TEST(Ecmp, OneQueuePairKeepsAConnectionOnOnePath) {
+  EXPECT_EQ(spines_used(1), 1);
+}
 
 // --- Adaptive routing and packet spraying -------------------------------------
 
@@ -580,7 +601,8 @@ fabrics:
     leaf_up: 8
     link: { bandwidth: 50 GB/s, latency: 200 ns, buffer: 1 MiB }
     switch: { latency: 100 ns }
-    transport: { kind: )" + kind + ", congestion_control: none, load_balancing: " + load_balancing + " }\n";
+    transport: { kind: )" + kind +
+                           ", congestion_control: none, load_balancing: " + load_balancing + " }\n";
   std::vector<Flow> f;
   for (int k = 0; k < flows; ++k) f.push_back(Flow{k, 8 + k, 8 * MiB});
   LeafToLeaf out{run_transfers(yaml, f), {}};

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <functional>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "platforms/simulation.h"
@@ -47,7 +46,9 @@ struct Micro {
   std::string type;
   int npus;
 };
-void PrintTo(const Micro& m, std::ostream* os) { *os << m.type << " on " << m.npus << " NPUs"; }
+void PrintTo(const Micro& m, std::ostream* os) {
+  *os << m.type << " on " << m.npus << " NPUs";
+}
 class AstraMicrobenchmarks : public ::testing::TestWithParam<Micro> {};
 TEST_P(AstraMicrobenchmarks, RunEveryCollectiveOfOneMiBAtItsClosedForm) {
   FABRICSIM_NEEDS_SHARED_DATA();
@@ -86,8 +87,7 @@ TEST_P(AstraMicrobenchmarks, RunEveryCollectiveOfOneMiBAtItsClosedForm) {
 INSTANTIATE_TEST_SUITE_P(Types, AstraMicrobenchmarks,
                          ::testing::Values(Micro{"all_reduce", 4}, Micro{"all_reduce", 8}, Micro{"all_gather", 4},
                                            Micro{"all_gather", 8}, Micro{"reduce_scatter", 4},
-                                           Micro{"reduce_scatter", 8}, Micro{"all_to_all", 4},
-                                           Micro{"all_to_all", 8}),
+                                           Micro{"reduce_scatter", 8}, Micro{"all_to_all", 4}, Micro{"all_to_all", 8}),
                          [](const auto& i) { return i.param.type + std::to_string(i.param.npus); });
 
 TEST(SharedTraces, ACustomCollectiveRunsItsTraceInPlaceOfTheAllReduce) {
@@ -96,9 +96,10 @@ TEST(SharedTraces, ACustomCollectiveRunsItsTraceInPlaceOfTheAllReduce) {
   // that runs in place of every all-reduce. The 1 MiB all-reduce then takes
   // the custom ring's time (the closed form below), not the engine's.
   const std::string dir = testutil::scratch_dir("custom-collective");
-  testutil::write_text(dir + "/sys.json", "{\"all-reduce-implementation-custom\": [\"" +
-                                              testutil::shared_trace("astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce") +
-                                              "\"]}");
+  testutil::write_text(dir + "/sys.json",
+                       "{\"all-reduce-implementation-custom\": [\"" +
+                           testutil::shared_trace("astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce") +
+                           "\"]}");
   const auto j = run_report(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/8npus_1MB/all_reduce"), 8,
                             "--system " + dir + "/sys.json");
   const double step = 2 * kLatency + 131072.0 / kBytesPerNs;
@@ -115,7 +116,8 @@ TEST(SharedTraces, CustomSendRecvRingAllReduceFinishesAtItsClosedForm) {
   // 14 sends and receives of 128 KiB in a chain, each receive waiting on the
   // previous neighbour's send (two links through the switch), and a 7 us
   // reduction after each of the 7 reduce-scatter receives.
-  const auto j = run_report(testutil::shared_trace("astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce"), 8, "");
+  const auto j =
+      run_report(testutil::shared_trace("astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce"), 8, "");
   const double step = 2 * kLatency + 131072.0 / kBytesPerNs;
   const double expected = 14 * step + 7 * 7000;
   for (const auto& npu : j["npus"]) {
@@ -147,7 +149,7 @@ TEST(SharedTraces, DataParallelOverlapFollowsTheDependencies) {
     ASSERT_FALSE(ar0.empty());
     EXPECT_DOUBLE_EQ(ar1[0].first, 540000.0);  // right after bwd1's weight gradient
     EXPECT_DOUBLE_EQ(ar0[0].first, std::max(820000.0, ar1[0].second));
-    EXPECT_LT(ar1[0].second, 820000.0);        // hidden behind the backward compute
+    EXPECT_LT(ar1[0].second, 820000.0);  // hidden behind the backward compute
     // Compute never waits on the all-reduce of layer 1 within the iteration.
     EXPECT_GT(npu["compute_ns"].get<double>(), 0.0);
     EXPECT_NEAR(npu["exposed_comm_ns"].get<double>() + npu["compute_ns"].get<double>() + npu["idle_ns"].get<double>(),
@@ -201,7 +203,9 @@ struct Generator {
   int expect_exit;
   double finish_ns;  // < 0: not checked
 };
-void PrintTo(const Generator& g, std::ostream* os) { *os << g.trace; }
+void PrintTo(const Generator& g, std::ostream* os) {
+  *os << g.trace;
+}
 class ChakraGenerator : public ::testing::TestWithParam<Generator> {};
 TEST_P(ChakraGenerator, Runs) {
   FABRICSIM_NEEDS_SHARED_DATA();
@@ -215,23 +219,26 @@ TEST_P(ChakraGenerator, Runs) {
     // A receive no one sends to: stopped, each NPU's receive named.
     EXPECT_NE(err.find("cannot make progress"), std::string::npos) << err;
     EXPECT_NE(err.find("NPU 0: 0 of 1 nodes done"), std::string::npos) << err;
-    EXPECT_NE(err.find("recv of 1024 bytes from NPU 3 (tag 0): no matching send has arrived"), std::string::npos) << err;
+    EXPECT_NE(err.find("recv of 1024 bytes from NPU 3 (tag 0): no matching send has arrived"), std::string::npos)
+        << err;
   }
   if (g.trace == "one_comm_send_node") {
     EXPECT_NE(err.find("without comm_dst"), std::string::npos) << err;
     for (const auto& npu : j["npus"]) EXPECT_EQ(npu["unreceived_messages"], 1);
   }
 }
-INSTANTIATE_TEST_SUITE_P(
-    Traces, ChakraGenerator,
-    ::testing::Values(Generator{"one_comp_node", 0, 5000}, Generator{"two_comp_nodes_dependent", 0, 10000},
-                      // One compute engine per NPU: independent nodes run one after the other.
-                      Generator{"two_comp_nodes_independent", 0, 10000},
-                      // The remote-memory stand-in: 1 us + 1024 B / 50 GB/s.
-                      Generator{"one_remote_mem_load_node", 0, 1020.48}, Generator{"one_remote_mem_store_node", 0, 1020.48},
-                      Generator{"one_metadata_node_all_types", 0, 0}, Generator{"one_comm_send_node", 0, -1},
-                      Generator{"one_comm_recv_node", 3, -1}),
-    [](const auto& i) { return i.param.trace; });
+INSTANTIATE_TEST_SUITE_P(Traces, ChakraGenerator,
+                         ::testing::Values(Generator{"one_comp_node", 0, 5000},
+                                           Generator{"two_comp_nodes_dependent", 0, 10000},
+                                           // One compute engine per NPU: independent nodes run one after the other.
+                                           Generator{"two_comp_nodes_independent", 0, 10000},
+                                           // The remote-memory stand-in: 1 us + 1024 B / 50 GB/s.
+                                           Generator{"one_remote_mem_load_node", 0, 1020.48},
+                                           Generator{"one_remote_mem_store_node", 0, 1020.48},
+                                           Generator{"one_metadata_node_all_types", 0, 0},
+                                           Generator{"one_comm_send_node", 0, -1},
+                                           Generator{"one_comm_recv_node", 3, -1}),
+                         [](const auto& i) { return i.param.trace; });
 
 /// Chakra's generator writes one collective of 1 MiB per type on 4 NPUs. On
 /// the switch (two links of kLatency per hop, kGiBps, no headers, no
@@ -247,7 +254,9 @@ struct GeneratorCollective {
   std::string trace;
   std::string flags;
 };
-void PrintTo(const GeneratorCollective& g, std::ostream* os) { *os << g.trace; }
+void PrintTo(const GeneratorCollective& g, std::ostream* os) {
+  *os << g.trace;
+}
 class ChakraGeneratorCollective : public ::testing::TestWithParam<GeneratorCollective> {};
 TEST_P(ChakraGeneratorCollective, FinishesAtItsClosedForm) {
   FABRICSIM_NEEDS_SHARED_DATA();
@@ -421,8 +430,10 @@ TEST(Stuck, ACollectiveOneMemberNeverReachesIsNamed) {
 TEST(BrokenTraces, ABadRecordLengthIsNamed) {
   FABRICSIM_NEEDS_SHARED_DATA();
   const std::string dir = testutil::scratch_dir("badlen");
-  fs::copy_file(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.0.et"), dir + "/b.0.et");
-  fs::copy_file(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.1.et"), dir + "/b.1.et");
+  fs::copy_file(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.0.et"),
+                dir + "/b.0.et");
+  fs::copy_file(testutil::shared_trace("astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.1.et"),
+                dir + "/b.1.et");
   {
     std::ofstream out(dir + "/b.1.et", std::ios::binary | std::ios::app);
     const unsigned char huge[] = {0xff, 0xff, 0xff, 0xff, 0x0f};  // a 4 GiB record
@@ -450,8 +461,9 @@ TEST(BrokenTraces, NodesOfTypesNotRunAreCountedInOneWarning) {
   });
   const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 2) + " --workload " + dir + "/t");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("t.0.et: 3 nodes of types fabricsim does not run took no time: CHECKPOINT_NODE (1), type 77 (2)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("t.0.et: 3 nodes of types fabricsim does not run took no time: CHECKPOINT_NODE (1), type 77 (2)"),
+      std::string::npos)
       << r.err;
   EXPECT_NE(r.out.find("npu 0: finish 0.000 ns"), std::string::npos) << r.out;
   write_trace(dir + "/u", 2, [](int, traces::EtWriter& w) {
@@ -511,13 +523,15 @@ TEST(Workload, AProcessGroupConfigurationKeyedByNameIsReadAndOneOfAnotherShapeRe
   // no configuration at all.
   const std::string dir = testutil::scratch_dir("pgobject");
   const auto write = [&](const std::string& prefix, const std::string& config) {
-    write_group_trace(dir + "/" + prefix, config, [](int r) { return r < 2 ? "7" : "8"; }, true);
+    write_group_trace(
+        dir + "/" + prefix, config, [](int r) { return r < 2 ? "7" : "8"; }, true);
   };
   write("keyed", R"({"7": {"pg_name": "7", "ranks": [0, 1]}, "8": {"pg_name": "8", "ranks": [2, 3]}})");
   const auto j = run_report(dir + "/keyed", 4, "");
   for (int r = 0; r < 4; ++r) EXPECT_EQ(j["npus"][r]["collectives"][0]["group"], r < 2 ? "7" : "8");
   write("number", "5");
-  const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 4) + " --workload " + dir + "/number");
+  const auto r =
+      testutil::run_fabricsim("run --platform " + switch_platform(dir, 4) + " --workload " + dir + "/number");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("number.0.et: node 1 (\"## process_group:init ##\"): the process-group configuration is 5, "
                        "not a list (or an "
@@ -539,8 +553,9 @@ TEST(Workload, AnEmptyRanksListIsEveryRank) {
   write("bad", R"(['[{"pg_name": "0", "ranks": [], "group_size": 2}]'])");
   const auto r = testutil::run_fabricsim("run --platform " + switch_platform(dir, 4) + " --workload " + dir + "/bad");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("bad.0.et: node 1: process group \"0\" lists \"ranks\": [] (every rank: 4) but \"group_size\": 2"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("bad.0.et: node 1: process group \"0\" lists \"ranks\": [] (every rank: 4) but \"group_size\": 2"),
+      std::string::npos)
       << r.err;
 }
 
@@ -593,7 +608,7 @@ TEST(Window, AWindowFullOfRunningNodesDelaysTheNextOperationAndSaysSo) {
   const auto j = run_report(dir + "/full", 2, "--replay", 0, &err);
   ASSERT_EQ(j["npus"].size(), 2u);
   const double arrival = j["npus"][1]["finish_ns"].get<double>();
-  EXPECT_GT(arrival, 10e3);           // sent after the first compute node
+  EXPECT_GT(arrival, 10e3);                       // sent after the first compute node
   EXPECT_LT(arrival, 10e3 + 2 * kLatency + 100);  // and at once then
   EXPECT_NE(err.find("full.0.et: node 4096 (COMM_SEND_NODE) was read only when one of 4096 running operations "
                      "finished"),

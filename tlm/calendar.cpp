@@ -1,12 +1,12 @@
 #include "tlm/calendar.h"
 
-#include "tlm/errors.h"
-#include "tlm/fabric_protocol.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+
+#include "tlm/errors.h"
+#include "tlm/fabric_protocol.h"
 
 namespace fabricsim {
 
@@ -128,8 +128,8 @@ void Calendar::add(Tick when, const Entry& e) {
                      " s, the end of its time range (2^62 ps, about 53 days)");
   }
   if (when < now) {
-    throw std::logic_error("calendar: event scheduled in the past (" + std::to_string(when) +
-                           " ps < now " + std::to_string(now) + " ps)");
+    throw std::logic_error("calendar: event scheduled in the past (" + std::to_string(when) + " ps < now " +
+                           std::to_string(now) + " ps)");
   }
   bucket_for(when)->entries.push_back(e);
   ++pending_;

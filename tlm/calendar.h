@@ -23,10 +23,9 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <systemc>
 #include <type_traits>
 #include <vector>
-
-#include <systemc>
 
 #include "tlm/time.h"
 
@@ -161,7 +160,7 @@ class Calendar : public sc_core::sc_module {
   std::size_t indexed_ = 0;
   std::vector<std::unique_ptr<Bucket>> buckets_;  // owner
   std::vector<Bucket*> spare_;
-  Bucket* last_ = nullptr;                        // the bucket scheduled into last
+  Bucket* last_ = nullptr;  // the bucket scheduled into last
   std::size_t pending_ = 0;
   std::uint64_t events_run_ = 0;
   Tick wake_at_ = kNever;  // time of the pending kernel notification

@@ -108,9 +108,13 @@ Frame* Frame::allocate() {
   return f;
 }
 
-void Frame::retire() { g_retired_frames.push_back(this); }
+void Frame::retire() {
+  g_retired_frames.push_back(this);
+}
 
-bool Frame::any_retired() { return !g_retired_frames.empty(); }
+bool Frame::any_retired() {
+  return !g_retired_frames.empty();
+}
 
 void Frame::recycle_retired() {
   g_free_frames.insert(g_free_frames.end(), g_retired_frames.begin(), g_retired_frames.end());

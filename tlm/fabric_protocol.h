@@ -39,9 +39,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <tlm>
+#include <vector>
 
 #include "tlm/data_type.h"
 #include "tlm/message_kind.h"
@@ -152,13 +151,13 @@ class Message : public tlm::tlm_generic_payload {
     std::uint32_t frames_total = 0;
     std::uint32_t frames_sent = 0;
     std::uint32_t frames_received = 0;
-    std::uint32_t frames_out = 0;  // sent frames whose leaving the output link has reported
+    std::uint32_t frames_out = 0;     // sent frames whose leaving the output link has reported
     std::uint64_t frame_payload = 0;  // message bytes per frame (the last may hold fewer)
     std::uint32_t stripe_ports = 1;   // the NIC ports it spreads over (striped: more than one)
     bool striped() const { return stripe_ports > 1; }
     Message* behind = nullptr;  // the next message of its queue, offered once this one's frames are taken
     Tick posted_at = 0;
-    Tick left_at = 0;      // when the last of those left
+    Tick left_at = 0;  // when the last of those left
     Tick delivered_at = 0;
   } nic;
   std::uint64_t id = 0;
@@ -169,24 +168,24 @@ class Message : public tlm::tlm_generic_payload {
     std::uint32_t chunk = 0;
     std::uint32_t step = 0;
     std::uint32_t src_rank = 0;
-    std::uint32_t user = 0;        // which class of message (CollectiveEngine: MessageClass)
+    std::uint32_t user = 0;  // which class of message (CollectiveEngine: MessageClass)
   } tag;
 
   // --- the sending NPU's: how it sent the message, who waits for it -------
   struct Sender {
-    std::uint32_t port = 0;          // which of its NICs the message leaves by
-    std::int32_t final_rank = -1;    // relayed by NPUs: the NPU it is really for
-    bool relayed = false;            // this leg was sent by a relaying NPU, not the origin
-    std::int64_t origin_node = -1;   // point-to-point: the sender's trace node, named if its receive disagrees
-    MessageOwner* owner = nullptr;   // told when the message has left; null: nobody waits
+    std::uint32_t port = 0;         // which of its NICs the message leaves by
+    std::int32_t final_rank = -1;   // relayed by NPUs: the NPU it is really for
+    bool relayed = false;           // this leg was sent by a relaying NPU, not the origin
+    std::int64_t origin_node = -1;  // point-to-point: the sender's trace node, named if its receive disagrees
+    MessageOwner* owner = nullptr;  // told when the message has left; null: nobody waits
   } sender;
 
   // --- in-network reduction (kinds other than kUnicast) --------------------
   struct Reduction {
-    std::uint64_t group = 0;         // the group's key at the reduction units
-    std::int32_t target = -1;        // group index of the member that gets the result; -1: all
-    std::uint64_t data_offset = 0;   // pull requests: where the requested bytes lie in the buffer
-    std::uint32_t slot_base = 0;     // slot of this message's first frame (a pull's answer is one frame)
+    std::uint64_t group = 0;        // the group's key at the reduction units
+    std::int32_t target = -1;       // group index of the member that gets the result; -1: all
+    std::uint64_t data_offset = 0;  // pull requests: where the requested bytes lie in the buffer
+    std::uint32_t slot_base = 0;    // slot of this message's first frame (a pull's answer is one frame)
     DataType dtype = DataType::kFp32;
     ReduceOp op = ReduceOp::kSum;
   } reduction;
@@ -306,11 +305,19 @@ using FrameInitiatorSocket = TaggedInitiatorSocket<Module, FrameProtocol>;
 template <typename Module>
 using FrameTargetSocket = TaggedTargetSocket<Module, FrameProtocol>;
 
-inline bool MessageProtocol::is_ours(tlm::tlm_generic_payload& gp) { return Message::of(gp) != nullptr; }
-inline bool FrameProtocol::is_ours(tlm::tlm_generic_payload& gp) { return Frame::of(gp) != nullptr; }
+inline bool MessageProtocol::is_ours(tlm::tlm_generic_payload& gp) {
+  return Message::of(gp) != nullptr;
+}
+inline bool FrameProtocol::is_ours(tlm::tlm_generic_payload& gp) {
+  return Frame::of(gp) != nullptr;
+}
 
 /// Convenience for annotated calls: the delay from now to absolute time t.
-inline sc_core::sc_time delay_until(Tick t) { return to_sc_time(t - now_ticks()); }
-inline Tick absolute(const sc_core::sc_time& delay) { return now_ticks() + delay.value(); }
+inline sc_core::sc_time delay_until(Tick t) {
+  return to_sc_time(t - now_ticks());
+}
+inline Tick absolute(const sc_core::sc_time& delay) {
+  return now_ticks() + delay.value();
+}
 
 }  // namespace fabricsim

@@ -1,18 +1,16 @@
 #include "tlm/input_file.h"
 
-#include "tlm/sha256.h"
-
-#include <functional>
-#include <unordered_set>
-
-#include <cerrno>
-#include <cstring>
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <unordered_set>
+
 #include "tlm/errors.h"
+#include "tlm/sha256.h"
 
 namespace fabricsim {
 
@@ -115,6 +113,8 @@ std::string input_file_sha256(const std::string& path, const std::string& what) 
   return hash.hex();
 }
 
-const std::vector<InputRecord>& inputs_read() { return g_inputs; }
+const std::vector<InputRecord>& inputs_read() {
+  return g_inputs;
+}
 
 }  // namespace fabricsim

@@ -35,7 +35,7 @@ std::string input_file_sha256(const std::string& path, const std::string& what);
 /// streamed, are not among them (their paths are on the command line).
 struct InputRecord {
   std::string path;
-  std::string what;    // its role: "platform file"
+  std::string what;  // its role: "platform file"
   std::string sha256;
   std::uint64_t bytes = 0;
 };

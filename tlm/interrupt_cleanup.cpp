@@ -11,7 +11,7 @@ namespace fabricsim::interrupt_cleanup {
 
 namespace {
 
-constexpr int kPathSlots = 128;  // outputs open at once (a run has a few; gen one per rank at a time)
+constexpr int kPathSlots = 128;           // outputs open at once (a run has a few; gen one per rank at a time)
 constexpr std::size_t kPathBytes = 4096;  // PATH_MAX
 
 struct PathSlot {

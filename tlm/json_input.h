@@ -3,9 +3,8 @@
 // object is refused instead of one of its values being silently dropped.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace fabricsim {
 

@@ -15,7 +15,9 @@ MemoryClient::~MemoryClient() {
   }
 }
 
-void MemoryClient::free(tlm::tlm_generic_payload* gp) { free_.push_back(gp); }
+void MemoryClient::free(tlm::tlm_generic_payload* gp) {
+  free_.push_back(gp);
+}
 
 void MemoryClient::request(bool write, std::uint64_t address, std::uint64_t bytes, void* ctx, Tick delay,
                            MemoryStreaming streaming) {

@@ -3,12 +3,12 @@
 // nb_transport, each reported done to a listener. Payloads are pooled.
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include <cstdint>
 #include <string>
-#include <vector>
-
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
+#include <vector>
 
 #include "tlm/stream_timing.h"
 #include "tlm/time.h"

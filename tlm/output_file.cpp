@@ -1,6 +1,9 @@
 #include "tlm/output_file.h"
 
-#include "tlm/interrupt_cleanup.h"
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <climits>
@@ -10,17 +13,15 @@
 #include <initializer_list>
 #include <vector>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "tlm/errors.h"
+#include "tlm/interrupt_cleanup.h"
 
 namespace fabricsim {
 
 namespace {
-std::string error_text(int err) { return std::strerror(err); }
+std::string error_text(int err) {
+  return std::strerror(err);
+}
 }  // namespace
 
 OutputFile::OutputFile(const std::string& path, const std::string& what) : path_(path), target_(path), what_(what) {
@@ -30,8 +31,10 @@ OutputFile::OutputFile(const std::string& path, const std::string& what) : path_
   struct stat link {};
   if (!exists && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
     // Renaming onto it would replace the link itself.
-    throw InputError(path + ": is a symlink to a file that does not exist; give a path that exists, or a new one, "
-                            "for the " + what);
+    throw InputError(path +
+                     ": is a symlink to a file that does not exist; give a path that exists, or a new one, "
+                     "for the " +
+                     what);
   }
   if (exists && S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory; give a file for the " + what);
   if (exists && S_ISFIFO(st.st_mode)) {
@@ -39,8 +42,7 @@ OutputFile::OutputFile(const std::string& path, const std::string& what) : path_
     // and hold that end open until the stream has its own.
     const int probe = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (probe < 0 && errno == ENXIO) {
-      throw InputError(path + ": is a FIFO that nothing reads; start its reader first, or give a file for the " +
-                       what);
+      throw InputError(path + ": is a FIFO that nothing reads; start its reader first, or give a file for the " + what);
     }
     if (probe < 0) fail(error_text(errno));
     out_.open(path, std::ios::binary | std::ios::out);
@@ -145,15 +147,19 @@ void check_direct_output_path(const std::string& path, const std::string& what) 
   }
   struct stat link {};
   if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
-    throw InputError(path + ": is a symlink to a file that does not exist; give a path that exists, or a new one, "
-                            "for the " + what);
+    throw InputError(path +
+                     ": is a symlink to a file that does not exist; give a path that exists, or a new one, "
+                     "for the " +
+                     what);
   }
   const std::size_t slash = path.find_last_of('/');
   const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   struct stat dir {};
   if (::stat(folder.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode)) {
-    throw InputError(path + ": its folder " + folder + " does not exist (or is not a folder); make it first, or "
-                            "give another path for the " + what);
+    throw InputError(path + ": its folder " + folder +
+                     " does not exist (or is not a folder); make it first, or "
+                     "give another path for the " +
+                     what);
   }
   if (::access(folder.c_str(), W_OK) != 0) {
     throw InputError(path + ": its folder " + folder + " cannot be written; give another path for the " + what);

@@ -18,24 +18,48 @@ struct UnitScale {
 // one format_quantity prefers, largest first.
 const std::vector<UnitScale>& units_of(Quantity q) {
   static const std::vector<UnitScale> none;
-  static const std::vector<UnitScale> bandwidth = {
-      {"PB/s", 1e15},  {"TB/s", 1e12},           {"GB/s", 1e9},           {"MB/s", 1e6},           {"kB/s", 1e3},
-      {"B/s", 1},      {"TiB/s", 1099511627776.0}, {"GiB/s", 1073741824.0}, {"MiB/s", 1048576.0}, {"KiB/s", 1024.0},
-      {"Tb/s", 1e12 / 8}, {"Gb/s", 1e9 / 8},     {"Mb/s", 1e6 / 8},       {"kb/s", 1e3 / 8}};
+  static const std::vector<UnitScale> bandwidth = {{"PB/s", 1e15},
+                                                   {"TB/s", 1e12},
+                                                   {"GB/s", 1e9},
+                                                   {"MB/s", 1e6},
+                                                   {"kB/s", 1e3},
+                                                   {"B/s", 1},
+                                                   {"TiB/s", 1099511627776.0},
+                                                   {"GiB/s", 1073741824.0},
+                                                   {"MiB/s", 1048576.0},
+                                                   {"KiB/s", 1024.0},
+                                                   {"Tb/s", 1e12 / 8},
+                                                   {"Gb/s", 1e9 / 8},
+                                                   {"Mb/s", 1e6 / 8},
+                                                   {"kb/s", 1e3 / 8}};
   static const std::vector<UnitScale> duration = {{"s", 1e12}, {"ms", 1e9}, {"us", 1e6}, {"ns", 1e3}, {"ps", 1}};
-  static const std::vector<UnitScale> bytes = {
-      {"PiB", 1125899906842624.0}, {"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0},
-      {"B", 1},   {"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}};
+  static const std::vector<UnitScale> bytes = {{"PiB", 1125899906842624.0},
+                                               {"TiB", 1099511627776.0},
+                                               {"GiB", 1073741824.0},
+                                               {"MiB", 1048576.0},
+                                               {"KiB", 1024.0},
+                                               {"B", 1},
+                                               {"PB", 1e15},
+                                               {"TB", 1e12},
+                                               {"GB", 1e9},
+                                               {"MB", 1e6},
+                                               {"kB", 1e3}};
   static const std::vector<UnitScale> flops = {
       {"PFLOP/s", 1e15}, {"TFLOP/s", 1e12}, {"GFLOP/s", 1e9}, {"MFLOP/s", 1e6}, {"FLOP/s", 1}};
   static const std::vector<UnitScale> frequency = {{"GHz", 1e9}, {"MHz", 1e6}, {"kHz", 1e3}, {"Hz", 1}};
   switch (q) {
-    case Quantity::kBandwidth: return bandwidth;
-    case Quantity::kDuration: return duration;
-    case Quantity::kBytes: return bytes;
-    case Quantity::kFlopRate: return flops;
-    case Quantity::kFrequency: return frequency;
-    default: return none;
+    case Quantity::kBandwidth:
+      return bandwidth;
+    case Quantity::kDuration:
+      return duration;
+    case Quantity::kBytes:
+      return bytes;
+    case Quantity::kFlopRate:
+      return flops;
+    case Quantity::kFrequency:
+      return frequency;
+    default:
+      return none;
   }
 }
 
@@ -69,27 +93,42 @@ std::string show(double d, int digits = 15) {
 
 const char* quantity_name(Quantity q) {
   switch (q) {
-    case Quantity::kBandwidth: return "a bandwidth";
-    case Quantity::kDuration: return "a duration";
-    case Quantity::kBytes: return "a size in bytes";
-    case Quantity::kCount: return "a whole number";
-    case Quantity::kFlopRate: return "a compute rate";
-    case Quantity::kFrequency: return "a frequency";
-    case Quantity::kNumber: return "a number";
-    case Quantity::kFlag: return "true or false";
-    case Quantity::kChoice: return "one of the options";
+    case Quantity::kBandwidth:
+      return "a bandwidth";
+    case Quantity::kDuration:
+      return "a duration";
+    case Quantity::kBytes:
+      return "a size in bytes";
+    case Quantity::kCount:
+      return "a whole number";
+    case Quantity::kFlopRate:
+      return "a compute rate";
+    case Quantity::kFrequency:
+      return "a frequency";
+    case Quantity::kNumber:
+      return "a number";
+    case Quantity::kFlag:
+      return "true or false";
+    case Quantity::kChoice:
+      return "one of the options";
   }
   return "a value";
 }
 
 const char* example(Quantity q) {
   switch (q) {
-    case Quantity::kBandwidth: return "400 GB/s";
-    case Quantity::kDuration: return "500 ns";
-    case Quantity::kBytes: return "16 GiB";
-    case Quantity::kFlopRate: return "989 TFLOP/s";
-    case Quantity::kFrequency: return "1.5 GHz";
-    default: return "";
+    case Quantity::kBandwidth:
+      return "400 GB/s";
+    case Quantity::kDuration:
+      return "500 ns";
+    case Quantity::kBytes:
+      return "16 GiB";
+    case Quantity::kFlopRate:
+      return "989 TFLOP/s";
+    case Quantity::kFrequency:
+      return "1.5 GHz";
+    default:
+      return "";
   }
 }
 
@@ -138,8 +177,8 @@ ParsedQuantity parse_quantity(const std::string& raw, Quantity q, const std::vec
   while (split < text.size() && (std::isdigit(static_cast<unsigned char>(text[split])) || text[split] == '.' ||
                                  text[split] == '-' || text[split] == '+' ||
                                  ((text[split] == 'e' || text[split] == 'E') && split > 0 && split + 1 < text.size() &&
-                                  (std::isdigit(static_cast<unsigned char>(text[split + 1])) || text[split + 1] == '-' ||
-                                   text[split + 1] == '+')))) {
+                                  (std::isdigit(static_cast<unsigned char>(text[split + 1])) ||
+                                   text[split + 1] == '-' || text[split + 1] == '+')))) {
     ++split;
   }
   const std::optional<double> number = plain_number(text.substr(0, split));
@@ -162,8 +201,8 @@ ParsedQuantity parse_quantity(const std::string& raw, Quantity q, const std::vec
       if (unit == u.name) r.value = *number * u.scale;
     }
     if (!r.value) {
-      r.error = units.empty() ? "must be a number without a unit" : "has unit \"" + unit + "\", not a unit of " +
-                                                                       quantity_name(q) + accepted;
+      r.error = units.empty() ? "must be a number without a unit"
+                              : "has unit \"" + unit + "\", not a unit of " + quantity_name(q) + accepted;
       return r;
     }
   }
@@ -176,17 +215,20 @@ ParsedQuantity parse_quantity(const std::string& raw, Quantity q, const std::vec
 
 std::string format_quantity(double value, Quantity q, const std::vector<std::string>& choices) {
   switch (q) {
-    case Quantity::kFlag: return value != 0 ? "true" : "false";
+    case Quantity::kFlag:
+      return value != 0 ? "true" : "false";
     case Quantity::kChoice: {
       const auto i = static_cast<std::size_t>(value);
       return i < choices.size() ? choices[i] : show(value);
     }
     case Quantity::kCount:
-    case Quantity::kNumber: return show(value);
+    case Quantity::kNumber:
+      return show(value);
     case Quantity::kBandwidth:
       if (value == 0) return "unlimited";
       break;
-    default: break;
+    default:
+      break;
   }
   if (value == 0) return "0";
   const auto& units = units_of(q);
@@ -266,14 +308,30 @@ ParamRow param_row(const ParamInfo& p, double default_value) {
       for (const auto& c : p.choices) row.unit += (row.unit.empty() ? "" : "|") + c;
       break;
     }
-    case Quantity::kFlag: row.unit = "true|false"; break;
-    case Quantity::kCount: row.unit = "count"; break;
-    case Quantity::kNumber: row.unit = "number"; break;
-    case Quantity::kBandwidth: row.unit = "GB/s"; break;
-    case Quantity::kDuration: row.unit = "ns"; break;
-    case Quantity::kBytes: row.unit = "bytes"; break;
-    case Quantity::kFlopRate: row.unit = "FLOP/s"; break;
-    case Quantity::kFrequency: row.unit = "Hz"; break;
+    case Quantity::kFlag:
+      row.unit = "true|false";
+      break;
+    case Quantity::kCount:
+      row.unit = "count";
+      break;
+    case Quantity::kNumber:
+      row.unit = "number";
+      break;
+    case Quantity::kBandwidth:
+      row.unit = "GB/s";
+      break;
+    case Quantity::kDuration:
+      row.unit = "ns";
+      break;
+    case Quantity::kBytes:
+      row.unit = "bytes";
+      break;
+    case Quantity::kFlopRate:
+      row.unit = "FLOP/s";
+      break;
+    case Quantity::kFrequency:
+      row.unit = "Hz";
+      break;
   }
   row.default_value = format_quantity(default_value, p.quantity, p.choices);
   if (!p.follows.empty()) row.default_value = "= " + p.follows;

@@ -14,8 +14,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -47,27 +47,27 @@ struct ParamInfo {
   std::string name;  // the key in a platform file: "bandwidth"
   Quantity quantity = Quantity::kNumber;
   std::string description;
-  double min = 0, max = 0;      // accepted range, base units
-  bool min_exclusive = false;   // (min, max] rather than [min, max]
-  bool zero_unlimited = false;  // bandwidths: 0 is also accepted, meaning no limit
-  std::string legacy_key;       // the key older files use, a bare number: "bandwidth_GBps"
-  double legacy_scale = 1;      // base units per unit of legacy_key
-  std::string legacy_unit;      // for messages: "GB/s"
+  double min = 0, max = 0;           // accepted range, base units
+  bool min_exclusive = false;        // (min, max] rather than [min, max]
+  bool zero_unlimited = false;       // bandwidths: 0 is also accepted, meaning no limit
+  std::string legacy_key;            // the key older files use, a bare number: "bandwidth_GBps"
+  double legacy_scale = 1;           // base units per unit of legacy_key
+  std::string legacy_unit;           // for messages: "GB/s"
   std::vector<std::string> choices;  // kChoice: the options, in index order
-  std::string follows;          // unset, it takes this other parameter's value
+  std::string follows;               // unset, it takes this other parameter's value
 };
 
 /// The ranges each quantity may take unless a parameter narrows them
 /// (docs/platforms.md, "Limits").
 namespace limits {
-constexpr double kMaxLatencyNs = 1e9;      // 1 s for any latency or per-message cost
-constexpr double kMinGBps = 1e-6;          // 1 kB/s
-constexpr double kMaxGBps = 1e6;           // 1 PB/s
+constexpr double kMaxLatencyNs = 1e9;                        // 1 s for any latency or per-message cost
+constexpr double kMinGBps = 1e-6;                            // 1 kB/s
+constexpr double kMaxGBps = 1e6;                             // 1 PB/s
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 50;  // 1 PiB for any buffer or size
 constexpr std::uint64_t kMaxChunks = 4096;  // pipelined chunks per collective (ASTRA-sim studies use up to 1,024)
-constexpr double kMaxCount = 1 << 20;      // channels, slots, streams...
-constexpr double kMaxFlops = 1e18;         // 10^6 TFLOP/s
-constexpr double kMaxHz = 1e11;            // 100 GHz
+constexpr double kMaxCount = 1 << 20;       // channels, slots, streams...
+constexpr double kMaxFlops = 1e18;          // 10^6 TFLOP/s
+constexpr double kMaxHz = 1e11;             // 100 GHz
 }  // namespace limits
 
 /// Sets `p`'s range to its quantity's (limits above).
@@ -85,10 +85,18 @@ struct Param {
 
 namespace param_detail {
 // Base-unit conversions for the field types parameters are stored in.
-inline double to_base(const Bandwidth& b) { return b.bytes_per_ps() * 1e12; }
-inline void from_base(double v, Bandwidth& b) { b = Bandwidth::bytes_per_second(v); }
-inline double to_base(bool b) { return b ? 1 : 0; }
-inline void from_base(double v, bool& b) { b = v != 0; }
+inline double to_base(const Bandwidth& b) {
+  return b.bytes_per_ps() * 1e12;
+}
+inline void from_base(double v, Bandwidth& b) {
+  b = Bandwidth::bytes_per_second(v);
+}
+inline double to_base(bool b) {
+  return b ? 1 : 0;
+}
+inline void from_base(double v, bool& b) {
+  b = v != 0;
+}
 template <class T>
 double to_base(const T& x) {
   return static_cast<double>(x);
@@ -193,7 +201,6 @@ class ParamTable {
   std::string type_, description_;
   std::vector<Param<P>> params_;
 };
-
 
 /// One row of `fabricsim params`: a parameter and its default, as text.
 struct ParamRow {

@@ -6,7 +6,9 @@
 namespace fabricsim {
 
 namespace {
-constexpr const char* kind_name(bool frames) { return frames ? "frame" : "message"; }
+constexpr const char* kind_name(bool frames) {
+  return frames ? "frame" : "message";
+}
 }  // namespace
 
 template <typename Protocol>
@@ -123,8 +125,10 @@ void BaseProtocolChecker::violation(const std::string& rule, const tlm::tlm_gene
   ++violations_;
   std::ostringstream s;
   s << name() << ": " << rule << " (transaction " << static_cast<const void*>(&gp) << ", "
-    << (gp.is_read() ? "READ" : gp.is_write() ? "WRITE" : "IGNORE") << " at 0x" << std::hex << gp.get_address()
-    << std::dec << ") at " << sc_core::sc_time_stamp();
+    << (gp.is_read()    ? "READ"
+        : gp.is_write() ? "WRITE"
+                        : "IGNORE")
+    << " at 0x" << std::hex << gp.get_address() << std::dec << ") at " << sc_core::sc_time_stamp();
   SC_REPORT_ERROR(kReportType, s.str().c_str());
 }
 
@@ -144,8 +148,9 @@ void BaseProtocolChecker::advance(tlm::tlm_generic_payload& gp, const tlm::tlm_p
   if (phase == tlm::BEGIN_REQ) {
     expect(it == state_.end(), "BEGIN_REQ for a transaction already in progress");
     expect(!blocking_.count(&gp), "BEGIN_REQ for a transaction that is in b_transport");
-    expect(requesting_ == nullptr, "BEGIN_REQ while another request has had neither END_REQ nor BEGIN_RESP "
-                                   "(request exclusion)");
+    expect(requesting_ == nullptr,
+           "BEGIN_REQ while another request has had neither END_REQ nor BEGIN_RESP "
+           "(request exclusion)");
     expect(gp.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE,
            "BEGIN_REQ with a response status other than TLM_INCOMPLETE_RESPONSE");
     state_[&gp] = {State::kRequest, at};
@@ -239,7 +244,9 @@ void BaseProtocolChecker::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_
 bool BaseProtocolChecker::get_direct_mem_ptr(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
   return out->get_direct_mem_ptr(gp, dmi);
 }
-unsigned int BaseProtocolChecker::transport_dbg(tlm::tlm_generic_payload& gp) { return out->transport_dbg(gp); }
+unsigned int BaseProtocolChecker::transport_dbg(tlm::tlm_generic_payload& gp) {
+  return out->transport_dbg(gp);
+}
 void BaseProtocolChecker::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
   in->invalidate_direct_mem_ptr(start, end);
 }

@@ -26,11 +26,10 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
-
 #include <systemc>
 #include <tlm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "tlm/fabric_protocol.h"
 
@@ -117,8 +116,8 @@ class BaseProtocolChecker : public sc_core::sc_module,
   void end_of_simulation() override;
 
   std::unordered_map<const tlm::tlm_generic_payload*, Progress> state_;
-  const tlm::tlm_generic_payload* requesting_ = nullptr;  // a request without END_REQ yet
-  const tlm::tlm_generic_payload* responding_ = nullptr;  // a response without END_RESP yet
+  const tlm::tlm_generic_payload* requesting_ = nullptr;          // a request without END_REQ yet
+  const tlm::tlm_generic_payload* responding_ = nullptr;          // a response without END_RESP yet
   std::unordered_set<const tlm::tlm_generic_payload*> blocking_;  // in b_transport
   std::uint64_t transactions_ = 0;
   std::uint64_t violations_ = 0;

@@ -70,9 +70,12 @@ namespace {
 template <typename T>
 T combine(T a, T b, ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return a + b;
-    case ReduceOp::kMin: return std::min(a, b);
-    case ReduceOp::kMax: return std::max(a, b);
+    case ReduceOp::kSum:
+      return a + b;
+    case ReduceOp::kMin:
+      return std::min(a, b);
+    case ReduceOp::kMax:
+      return std::max(a, b);
   }
   return a;
 }
@@ -143,19 +146,26 @@ void reduce_into(std::uint8_t* dst, const std::uint8_t* src, std::uint64_t bytes
 
 const char* to_string(DataType t) {
   switch (t) {
-    case DataType::kFp32: return "fp32";
-    case DataType::kFp16: return "fp16";
-    case DataType::kBf16: return "bf16";
-    case DataType::kInt32: return "int32";
+    case DataType::kFp32:
+      return "fp32";
+    case DataType::kFp16:
+      return "fp16";
+    case DataType::kBf16:
+      return "bf16";
+    case DataType::kInt32:
+      return "int32";
   }
   return "?";
 }
 
 const char* to_string(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kMax: return "max";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kMin:
+      return "min";
+    case ReduceOp::kMax:
+      return "max";
   }
   return "?";
 }

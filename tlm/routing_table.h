@@ -7,9 +7,9 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tlm/fabric_protocol.h"

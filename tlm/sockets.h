@@ -20,10 +20,9 @@
 
 #include <stdexcept>
 #include <string>
-#include <type_traits>
-
 #include <systemc>
 #include <tlm>
+#include <type_traits>
 
 namespace fabricsim {
 
@@ -133,7 +132,8 @@ namespace detail {
 /// socket's).
 template <typename Protocol, bool kForward>
 class Path {
-  using Interface = std::conditional_t<kForward, tlm::tlm_fw_transport_if<Protocol>, tlm::tlm_bw_transport_if<Protocol>>;
+  using Interface =
+      std::conditional_t<kForward, tlm::tlm_fw_transport_if<Protocol>, tlm::tlm_bw_transport_if<Protocol>>;
 
  public:
   tlm::tlm_sync_enum operator()(typename Protocol::tlm_payload_type& p, typename Protocol::tlm_phase_type& ph,
@@ -159,7 +159,8 @@ class Path {
     Interface* far = port_->operator->();
     if (auto* tagged = dynamic_cast<const DirectTarget<Protocol>*>(far)) {
       call_ = tagged->direct_call();
-      if (!call_.fn) throw std::logic_error(std::string(port_->name()) + ": bound to a socket with no callback registered");
+      if (!call_.fn)
+        throw std::logic_error(std::string(port_->name()) + ": bound to a socket with no callback registered");
     } else {
       interface_ = far;
     }

@@ -19,8 +19,8 @@ Tick checked_ticks(double ps, const char* what) {
 
 void Bandwidth::throw_too_long(double bytes) const {
   std::ostringstream os;
-  os << "moving " << bytes << " bytes at " << GBps_value() << " GB/s takes " << bytes / bytes_per_ps_ / 1e12
-     << " s, " << kRange;
+  os << "moving " << bytes << " bytes at " << GBps_value() << " GB/s takes " << bytes / bytes_per_ps_ / 1e12 << " s, "
+     << kRange;
   throw ModelError(os.str());
 }
 

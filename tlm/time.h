@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-
 #include <systemc>
 
 namespace fabricsim {
@@ -35,14 +34,20 @@ extern Tick g_calendar_now;
 inline Tick now_ticks() {
   return detail::g_calendar_now_valid ? detail::g_calendar_now : sc_core::sc_time_stamp().value();
 }
-inline sc_core::sc_time to_sc_time(Tick t) { return sc_core::sc_time::from_value(t); }
+inline sc_core::sc_time to_sc_time(Tick t) {
+  return sc_core::sc_time::from_value(t);
+}
 inline Tick ns_to_ticks(double ns) {
   const double ps = ns * 1000.0;
   if (ps >= 0 && ps <= static_cast<double>(kMaxTime)) return static_cast<Tick>(std::llround(ps));
   return checked_ticks(ps, "a duration");  // throws
 }
-inline double ticks_to_ns(Tick t) { return static_cast<double>(t) / 1000.0; }
-inline double ticks_to_us(Tick t) { return static_cast<double>(t) / 1e6; }
+inline double ticks_to_ns(Tick t) {
+  return static_cast<double>(t) / 1000.0;
+}
+inline double ticks_to_us(Tick t) {
+  return static_cast<double>(t) / 1e6;
+}
 
 /// Throws unless the SystemC time resolution is 1 ps, which every Tick assumes.
 void require_picosecond_resolution();

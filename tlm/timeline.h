@@ -18,9 +18,9 @@ class TimelineSink {
 
   /// What a slice says about itself (unset fields are left out).
   struct Args {
-    std::int64_t node = -1;        // Chakra trace node id
+    std::int64_t node = -1;  // Chakra trace node id
     std::uint64_t bytes = 0;
-    std::int64_t peer = -1;        // the other NPU
+    std::int64_t peer = -1;  // the other NPU
     const char* algorithm = nullptr;
     const std::string* group = nullptr;
     std::uint32_t chunks = 0;
@@ -33,8 +33,7 @@ class TimelineSink {
   /// A collective starts on an NPU: the lane its slice and its chunks' phases
   /// will use (collectives may overlap).
   virtual int open_collective(int npu) = 0;
-  virtual void close_collective(int npu, int lane, const std::string& name, Tick start, Tick end,
-                                const Args& args) = 0;
+  virtual void close_collective(int npu, int lane, const std::string& name, Tick start, Tick end, const Args& args) = 0;
   /// One algorithm phase of one chunk of the collective on `lane`.
   virtual void chunk_phase(int npu, int lane, std::uint32_t chunk, const char* phase, Tick start, Tick end) = 0;
   /// A switch reduction unit's occupancy changed.

@@ -20,16 +20,22 @@ std::vector<int> node_offsets(const CollectiveConfig& config, const std::vector<
 
 namespace {
 constexpr std::uint64_t kLarge = 1u << 20;  // where bandwidth starts to matter more than latency
-bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+bool power_of_two(int n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
 
 /// The protocols a collective may run under: under `auto` each (Simple
 /// first, which wins ties, then LL128 and LL), else the configured one.
 std::vector<CommProtocol> candidate_protocols(const CollectiveConfig& config) {
   switch (config.protocol) {
-    case ProtocolChoice::kSimple: return {CommProtocol::kSimple};
-    case ProtocolChoice::kLL: return {CommProtocol::kLL};
-    case ProtocolChoice::kLL128: return {CommProtocol::kLL128};
-    case ProtocolChoice::kAuto: break;
+    case ProtocolChoice::kSimple:
+      return {CommProtocol::kSimple};
+    case ProtocolChoice::kLL:
+      return {CommProtocol::kLL};
+    case ProtocolChoice::kLL128:
+      return {CommProtocol::kLL128};
+    case ProtocolChoice::kAuto:
+      break;
   }
   return {CommProtocol::kSimple, CommProtocol::kLL128, CommProtocol::kLL};
 }
@@ -144,7 +150,7 @@ AlgorithmKind default_algorithm(const CollectiveConfig& config, CollectiveType t
         if (!costs) return AlgorithmKind::kInSwitch;
         const double in_switch = in_switch_estimate(*costs, pulls(hints, ranks), type, bytes, n).total();
         return in_switch <= best_protocol_estimate(config, *costs, type, p2p, bytes, n) ? AlgorithmKind::kInSwitch
-                                                                                         : p2p;
+                                                                                        : p2p;
       }
       default:
         break;
@@ -197,10 +203,14 @@ AlgorithmKind choose_algorithm(const CollectiveConfig& config, const PlatformHin
 
 const char* to_string(CommProtocol p) {
   switch (p) {
-    case CommProtocol::kPlain: return "plain";
-    case CommProtocol::kSimple: return "simple";
-    case CommProtocol::kLL: return "ll";
-    case CommProtocol::kLL128: return "ll128";
+    case CommProtocol::kPlain:
+      return "plain";
+    case CommProtocol::kSimple:
+      return "simple";
+    case CommProtocol::kLL:
+      return "ll";
+    case CommProtocol::kLL128:
+      return "ll128";
   }
   return "?";
 }
@@ -221,12 +231,16 @@ int ceil_log2(int n) {
 int sequential_steps(CollectiveType type, AlgorithmKind a, int n) {
   const bool all_reduce = type == CollectiveType::kAllReduce;
   switch (a) {
-    case AlgorithmKind::kRing: return all_reduce ? 2 * (n - 1) : n - 1;
-    case AlgorithmKind::kDirect: return all_reduce ? 2 : 1;
+    case AlgorithmKind::kRing:
+      return all_reduce ? 2 * (n - 1) : n - 1;
+    case AlgorithmKind::kDirect:
+      return all_reduce ? 2 : 1;
     case AlgorithmKind::kHalvingDoubling:
     case AlgorithmKind::kDoubleBinaryTree:
-    case AlgorithmKind::kPat: return (all_reduce ? 2 : 1) * ceil_log2(n);
-    default: return 1;
+    case AlgorithmKind::kPat:
+      return (all_reduce ? 2 : 1) * ceil_log2(n);
+    default:
+      return 1;
   }
 }
 
@@ -234,11 +248,15 @@ int sequential_steps(CollectiveType type, AlgorithmKind a, int n) {
 double bus_bytes(CollectiveType type, std::uint64_t bytes, int n) {
   const double s = static_cast<double>(bytes);
   switch (type) {
-    case CollectiveType::kAllReduce: return s * 2.0 * (n - 1) / n;
+    case CollectiveType::kAllReduce:
+      return s * 2.0 * (n - 1) / n;
     case CollectiveType::kBroadcast:
-    case CollectiveType::kReduce: return s;
-    case CollectiveType::kBarrier: return 0;
-    default: return s * (n - 1) / n;
+    case CollectiveType::kReduce:
+      return s;
+    case CollectiveType::kBarrier:
+      return 0;
+    default:
+      return s * (n - 1) / n;
   }
 }
 }  // namespace
@@ -248,8 +266,7 @@ double protocol_estimate(const CollectiveConfig& config, const PlatformHints::Fa
   const double wire = static_cast<double>(protocol_bytes(static_cast<std::uint64_t>(bus_bytes(type, bytes, n)), p));
   const double seconds = costs.bandwidth > 0 ? wire / costs.bandwidth : 0;
   return static_cast<double>(config.launch(p)) +
-         sequential_steps(type, algorithm, n) * static_cast<double>(costs.overhead(p) + costs.hop) +
-         seconds * 1e12;
+         sequential_steps(type, algorithm, n) * static_cast<double>(costs.overhead(p) + costs.hop) + seconds * 1e12;
 }
 
 const PlatformHints::FabricCosts* group_costs(const PlatformHints& hints, const std::vector<int>& ranks) {
@@ -308,7 +325,8 @@ Estimate in_switch_estimate(const PlatformHints::FabricCosts& costs, bool pull, 
                      type == CollectiveType::kReduceScatterBlock;
   const double message = split ? s / n : s;
   const double frame = costs.segment > 0 ? std::min(message, static_cast<double>(costs.segment)) : message;
-  const double per_link = static_cast<double>(costs.hop) / 2 + (costs.bandwidth > 0 ? frame / costs.bandwidth * 1e12 : 0);
+  const double per_link =
+      static_cast<double>(costs.hop) / 2 + (costs.bandwidth > 0 ? frame / costs.bandwidth * 1e12 : 0);
   const double tree = std::max(0, links - 2) * per_link;
   return Estimate{steps * (static_cast<double>(costs.plain + costs.hop) + tree), seconds * 1e12};
 }
@@ -330,8 +348,7 @@ namespace {
 /// The closed-form estimate of `a` under its best candidate protocol (which
 /// `chosen` gets).
 double best_protocol_estimate(const CollectiveConfig& config, const PlatformHints::FabricCosts& costs,
-                              CollectiveType type, AlgorithmKind a, std::uint64_t bytes, int n,
-                              CommProtocol* chosen) {
+                              CollectiveType type, AlgorithmKind a, std::uint64_t bytes, int n, CommProtocol* chosen) {
   double best = std::numeric_limits<double>::infinity();
   for (CommProtocol p : candidate_protocols(config)) {
     const double t = protocol_estimate(config, costs, p, type, a, bytes, n);
@@ -433,9 +450,9 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
       }
     } else {
       const std::vector<CollectiveType> phases =
-          !all_reduce     ? std::vector<CollectiveType>{type}
+          !all_reduce         ? std::vector<CollectiveType>{type}
           : l == top || whole ? std::vector<CollectiveType>{CollectiveType::kAllReduce}
-                          : std::vector<CollectiveType>{CollectiveType::kReduceScatter, CollectiveType::kAllGather};
+                              : std::vector<CollectiveType>{CollectiveType::kReduceScatter, CollectiveType::kAllGather};
       for (CollectiveType t : phases) {
         try {
           const Estimate e = model.estimate(config, plan_for(config, t, a, share, group), CommProtocol::kPlain);
@@ -456,8 +473,10 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
   // Pipelined in K chunks (as the engine cuts them: collective_engine.cpp),
   // the slowest level's transfer, plus the other levels' share of one chunk
   // filling and draining the pipeline; in one chunk, the levels in turn.
-  const std::uint64_t by_size = config.pipeline_chunk > 0 ? (bytes + config.pipeline_chunk - 1) / config.pipeline_chunk : 1;
-  const double chunks = static_cast<double>(std::max<std::uint64_t>(std::max<std::uint32_t>(1, config.chunks), by_size));
+  const std::uint64_t by_size =
+      config.pipeline_chunk > 0 ? (bytes + config.pipeline_chunk - 1) / config.pipeline_chunk : 1;
+  const double chunks =
+      static_cast<double>(std::max<std::uint64_t>(std::max<std::uint32_t>(1, config.chunks), by_size));
   return latency + transfer + (transfers - transfer) / chunks;
 }
 
@@ -465,10 +484,8 @@ std::optional<double> hierarchical_estimate(const CollectiveConfig& config, Cost
 /// a level the platform or the user named keeps its algorithm; the others
 /// try ring, halving-doubling, direct, in-switch where the level's switches
 /// have reduction units, and a double binary tree at the top.
-std::optional<std::pair<std::vector<Dimension>, double>> best_levels(const CollectiveConfig& config,
-                                                                      CostModel& model,
-                                                                      const PlatformHints& hints,
-                                                                      std::uint64_t bytes) {
+std::optional<std::pair<std::vector<Dimension>, double>> best_levels(const CollectiveConfig& config, CostModel& model,
+                                                                     const PlatformHints& hints, std::uint64_t bytes) {
   const auto& dims = config.dims;
   if (dims.size() < 2) return std::nullopt;
   // Levels the platform names must run; one that cannot is the user's to
@@ -486,7 +503,8 @@ std::optional<std::pair<std::vector<Dimension>, double>> best_levels(const Colle
       continue;
     }
     if (hints.in_switch(level_group(dims[l]))) choices[l].push_back(AlgorithmKind::kInSwitch);
-    choices[l].insert(choices[l].end(), {AlgorithmKind::kRing, AlgorithmKind::kHalvingDoubling, AlgorithmKind::kDirect});
+    choices[l].insert(choices[l].end(),
+                      {AlgorithmKind::kRing, AlgorithmKind::kHalvingDoubling, AlgorithmKind::kDirect});
     if (l == top) choices[l].push_back(AlgorithmKind::kDoubleBinaryTree);
   }
   std::optional<std::pair<std::vector<Dimension>, double>> best;
@@ -535,13 +553,14 @@ std::vector<std::pair<AlgorithmKind, double>> default_estimates(const Collective
   if (hints.in_switch(ranks)) {
     if (const FabricCosts* costs = group_costs(hints, ranks)) {
       const int n = static_cast<int>(ranks.size());
-      out.emplace_back(AlgorithmKind::kInSwitch, in_switch_estimate(*costs, pulls(hints, ranks), type, bytes, n,
-                                                                    longest_member_path(model, ranks))
-                                                     .total());
+      out.emplace_back(
+          AlgorithmKind::kInSwitch,
+          in_switch_estimate(*costs, pulls(hints, ranks), type, bytes, n, longest_member_path(model, ranks)).total());
     }
   }
   if (group_is_world && type == CollectiveType::kAllReduce) {
-    if (const auto b = best_levels(config, model, hints, bytes)) out.emplace_back(AlgorithmKind::kHierarchical, b->second);
+    if (const auto b = best_levels(config, model, hints, bytes))
+      out.emplace_back(AlgorithmKind::kHierarchical, b->second);
   }
   // Reduce-scatter and all-gather a phase per dimension, on their levels as
   // the platform or a system file gives them.
@@ -644,7 +663,9 @@ CommProtocol choose_protocol(const CollectiveConfig& config, const PlatformHints
 namespace fabricsim {
 
 namespace {
-const char* nccl_protocol_name(int p) { return p == 0 ? "LL" : p == 1 ? "LL128" : "Simple"; }
+const char* nccl_protocol_name(int p) {
+  return p == 0 ? "LL" : p == 1 ? "LL128" : "Simple";
+}
 
 /// Nodes the group spans, as NCCL counts them: a node is every level of the
 /// platform but the top one (its top level's stride of NPUs, in order).
@@ -682,9 +703,9 @@ const std::vector<Dimension>* nccl_levels(const CollectiveConfig& config, const 
 /// How fabricsim runs NCCL's algorithm `a` on this group, if it can
 /// (docs/collectives.md, "The collective library": NCCL's algorithms and
 /// fabricsim's).
-std::optional<CollectiveChoice> run_as(const CollectiveConfig& config, const PlatformHints& hints,
-                                       CollectiveType type, NcclAlgorithm a, const std::vector<int>& ranks,
-                                       bool group_is_world, int nodes, std::string& why_not) {
+std::optional<CollectiveChoice> run_as(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
+                                       NcclAlgorithm a, const std::vector<int>& ranks, bool group_is_world, int nodes,
+                                       std::string& why_not) {
   const int n = static_cast<int>(ranks.size());
   const int per_node = std::max(1, n / std::max(1, nodes));
   const bool all_reduce = type == CollectiveType::kAllReduce;
@@ -740,8 +761,10 @@ std::optional<CollectiveChoice> run_as(const CollectiveConfig& config, const Pla
         c.algorithm = AlgorithmKind::kInSwitch;
         return c;
       }
-      return hierarchical(AlgorithmKind::kInSwitch, AlgorithmKind::kInSwitch);  // NVLS with CollNet (SHARP) across nodes
-    case NcclAlgorithm::kNvlsTree: return hierarchical(AlgorithmKind::kInSwitch, AlgorithmKind::kDoubleBinaryTree);
+      return hierarchical(AlgorithmKind::kInSwitch,
+                          AlgorithmKind::kInSwitch);  // NVLS with CollNet (SHARP) across nodes
+    case NcclAlgorithm::kNvlsTree:
+      return hierarchical(AlgorithmKind::kInSwitch, AlgorithmKind::kDoubleBinaryTree);
     case NcclAlgorithm::kCollNetDirect:
     case NcclAlgorithm::kCollNetChain:
       if (per_node == 1 && in_switch_here(false)) {
@@ -765,8 +788,7 @@ bool p2p_levels(const std::vector<Dimension>& levels) {
 std::string CollectiveChoice::nccl_name() const {
   if (!nccl || nccl->candidates.empty()) return "";
   const NcclCandidate& r = nccl->candidates[ran];
-  return std::string(to_string(r.algorithm)) + "/" + nccl_protocol_name(r.protocol) + " x" +
-         std::to_string(r.channels);
+  return std::string(to_string(r.algorithm)) + "/" + nccl_protocol_name(r.protocol) + " x" + std::to_string(r.channels);
 }
 
 CollectiveChoice choose_collective(const CollectiveConfig& config, const PlatformHints& hints, CollectiveType type,
@@ -807,7 +829,8 @@ CollectiveChoice choose_collective(const CollectiveConfig& config, const Platfor
         c->ran = order[k];
         if (k > 0) {
           c->note = std::string("NCCL picks ") + to_string(d.algorithm) + "/" + nccl_protocol_name(d.protocol) +
-                    ", which fabricsim cannot run here (" + first_why + "); the next of NCCL's candidates by its time runs";
+                    ", which fabricsim cannot run here (" + first_why +
+                    "); the next of NCCL's candidates by its time runs";
         }
         c->nccl = std::move(d);
         return *c;

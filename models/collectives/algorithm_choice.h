@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,9 +13,6 @@
 #include "models/collectives/collective_engine.h"
 #include "models/collectives/cost_model.h"
 #include "models/collectives/nccl_tuner.h"
-
-#include <memory>
-#include <optional>
 
 namespace fabricsim {
 

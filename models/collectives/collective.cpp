@@ -8,16 +8,26 @@ namespace fabricsim {
 
 const char* to_string(CollectiveType t) {
   switch (t) {
-    case CollectiveType::kAllReduce: return "all_reduce";
-    case CollectiveType::kReduce: return "reduce";
-    case CollectiveType::kAllGather: return "all_gather";
-    case CollectiveType::kGather: return "gather";
-    case CollectiveType::kScatter: return "scatter";
-    case CollectiveType::kBroadcast: return "broadcast";
-    case CollectiveType::kAllToAll: return "all_to_all";
-    case CollectiveType::kReduceScatter: return "reduce_scatter";
-    case CollectiveType::kReduceScatterBlock: return "reduce_scatter_block";
-    case CollectiveType::kBarrier: return "barrier";
+    case CollectiveType::kAllReduce:
+      return "all_reduce";
+    case CollectiveType::kReduce:
+      return "reduce";
+    case CollectiveType::kAllGather:
+      return "all_gather";
+    case CollectiveType::kGather:
+      return "gather";
+    case CollectiveType::kScatter:
+      return "scatter";
+    case CollectiveType::kBroadcast:
+      return "broadcast";
+    case CollectiveType::kAllToAll:
+      return "all_to_all";
+    case CollectiveType::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveType::kReduceScatterBlock:
+      return "reduce_scatter_block";
+    case CollectiveType::kBarrier:
+      return "barrier";
   }
   return "?";
 }
@@ -48,13 +58,20 @@ std::optional<CollectiveType> collective_from_name(const std::string& name) {
 
 const char* to_string(AlgorithmKind a) {
   switch (a) {
-    case AlgorithmKind::kRing: return "ring";
-    case AlgorithmKind::kDirect: return "direct";
-    case AlgorithmKind::kHalvingDoubling: return "halving_doubling";
-    case AlgorithmKind::kDoubleBinaryTree: return "double_binary_tree";
-    case AlgorithmKind::kHierarchical: return "hierarchical";
-    case AlgorithmKind::kInSwitch: return "in_switch";
-    case AlgorithmKind::kPat: return "pat";
+    case AlgorithmKind::kRing:
+      return "ring";
+    case AlgorithmKind::kDirect:
+      return "direct";
+    case AlgorithmKind::kHalvingDoubling:
+      return "halving_doubling";
+    case AlgorithmKind::kDoubleBinaryTree:
+      return "double_binary_tree";
+    case AlgorithmKind::kHierarchical:
+      return "hierarchical";
+    case AlgorithmKind::kInSwitch:
+      return "in_switch";
+    case AlgorithmKind::kPat:
+      return "pat";
   }
   return "?";
 }

@@ -32,13 +32,23 @@ std::optional<CollectiveType> collective_from_chakra(std::int64_t comm_type);
 /// "all_reduce", "allreduce", "ALL_REDUCE"... -> type.
 std::optional<CollectiveType> collective_from_name(const std::string& name);
 
-enum class AlgorithmKind : std::uint8_t { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kHierarchical, kInSwitch, kPat };
+enum class AlgorithmKind : std::uint8_t {
+  kRing,
+  kDirect,
+  kHalvingDoubling,
+  kDoubleBinaryTree,
+  kHierarchical,
+  kInSwitch,
+  kPat
+};
 const char* to_string(AlgorithmKind a);
 std::optional<AlgorithmKind> algorithm_from_name(const std::string& name);
 /// Whether `a` can run one level of a hierarchical collective (every
 /// algorithm but hierarchical itself; a double binary tree only as the top
 /// level, which hierarchical refuses otherwise).
-inline bool runs_a_level(AlgorithmKind a) { return a != AlgorithmKind::kHierarchical && a != AlgorithmKind::kPat; }
+inline bool runs_a_level(AlgorithmKind a) {
+  return a != AlgorithmKind::kHierarchical && a != AlgorithmKind::kPat;
+}
 
 /// What each level of a hierarchical all-reduce works on: the part the
 /// level below left this NPU (reduce-scatter going up, all-gather coming
@@ -69,7 +79,7 @@ struct Transfer {
   /// default the round it is sent in. A receive names the sender's round.
   std::uint32_t tag = kSameRound;
   static constexpr std::uint32_t kSameRound = 0xffffffffu;
-  bool arrived = false;      // receive side: set by the engine when matched
+  bool arrived = false;  // receive side: set by the engine when matched
   // In-switch algorithms (sends to a switch reduction unit):
   MessageKind kind = MessageKind::kUnicast;
   std::int32_t target = -1;  // group index of the member that gets a reduction's result; -1: all
@@ -84,10 +94,10 @@ constexpr int kReductionUnitPeer = static_cast<int>(kFromReductionUnit);
 /// What the platform offers a group for in-switch collectives, as one member
 /// sees it.
 struct InSwitchPlan {
-  std::uint64_t group = 0;              // the group's key at the units
-  std::vector<int> units;               // per stripe: the unit this member sends to (a negative peer id)
-  std::vector<std::uint64_t> weights;   // per stripe: its share of the bytes (the same on every member)
-  bool pull = false;                    // NVLS-style all-reduce and reduce-scatter (members pull reduced ranges)
+  std::uint64_t group = 0;                 // the group's key at the units
+  std::vector<int> units;                  // per stripe: the unit this member sends to (a negative peer id)
+  std::vector<std::uint64_t> weights;      // per stripe: its share of the bytes (the same on every member)
+  bool pull = false;                       // NVLS-style all-reduce and reduce-scatter (members pull reduced ranges)
   std::uint64_t pipeline_bytes = 1 << 20;  // pull all-reduce: pieces in which pulls and multicasts overlap
   std::uint32_t pipeline_depth = 4;        // pieces whose reads are in flight at once
 };
@@ -172,7 +182,7 @@ struct Round {
 struct Segments {
   int n = 1;
   std::uint64_t first = 0;
-  bool blocked = false;      // block layout (`stride` apart) or contiguous
+  bool blocked = false;  // block layout (`stride` apart) or contiguous
   std::uint64_t stride = 0;
   std::uint64_t base = 0;
   std::uint32_t longer = 0;
@@ -252,12 +262,12 @@ std::string hierarchical_levels_problem(const std::vector<Dimension>& dims);
 struct ProgramSpec {
   CollectiveType type = CollectiveType::kAllReduce;
   AlgorithmKind algorithm = AlgorithmKind::kRing;
-  const std::vector<int>* ranks = nullptr;  // the group, in order (shared, not copied)
-  int me = 0;                                // my index in `ranks`
-  int root = 0;                              // index in `ranks`, for rooted collectives
-  Segments segments;                         // this chunk's layout
-  std::uint64_t recv_base = 0;               // all-to-all: where the receive half starts
-  std::uint64_t element = 4;                 // element size, for splitting segments
+  const std::vector<int>* ranks = nullptr;       // the group, in order (shared, not copied)
+  int me = 0;                                    // my index in `ranks`
+  int root = 0;                                  // index in `ranks`, for rooted collectives
+  Segments segments;                             // this chunk's layout
+  std::uint64_t recv_base = 0;                   // all-to-all: where the receive half starts
+  std::uint64_t element = 4;                     // element size, for splitting segments
   const std::vector<Dimension>* dims = nullptr;  // hierarchical: the platform's dimensions
   int variant = 0;                               // double binary tree: which of the two trees
   /// all-to-all-v: bytes(from, to) by group index (nullptr: even blocks);
@@ -266,9 +276,9 @@ struct ProgramSpec {
   const std::vector<std::vector<std::uint64_t>>* sizes = nullptr;
   std::uint32_t chunk = 0;
   std::uint32_t chunks = 1;
-  InSwitchResolver* in_switch = nullptr;  // in-switch: the platform's reduction units
-  bool themis = false;                    // hierarchical: Themis orders each chunk's dimensions
-  std::vector<std::size_t> level_order;   // hierarchical: the dimensions in this chunk's order; empty: ascending
+  InSwitchResolver* in_switch = nullptr;    // in-switch: the platform's reduction units
+  bool themis = false;                      // hierarchical: Themis orders each chunk's dimensions
+  std::vector<std::size_t> level_order;     // hierarchical: the dimensions in this chunk's order; empty: ascending
   LevelData level_data = LevelData::kPart;  // hierarchical all-reduce: what each level works on
   /// Direct: peers a member sends to (and hears from) per round; 0: all at
   /// once (ASTRA-sim's windowed direct, `directN`).
@@ -300,11 +310,11 @@ struct ProgramPlan {
   CollectiveType type = CollectiveType::kAllReduce;
   AlgorithmKind algorithm = AlgorithmKind::kRing;
   const std::vector<int>* ranks = nullptr;  // the group, in order
-  int root = 0;                              // index in `ranks`
-  std::uint64_t bytes = 0;                   // the collective's size (the buffer layout: working_bytes)
-  std::uint32_t chunks = 1;                  // pipelined chunks
-  std::uint32_t channels = 1;                // NCCL's channels: rings side by side (effective_channels)
-  unsigned element = 4;                      // element size in bytes
+  int root = 0;                             // index in `ranks`
+  std::uint64_t bytes = 0;                  // the collective's size (the buffer layout: working_bytes)
+  std::uint32_t chunks = 1;                 // pipelined chunks
+  std::uint32_t channels = 1;               // NCCL's channels: rings side by side (effective_channels)
+  unsigned element = 4;                     // element size in bytes
   const std::vector<Dimension>* dims = nullptr;
   const std::vector<std::vector<std::uint64_t>>* sizes = nullptr;  // all-to-all-v
   InSwitchResolver* in_switch = nullptr;

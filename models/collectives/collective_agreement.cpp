@@ -58,10 +58,10 @@ std::string CollectiveAgreement::difference(const CollectiveSpec& spec, int rank
   }
   if (field.empty()) return "";
   std::ostringstream os;
-  os << "collective " << seq << " of group \"" << spec.group->name << "\" differs between its members in its "
-     << field << ": NPU " << rank << " asks for " << mine << " (" << to_string(spec.type) << " \"" << spec.name
-     << "\", node " << spec.node_id << "), NPU " << first.rank << " for " << theirs << " (" << to_string(first.type)
-     << " \"" << first.name << "\", node " << first.node_id << ")";
+  os << "collective " << seq << " of group \"" << spec.group->name << "\" differs between its members in its " << field
+     << ": NPU " << rank << " asks for " << mine << " (" << to_string(spec.type) << " \"" << spec.name << "\", node "
+     << spec.node_id << "), NPU " << first.rank << " for " << theirs << " (" << to_string(first.type) << " \""
+     << first.name << "\", node " << first.node_id << ")";
   return os.str();
 }
 

@@ -32,8 +32,7 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
                "hierarchical collectives: most bytes per chunk, so that a large collective has chunks enough to "
                "fill its levels' pipeline; 0: `chunks` only")
           .range(0, static_cast<double>(limits::kMaxBytes))
-          .choice("scheduling", &CollectiveConfig::policy, {"fifo", "lifo", "priority"},
-                  "which ready chunk goes next")
+          .choice("scheduling", &CollectiveConfig::policy, {"fifo", "lifo", "priority"}, "which ready chunk goes next")
           .choice("dimension_order", &CollectiveConfig::dimension_order, {"baseline", "themis"},
                   "hierarchical all-reduce: each chunk's dimensions in ascending order, or in Themis's "
                   "load-balancing order (Rashidi et al., ISCA 2022)")
@@ -74,9 +73,12 @@ const ParamTable<CollectiveConfig>& CollectiveConfig::table() {
 
 const char* to_string(SchedulingPolicy p) {
   switch (p) {
-    case SchedulingPolicy::kFifo: return "fifo";
-    case SchedulingPolicy::kLifo: return "lifo";
-    case SchedulingPolicy::kPriority: return "priority";
+    case SchedulingPolicy::kFifo:
+      return "fifo";
+    case SchedulingPolicy::kLifo:
+      return "lifo";
+    case SchedulingPolicy::kPriority:
+      return "priority";
   }
   return "?";
 }
@@ -86,8 +88,9 @@ CollectiveEngine::~CollectiveEngine() = default;
 void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   if (!spec.group) throw std::invalid_argument("collective without a group");
   const int me = spec.group->index_of(host_.rank());
-  if (me < 0) throw std::invalid_argument("NPU " + std::to_string(host_.rank()) + " is not a member of group \"" +
-                                          spec.group->name + "\"");
+  if (me < 0)
+    throw std::invalid_argument("NPU " + std::to_string(host_.rank()) + " is not a member of group \"" +
+                                spec.group->name + "\"");
   const int n = static_cast<int>(spec.group->ranks.size());
   if (spec.root < 0 || spec.root >= n) {
     throw std::invalid_argument("root " + std::to_string(spec.root) + " is not in the " + std::to_string(n) +
@@ -120,16 +123,16 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   if (static_cast<std::uint64_t>(std::max<std::uint32_t>(1, plan.chunks)) * effective_channels(plan) >
       limits::kMaxChunks) {
     throw std::invalid_argument("collectives.chunks (" + std::to_string(plan.chunks) + ") x collectives.channels (" +
-                                std::to_string(plan.channels) + ") is more than " +
-                                std::to_string(limits::kMaxChunks) + " rings per collective");
+                                std::to_string(plan.channels) + ") is more than " + std::to_string(limits::kMaxChunks) +
+                                " rings per collective");
   }
   auto programs = make_programs(plan, me);  // throws if the algorithm does not apply
   const std::uint32_t stages = programs.empty() ? 1 : programs.front()->stages();
   if (stages > 1 && config_.pipeline_chunk > 0) {
     // Enough chunks that the stages overlap (the same on every member: it
     // depends on the size and the platform's settings only).
-    const std::uint64_t wanted = std::min<std::uint64_t>(
-        limits::kMaxChunks, (spec.bytes + config_.pipeline_chunk - 1) / config_.pipeline_chunk);
+    const std::uint64_t wanted =
+        std::min<std::uint64_t>(limits::kMaxChunks, (spec.bytes + config_.pipeline_chunk - 1) / config_.pipeline_chunk);
     if (wanted > plan.chunks) {
       plan.chunks = static_cast<std::uint32_t>(wanted);
       run->spec.chunks = plan.chunks;
@@ -206,8 +209,12 @@ void CollectiveEngine::schedule_chunks() {
         }
         bool better = false;
         switch (config_.policy) {
-          case SchedulingPolicy::kFifo: better = r->order < pick->order; break;
-          case SchedulingPolicy::kLifo: better = r->order > pick->order; break;
+          case SchedulingPolicy::kFifo:
+            better = r->order < pick->order;
+            break;
+          case SchedulingPolicy::kLifo:
+            better = r->order > pick->order;
+            break;
           case SchedulingPolicy::kPriority:
             better = r->spec.priority > pick->spec.priority ||
                      (r->spec.priority == pick->spec.priority && r->order < pick->order);
@@ -303,8 +310,9 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       // A collective's messages go through one queue, so its chunks to a
       // peer (or to a switch's reduction unit) leave in order, as a
       // channel's steps do (models/nic/nic.h).
-      const auto queue = static_cast<std::uint32_t>(run.key ^ (run.key >> 32)) + 1u;  // the group's id and sequence number
-      m->queue = queue != 0 ? queue : 1u;  // 0 means no queue
+      const auto queue =
+          static_cast<std::uint32_t>(run.key ^ (run.key >> 32)) + 1u;  // the group's id and sequence number
+      m->queue = queue != 0 ? queue : 1u;                              // 0 means no queue
       m->tag.chunk = c;
       m->tag.step = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
       m->sender.owner = &run;  // told when it has left: the run outlives its sends
@@ -398,14 +406,15 @@ void CollectiveEngine::consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, 
   const Transfer& t = chunk.current.recvs[i];
   if (m->bytes != t.bytes()) {
     std::ostringstream os;
-    os << to_string(run.spec.type) << " \"" << run.spec.name << "\": NPU " << host_.rank() << " expected "
-       << t.bytes() << " bytes from NPU " << t.peer << " but got " << m->bytes;
+    os << to_string(run.spec.type) << " \"" << run.spec.name << "\": NPU " << host_.rank() << " expected " << t.bytes()
+       << " bytes from NPU " << t.peer << " but got " << m->bytes;
     throw std::logic_error(os.str());
   }
   if (t.reduce && !config_.local_reduce.is_unlimited()) {
     // Combining the received bytes with ours takes the NPU's local memory
     // bandwidth, one buffer after another.
-    reducer_free_ = std::max(reducer_free_, now_ticks()) + config_.local_reduce.time_for(static_cast<double>(t.bytes()));
+    reducer_free_ =
+        std::max(reducer_free_, now_ticks()) + config_.local_reduce.time_for(static_cast<double>(t.bytes()));
     chunk.reduced_at = std::max(chunk.reduced_at, reducer_free_);
   }
   if (run.spec.data && t.length > 0) {
@@ -489,7 +498,9 @@ void CollectiveEngine::receive(CollectiveRun& run, Message* m) {
   }
 }
 
-void CollectiveRun::message_left(Message& m, Tick left) { engine_->on_sent(*this, &m, left); }
+void CollectiveRun::message_left(Message& m, Tick left) {
+  engine_->on_sent(*this, &m, left);
+}
 
 void CollectiveEngine::on_sent(CollectiveRun& run, Message* m, Tick left) {
   --run.sends_outstanding_;

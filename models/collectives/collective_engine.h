@@ -62,7 +62,7 @@ struct CollectiveConfig {
   std::uint32_t direct_window = 0;
   DataType dtype = DataType::kFp32;
   ReduceOp op = ReduceOp::kSum;
-  bool data = false;                  // carry and check real bytes
+  bool data = false;                                // carry and check real bytes
   Bandwidth local_reduce = Bandwidth::unlimited();  // time to combine received bytes locally
   ProtocolChoice protocol = ProtocolChoice::kAuto;
   CollectiveLibrary library = CollectiveLibrary::kBest;
@@ -78,7 +78,7 @@ struct CollectiveConfig {
   Tick launch_ll = 0;
   Tick launch_ll128 = 0;
   Tick launch(CommProtocol p) const { return per_protocol(p, Tick{0}, launch_simple, launch_ll, launch_ll128); }
-  std::vector<Dimension> dims;        // the platform's dimensions, for hierarchical
+  std::vector<Dimension> dims;  // the platform's dimensions, for hierarchical
   /// A collective type's own levels where they run other algorithms than
   /// all-reduce's (an ASTRA-sim system file's per-type lists); empty: dims.
   std::vector<Dimension> dims_by_type[10];
@@ -168,8 +168,8 @@ class CollectiveRun final : public MessageOwner {
     std::uint32_t unsent = 0;
     Tick sends_left = 0;
     std::uint32_t stage = kNoStage;  // staged programs: the stage it holds a place in (in the bools' padding)
-    Tick reduced_at = 0;  // local reduction of this round's data done
-    const char* phase = nullptr;  // timeline: the algorithm phase running, since phase_start
+    Tick reduced_at = 0;             // local reduction of this round's data done
+    const char* phase = nullptr;     // timeline: the algorithm phase running, since phase_start
     Tick phase_start = 0;
   };
   std::vector<Chunk> chunks_;  // sized once, when the run is made: events point into it
@@ -177,8 +177,8 @@ class CollectiveRun final : public MessageOwner {
   std::uint32_t next_chunk_ = 0;
   std::size_t chunks_done_ = 0;
   bool wake_pending_ = false;
-  bool staged_ = false;  // its programs have stages (stages_ below is not empty)
-  bool launching_ = false;  // its launch latency has not passed yet: no chunk starts
+  bool staged_ = false;                                // its programs have stages (stages_ below is not empty)
+  bool launching_ = false;                             // its launch latency has not passed yet: no chunk starts
   std::unordered_map<std::uint64_t, Message*> early_;  // arrived before their round
   /// Staged programs: per stage, chunks in it and the next chunk to enter
   /// (chunks enter every stage in chunk order, so that no two members can
@@ -187,7 +187,8 @@ class CollectiveRun final : public MessageOwner {
   struct Stage {
     std::uint32_t inside = 0;
     std::uint32_t next = 0;
-    std::uint32_t capacity = 0;  // chunks at once: chunks_per_stage or the program's stage_limit(), the lower; 0: no limit
+    std::uint32_t capacity =
+        0;  // chunks at once: chunks_per_stage or the program's stage_limit(), the lower; 0: no limit
     std::vector<std::uint32_t> waiting;  // chunk indices
   };
   std::vector<Stage> stages_;
@@ -251,8 +252,8 @@ class CollectiveEngine {
   bool finish_if_done(CollectiveRun& run);
   void finish_done_runs();
   // The calendar's events.
-  void on_launched(CollectiveRun* run);        // its launch latency has passed
-  void on_last_send_left(CollectiveRun* run);  // its last send has left
+  void on_launched(CollectiveRun* run);             // its launch latency has passed
+  void on_last_send_left(CollectiveRun* run);       // its last send has left
   void on_stage_turn(CollectiveRun::Chunk* chunk);  // the chunk's turn to enter the stage it waits for
   /// The chunk's round is over: its send-only round's sends have left, or
   /// the data it received has been reduced.

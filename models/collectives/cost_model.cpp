@@ -15,8 +15,12 @@ struct Time {
   double latency = 0, transfer = 0;
   double total() const { return latency + transfer; }
 };
-Time later(const Time& a, const Time& b) { return a.total() >= b.total() ? a : b; }
-bool to_an_npu(int peer) { return peer >= 0 && peer != kReductionUnitPeer; }
+Time later(const Time& a, const Time& b) {
+  return a.total() >= b.total() ? a : b;
+}
+bool to_an_npu(int peer) {
+  return peer >= 0 && peer != kReductionUnitPeer;
+}
 /// The tag that matches a transfer of round k to its other side.
 std::int64_t tag_of(const Transfer& t, std::uint32_t k) {
   return t.tag == Transfer::kSameRound ? static_cast<std::int64_t>(k) : t.tag;

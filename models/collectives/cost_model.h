@@ -24,12 +24,12 @@ struct CollectiveConfig;
 
 /// A fabric as the cost model sees it (read off its first NIC).
 struct FabricCosts {
-  std::vector<int> npus;     // its NPUs, sorted
-  Tick step[3] = {0, 0, 0};  // the NIC's step overhead per protocol: Simple, LL, LL128
-  double bandwidth = 0;      // bytes per second of payload an NPU sends into it (headers taken off)
-  Tick plain = 0;            // a plain message's overhead (in-switch steps)
-  Tick hop = 0;              // NPU to NPU (or to a switch's unit): two links and a switch
-  double header_share = 0;   // header / (mtu + header): a pulled byte's read request
+  std::vector<int> npus;      // its NPUs, sorted
+  Tick step[3] = {0, 0, 0};   // the NIC's step overhead per protocol: Simple, LL, LL128
+  double bandwidth = 0;       // bytes per second of payload an NPU sends into it (headers taken off)
+  Tick plain = 0;             // a plain message's overhead (in-switch steps)
+  Tick hop = 0;               // NPU to NPU (or to a switch's unit): two links and a switch
+  double header_share = 0;    // header / (mtu + header): a pulled byte's read request
   std::uint64_t segment = 0;  // most message bytes per frame (0: a message is one frame)
   Tick overhead(CommProtocol p) const { return per_protocol(p, plain, step[0], step[1], step[2]); }
 };

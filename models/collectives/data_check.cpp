@@ -46,9 +46,12 @@ void write_element(std::uint8_t* p, std::int64_t v, DataType type) {
 
 std::int64_t reduce_ints(std::int64_t a, std::int64_t b, ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return a + b;
-    case ReduceOp::kMin: return std::min(a, b);
-    case ReduceOp::kMax: return std::max(a, b);
+    case ReduceOp::kSum:
+      return a + b;
+    case ReduceOp::kMin:
+      return std::min(a, b);
+    case ReduceOp::kMax:
+      return std::max(a, b);
   }
   return a;
 }
@@ -66,7 +69,8 @@ bool expected(const CollectiveRun& run, std::uint64_t i, std::int64_t& out) {
   const int root_rank = ranks[static_cast<std::size_t>(s.root)];
   auto all_reduced = [&](std::uint64_t idx) {
     std::int64_t v = pattern_value(ranks[0], idx, n, s.dtype);
-    for (int k = 1; k < n; ++k) v = reduce_ints(v, pattern_value(ranks[static_cast<std::size_t>(k)], idx, n, s.dtype), s.op);
+    for (int k = 1; k < n; ++k)
+      v = reduce_ints(v, pattern_value(ranks[static_cast<std::size_t>(k)], idx, n, s.dtype), s.op);
     return v;
   };
   const bool in_my_block = block > 0 && byte / block == me && byte < s.bytes;
@@ -124,8 +128,8 @@ void init_collective_data(CollectiveRun& run) {
   const int n = static_cast<int>(s.group->ranks.size());
   const unsigned eb = element_bytes(s.dtype);
   if (s.bytes % eb != 0) {
-    throw std::invalid_argument("data mode needs a whole number of " + std::string(to_string(s.dtype)) +
-                                " elements; " + std::to_string(s.bytes) + " bytes is not");
+    throw std::invalid_argument("data mode needs a whole number of " + std::string(to_string(s.dtype)) + " elements; " +
+                                std::to_string(s.bytes) + " bytes is not");
   }
   run.data.assign(working_bytes(s.type, s.bytes, n), 0xcd);
   const int rank = s.group->ranks[static_cast<std::size_t>(run.me)];
@@ -173,8 +177,8 @@ void check_collective_data(CollectiveRun& run) {
     if (std::memcmp(want, run.data.data() + i * eb, eb) != 0) {
       std::ostringstream os;
       os << to_string(s.type) << " \"" << s.name << "\": NPU " << s.group->ranks[static_cast<std::size_t>(run.me)]
-         << ", offset " << i * eb << " (element " << i << "): expected " << element_text(want, 0, s.dtype)
-         << ", got " << element_text(run.data.data(), i, s.dtype);
+         << ", offset " << i * eb << " (element " << i << "): expected " << element_text(want, 0, s.dtype) << ", got "
+         << element_text(run.data.data(), i, s.dtype);
       run.data_error = os.str();
       return;
     }

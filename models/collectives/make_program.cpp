@@ -94,8 +94,10 @@ int ring_node_size(const ProgramPlan& plan) {  // effective_channels's rule
     case CollectiveType::kAllReduce:
     case CollectiveType::kReduceScatter:
     case CollectiveType::kReduceScatterBlock:
-    case CollectiveType::kAllGather: break;
-    default: return 0;
+    case CollectiveType::kAllGather:
+      break;
+    default:
+      return 0;
   }
   const Dimension& node = plan.dims->front();
   if (node.stride != 1 || node.size <= 1) return 0;
@@ -120,7 +122,9 @@ int ring_node_size(const ProgramPlan& plan) {  // effective_channels's rule
 
 }  // namespace
 
-std::uint32_t effective_channels(const ProgramPlan& plan) { return ring_node_size(plan) > 0 ? plan.channels : 1; }
+std::uint32_t effective_channels(const ProgramPlan& plan) {
+  return ring_node_size(plan) > 0 ? plan.channels : 1;
+}
 
 std::vector<std::unique_ptr<Program>> make_programs(const ProgramPlan& plan, int me) {
   if (!plan.ranks || plan.ranks->empty()) throw std::invalid_argument("collective over an empty group");

@@ -12,7 +12,9 @@ constexpr int kNvlinkHw = 0, kPciHw = 1, kNetHw = 2;
 // NCCL's collectives as its tables index them here.
 constexpr int kAllReduce = 0, kReduceScatter = 1, kAllGather = 2, kBroadcast = 3, kReduce = 4;
 
-int index_of(NcclAlgorithm a) { return static_cast<int>(a); }
+int index_of(NcclAlgorithm a) {
+  return static_cast<int>(a);
+}
 
 /// floor(log2(n)) for n >= 1, as NCCL's log2i.
 int log2i(std::uint64_t n) {
@@ -23,13 +25,19 @@ int log2i(std::uint64_t n) {
 
 int nccl_collective(CollectiveType t) {
   switch (t) {
-    case CollectiveType::kAllReduce: return kAllReduce;
+    case CollectiveType::kAllReduce:
+      return kAllReduce;
     case CollectiveType::kReduceScatter:
-    case CollectiveType::kReduceScatterBlock: return kReduceScatter;
-    case CollectiveType::kAllGather: return kAllGather;
-    case CollectiveType::kBroadcast: return kBroadcast;
-    case CollectiveType::kReduce: return kReduce;
-    default: return -1;  // point-to-point in NCCL (all-to-all, gather, scatter), or no NCCL call (barrier)
+    case CollectiveType::kReduceScatterBlock:
+      return kReduceScatter;
+    case CollectiveType::kAllGather:
+      return kAllGather;
+    case CollectiveType::kBroadcast:
+      return kBroadcast;
+    case CollectiveType::kReduce:
+      return kReduce;
+    default:
+      return -1;  // point-to-point in NCCL (all-to-all, gather, scatter), or no NCCL call (barrier)
   }
 }
 
@@ -38,12 +46,14 @@ int nccl_collective(CollectiveType t) {
 bool weighs(int coll, NcclAlgorithm a) {
   switch (coll) {
     case kBroadcast:
-    case kReduce: return a == NcclAlgorithm::kRing;
+    case kReduce:
+      return a == NcclAlgorithm::kRing;
     case kReduceScatter:
     case kAllGather:
       return a == NcclAlgorithm::kRing || a == NcclAlgorithm::kNvls || a == NcclAlgorithm::kCollNetDirect ||
              a == NcclAlgorithm::kPat;
-    default: return a != NcclAlgorithm::kPat;
+    default:
+      return a != NcclAlgorithm::kPat;
   }
 }
 
@@ -58,51 +68,75 @@ double highest_at_most(const std::vector<double>& speeds, double limit) {
 
 const char* to_string(NcclAlgorithm a) {
   switch (a) {
-    case NcclAlgorithm::kTree: return "Tree";
-    case NcclAlgorithm::kRing: return "Ring";
-    case NcclAlgorithm::kCollNetDirect: return "CollNetDirect";
-    case NcclAlgorithm::kCollNetChain: return "CollNetChain";
-    case NcclAlgorithm::kNvls: return "NVLS";
-    case NcclAlgorithm::kNvlsTree: return "NVLSTree";
-    case NcclAlgorithm::kPat: return "PAT";
+    case NcclAlgorithm::kTree:
+      return "Tree";
+    case NcclAlgorithm::kRing:
+      return "Ring";
+    case NcclAlgorithm::kCollNetDirect:
+      return "CollNetDirect";
+    case NcclAlgorithm::kCollNetChain:
+      return "CollNetChain";
+    case NcclAlgorithm::kNvls:
+      return "NVLS";
+    case NcclAlgorithm::kNvlsTree:
+      return "NVLSTree";
+    case NcclAlgorithm::kPat:
+      return "PAT";
   }
   return "?";
 }
 
 const char* key_of(NcclAlgorithm a) {
   switch (a) {
-    case NcclAlgorithm::kTree: return "tree";
-    case NcclAlgorithm::kRing: return "ring";
-    case NcclAlgorithm::kCollNetDirect: return "collnet_direct";
-    case NcclAlgorithm::kCollNetChain: return "collnet_chain";
-    case NcclAlgorithm::kNvls: return "nvls";
-    case NcclAlgorithm::kNvlsTree: return "nvls_tree";
-    case NcclAlgorithm::kPat: return "pat";
+    case NcclAlgorithm::kTree:
+      return "tree";
+    case NcclAlgorithm::kRing:
+      return "ring";
+    case NcclAlgorithm::kCollNetDirect:
+      return "collnet_direct";
+    case NcclAlgorithm::kCollNetChain:
+      return "collnet_chain";
+    case NcclAlgorithm::kNvls:
+      return "nvls";
+    case NcclAlgorithm::kNvlsTree:
+      return "nvls_tree";
+    case NcclAlgorithm::kPat:
+      return "pat";
   }
   return "?";
 }
 
 CommProtocol protocol_of(int nccl_protocol) {
-  return nccl_protocol == kLL ? CommProtocol::kLL : nccl_protocol == kLL128 ? CommProtocol::kLL128 : CommProtocol::kSimple;
+  return nccl_protocol == kLL      ? CommProtocol::kLL
+         : nccl_protocol == kLL128 ? CommProtocol::kLL128
+                                   : CommProtocol::kSimple;
 }
 
 bool NcclSettings::allows(NcclAlgorithm a) const {
   switch (a) {
-    case NcclAlgorithm::kTree: return tree;
-    case NcclAlgorithm::kRing: return ring;
-    case NcclAlgorithm::kCollNetDirect: return collnet_direct;
-    case NcclAlgorithm::kCollNetChain: return collnet_chain;
-    case NcclAlgorithm::kNvls: return nvls;
-    case NcclAlgorithm::kNvlsTree: return nvls_tree;
-    case NcclAlgorithm::kPat: return pat;
+    case NcclAlgorithm::kTree:
+      return tree;
+    case NcclAlgorithm::kRing:
+      return ring;
+    case NcclAlgorithm::kCollNetDirect:
+      return collnet_direct;
+    case NcclAlgorithm::kCollNetChain:
+      return collnet_chain;
+    case NcclAlgorithm::kNvls:
+      return nvls;
+    case NcclAlgorithm::kNvlsTree:
+      return nvls_tree;
+    case NcclAlgorithm::kPat:
+      return pat;
   }
   return false;
 }
 
 const ParamTable<NcclSettings>& NcclSettings::table() {
   static const auto table =
-      ParamTable<NcclSettings>("nccl", "what a job sets for NCCL (its environment), and what NCCL reads off the "
-                                       "hardware that a netlist does not say")
+      ParamTable<NcclSettings>("nccl",
+                               "what a job sets for NCCL (its environment), and what NCCL reads off the "
+                               "hardware that a netlist does not say")
           .add("compute_capability", Quantity::kCount, &NcclSettings::compute_capability,
                "the GPUs' compute capability as NCCL sees it (70 V100, 80 A100, 90 H100, 100 B200): its tables' "
                "rows and NVLink's bandwidth per link")
@@ -245,14 +279,15 @@ NcclTuner::Comm NcclTuner::build(int ranks, int nodes) const {
     c.nvls.channels = c.nodes > 1 ? std::min(g, std::max(1, nics_for(g))) : g;
     c.nvls.bw_intra = highest_at_most(speeds, nvl / (g + 1));
     double inter = 2 * c.nvls.bw_intra;
-    if (c.nodes > 1) inter = std::min(inter, std::min(machine_.pci_bw > 0 ? machine_.pci_bw : machine_.nic_bw, machine_.nic_bw));
+    if (c.nodes > 1)
+      inter = std::min(inter, std::min(machine_.pci_bw > 0 ? machine_.pci_bw : machine_.nic_bw, machine_.nic_bw));
     const auto& inter_speeds = c.nodes > 1 ? tuning_.sm90_speeds_inter : speeds;
     c.nvls.bw_inter = highest_at_most(inter_speeds, inter);
     if (c.nvls.channels == 0 || c.nvls.bw_intra <= 0) c.nvls_support = false;
   }
   c.nvls_channels = c.nvls_support ? tuning_.nvls_channels : 0;
-  c.collnet_support = settings_.collnet_enable && machine_.sharp_units && c.nodes >= 2 && c.per_node <= 8 &&
-                      c.collnet.channels > 0;
+  c.collnet_support =
+      settings_.collnet_enable && machine_.sharp_units && c.nodes >= 2 && c.per_node <= 8 && c.collnet.channels > 0;
 
   // Channels (init.cc and ncclTopoPostset): the fewer of ring and tree,
   // doubled; on Hopper across nodes doubled again below 16 fast channels.
@@ -299,8 +334,11 @@ NcclTuner::Comm NcclTuner::build(int ranks, int nodes) const {
   if (c.nodes != c.ranks) algo_on[index_of(NcclAlgorithm::kPat)] = false;
   std::array<bool, kNcclProtocols> proto_on{settings_.ll, true, settings_.simple};
   switch (settings_.ll128) {
-    case NcclSettings::Switch::kOn: break;
-    case NcclSettings::Switch::kOff: proto_on[kLL128] = false; break;
+    case NcclSettings::Switch::kOn:
+      break;
+    case NcclSettings::Switch::kOff:
+      proto_on[kLL128] = false;
+      break;
     case NcclSettings::Switch::kAuto: {
       // "Enable LL128 by default only on Volta/Ampere/Hopper+NVLink."
       bool on = settings_.intra == NcclSettings::IntraLink::kNvlink;
@@ -312,21 +350,25 @@ NcclTuner::Comm NcclTuner::build(int ranks, int nodes) const {
   }
 
   for (int coll = 0; coll < 5; ++coll) {
-    const int nsteps = coll == kAllReduce ? 2 * (ranks - 1) : (coll == kReduceScatter || coll == kAllGather) ? ranks - 1 : ranks;
+    const int nsteps = coll == kAllReduce                               ? 2 * (ranks - 1)
+                       : (coll == kReduceScatter || coll == kAllGather) ? ranks - 1
+                                                                        : ranks;
     int inter_steps = 0;
     if (tuning_.inter_steps_minus_one) {
       inter_steps = c.nodes == 1 ? 0 : coll == kAllReduce ? 2 * (c.nodes - 1) : c.nodes - 1;
     } else {
-      inter_steps = coll == kAllReduce ? (c.nodes > 1 ? 2 * c.nodes : 0)
-                                       : (coll == kReduceScatter || coll == kAllGather) ? c.nodes - 1 : c.nodes;
+      inter_steps = coll == kAllReduce                               ? (c.nodes > 1 ? 2 * c.nodes : 0)
+                    : (coll == kReduceScatter || coll == kAllGather) ? c.nodes - 1
+                                                                     : c.nodes;
     }
     for (int a = 0; a < kNcclAlgorithms; ++a) {
       const auto algo = static_cast<NcclAlgorithm>(a);
       if (!weighs(coll, algo) || !algo_on[a]) continue;
-      const NcclGraph& graph = algo == NcclAlgorithm::kTree                                           ? c.tree
-                               : algo == NcclAlgorithm::kNvls || algo == NcclAlgorithm::kNvlsTree      ? c.nvls
-                               : algo == NcclAlgorithm::kCollNetDirect || algo == NcclAlgorithm::kCollNetChain ? c.collnet
-                                                                                                       : c.ring;
+      const NcclGraph& graph = algo == NcclAlgorithm::kTree                                       ? c.tree
+                               : algo == NcclAlgorithm::kNvls || algo == NcclAlgorithm::kNvlsTree ? c.nvls
+                               : algo == NcclAlgorithm::kCollNetDirect || algo == NcclAlgorithm::kCollNetChain
+                                   ? c.collnet
+                                   : c.ring;
       if (graph.channels == 0) continue;
       if (algo == NcclAlgorithm::kNvls && (coll == kReduceScatter || coll == kAllGather) && c.nodes > 1) {
         continue;  // single-node NVLS all-gather and reduce-scatter only
@@ -340,17 +382,20 @@ NcclTuner::Comm NcclTuner::build(int ranks, int nodes) const {
         const bool collnet = algo == NcclAlgorithm::kCollNetDirect || algo == NcclAlgorithm::kCollNetChain;
         double bw = c.nodes <= 2 || collnet ? graph.bw_intra : graph.bw_inter;
         if (algo == NcclAlgorithm::kNvls) bw = std::min(graph.bw_intra, graph.bw_inter);
-        if (algo == NcclAlgorithm::kNvlsTree) bw = std::min(graph.bw_intra, c.nodes <= 2 ? graph.bw_inter : graph.bw_inter / 2);
+        if (algo == NcclAlgorithm::kNvlsTree)
+          bw = std::min(graph.bw_intra, c.nodes <= 2 ? graph.bw_inter : graph.bw_inter / 2);
         double bus = graph.channels * bw;
         if (algo == NcclAlgorithm::kRing && p == kLL) bus = std::min(ll_max_bw, bus * tuning_.ring_ll);
         if (algo == NcclAlgorithm::kRing && p == kLL128) {
-          const double f = ppn < 2 && tuning_.ring_ll128_one_per_node > 0 ? tuning_.ring_ll128_one_per_node : tuning_.ring_ll128;
+          const double f =
+              ppn < 2 && tuning_.ring_ll128_one_per_node > 0 ? tuning_.ring_ll128_one_per_node : tuning_.ring_ll128;
           bus = std::min(bus * f, graph.channels * ring_ll128_cap);
         }
         if (algo == NcclAlgorithm::kTree) bus = std::min(bus * tuning_.tree, graph.channels * tree_cap);
         if (algo == NcclAlgorithm::kTree && p == kLL) bus = std::min(bus * tuning_.tree_ll, ll_max_bw);
         if (algo == NcclAlgorithm::kTree && p == kLL128) {
-          bus = std::min(bus * (c.nodes == 1 ? tuning_.tree_ll128_one_node : tuning_.tree_ll128), graph.channels * tree_ll128_cap);
+          bus = std::min(bus * (c.nodes == 1 ? tuning_.tree_ll128_one_node : tuning_.tree_ll128),
+                         graph.channels * tree_ll128_cap);
         }
         if (algo == NcclAlgorithm::kPat) bus *= tuning_.pat;
         if (algo == NcclAlgorithm::kCollNetDirect) {
@@ -403,7 +448,9 @@ NcclTuner::Comm NcclTuner::build(int ranks, int nodes) const {
           case NcclAlgorithm::kCollNetDirect:
             lat += 2 * (std::min(1, ppn - 1) * intra_lat + (ppn - 1) * 0.4) + inter_lat;
             break;
-          case NcclAlgorithm::kCollNetChain: lat += 2 * (ppn - 1) * intra_lat + inter_lat; break;
+          case NcclAlgorithm::kCollNetChain:
+            lat += 2 * (ppn - 1) * intra_lat + inter_lat;
+            break;
           case NcclAlgorithm::kNvls:
             lat = intra_lat;
             if (c.nodes > 1) lat += inter_lat;
@@ -428,7 +475,9 @@ const NcclTuner::Comm& NcclTuner::comm(int ranks, int nodes) const {
   return *slot;
 }
 
-bool NcclTuner::tunes(CollectiveType type) { return nccl_collective(type) >= 0; }
+bool NcclTuner::tunes(CollectiveType type) {
+  return nccl_collective(type) >= 0;
+}
 
 NcclDecision NcclTuner::decide(CollectiveType type, std::uint64_t bytes, int ranks, int nodes) const {
   NcclDecision d;

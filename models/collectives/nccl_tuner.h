@@ -53,7 +53,7 @@ struct NcclTuning {
   std::string source;  // where the constants were read
   /// The algorithms the version has (an algorithm absent here never runs).
   std::array<bool, kNcclAlgorithms> has{};
-  using PerProtocol = std::array<double, kNcclProtocols>;  // LL, LL128, Simple
+  using PerProtocol = std::array<double, kNcclProtocols>;   // LL, LL128, Simple
   std::array<PerProtocol, kNcclAlgorithms> base_latency{};  // us
   /// [NVLink, PCI, network][algorithm]: latency per hop, us.
   std::array<std::array<PerProtocol, kNcclAlgorithms>, 3> hw_latency{};
@@ -104,8 +104,8 @@ struct NcclSettings {
   std::uint32_t compute_capability = 90;  // the GPUs' (NCCL's minCompCap): 70 V100, 80 A100, 90 H100, 100 B200
   Cpu cpu = Cpu::kIntel;
   IntraLink intra = IntraLink::kNvlink;  // how GPUs of a node reach one another
-  Switch nvls_enable = Switch::kAuto;     // NCCL_NVLS_ENABLE
-  bool collnet_enable = false;            // NCCL_COLLNET_ENABLE (and a CollNet/SHARP plugin)
+  Switch nvls_enable = Switch::kAuto;    // NCCL_NVLS_ENABLE
+  bool collnet_enable = false;           // NCCL_COLLNET_ENABLE (and a CollNet/SHARP plugin)
   /// NCCL_ALGO, one flag per algorithm (false: excluded).
   bool tree = true, ring = true, collnet_direct = true, collnet_chain = true, nvls = true, nvls_tree = true, pat = true;
   /// NCCL_PROTO: LL and Simple on or off; LL128 auto (NCCL's rule), off or on.
@@ -122,14 +122,15 @@ struct NcclSettings {
 /// in GB/s, as NCCL counts them).
 struct NcclMachine {
   int gpus_per_node = 1;
-  int nvlinks_per_gpu = 0;   // to other GPUs or NVSwitches (0: PCIe only)
+  int nvlinks_per_gpu = 0;      // to other GPUs or NVSwitches (0: PCIe only)
   double nvlink_lane_GBps = 0;  // one of those lanes' bandwidth as the netlist gives it
-  bool nvswitch = false;     // GPUs meet at switches (NVLS, CollNet Direct need it)
-  bool nvls_units = false;   // those switches reduce and multicast (NVLink SHARP)
-  double pci_bw = 0;         // a GPU's PCIe link: lanes x rate / 8 (Gen5 x16: 48)
-  int nics_per_node = 0;     // network NICs (0: one node only)
-  double nic_bw = 0;         // a NIC port: Gb/s / 8 (400G: 50)
-  bool nic_beside_gpu = true;  // every GPU reaches a NIC through PCIe switches only (PXB); else through another GPU (PXN)
+  bool nvswitch = false;        // GPUs meet at switches (NVLS, CollNet Direct need it)
+  bool nvls_units = false;      // those switches reduce and multicast (NVLink SHARP)
+  double pci_bw = 0;            // a GPU's PCIe link: lanes x rate / 8 (Gen5 x16: 48)
+  int nics_per_node = 0;        // network NICs (0: one node only)
+  double nic_bw = 0;            // a NIC port: Gb/s / 8 (400G: 50)
+  bool nic_beside_gpu =
+      true;                  // every GPU reaches a NIC through PCIe switches only (PXB); else through another GPU (PXN)
   bool sharp_units = false;  // the network's switches reduce (InfiniBand SHARP): CollNet can run
 };
 

@@ -23,7 +23,9 @@ IdealReductionUnits::IdealReductionUnits(std::vector<std::uint64_t> weights, boo
   plan_.pipeline_depth = pipeline_depth;
 }
 
-InSwitchPlan IdealReductionUnits::in_switch_plan(const std::vector<int>&, int) { return plan_; }
+InSwitchPlan IdealReductionUnits::in_switch_plan(const std::vector<int>&, int) {
+  return plan_;
+}
 
 namespace {
 
@@ -104,8 +106,8 @@ class Executor {
     if (!reductions_.empty()) {
       const auto& [key, r] = *reductions_.begin();
       std::ostringstream os;
-      os << "a reduction (chunk " << key.first << ", tag " << key.second << ") got " << r.contributors.size()
-         << " of " << n_ << " contributions";
+      os << "a reduction (chunk " << key.first << ", tag " << key.second << ") got " << r.contributors.size() << " of "
+         << n_ << " contributions";
       throw std::logic_error(os.str());
     }
     return stats_;
@@ -123,8 +125,8 @@ class Executor {
 
   std::string where(int m, std::size_t k, std::uint32_t round) const {
     std::ostringstream os;
-    os << name_ << " over " << n_ << ": member " << m << " (rank " << ranks_[static_cast<std::size_t>(m)]
-       << "), chunk " << k << ", round " << round;
+    os << name_ << " over " << n_ << ": member " << m << " (rank " << ranks_[static_cast<std::size_t>(m)] << "), chunk "
+       << k << ", round " << round;
     return os.str();
   }
   static std::string sender_name(std::uint32_t src) {
@@ -177,7 +179,8 @@ class Executor {
     switch (t.kind) {
       case MessageKind::kUnicast: {
         auto it = member_of_.find(t.peer);
-        if (it == member_of_.end()) throw std::logic_error(from + ": a send to rank " + std::to_string(t.peer) + ", not a member");
+        if (it == member_of_.end())
+          throw std::logic_error(from + ": a send to rank " + std::to_string(t.peer) + ", not a member");
         deliver(it->second, k, tag, static_cast<std::uint32_t>(my_rank), Payload{t.bytes(), gather(m, t), from});
         return;
       }
@@ -303,8 +306,9 @@ class Executor {
 
 ExecutionStats execute_programs(const ProgramPlan& plan, std::vector<std::vector<std::uint8_t>>& buffers) {
   if (!plan.ranks || plan.ranks->empty()) throw std::invalid_argument("collective over an empty group");
-  return Executor(*plan.ranks, [&plan](int m) { return make_programs(plan, m); },
-                  std::string(to_string(plan.algorithm)) + " " + to_string(plan.type), buffers)
+  return Executor(
+             *plan.ranks, [&plan](int m) { return make_programs(plan, m); },
+             std::string(to_string(plan.algorithm)) + " " + to_string(plan.type), buffers)
       .run();
 }
 

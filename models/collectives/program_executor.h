@@ -41,11 +41,11 @@ class IdealReductionUnits final : public InSwitchResolver {
 };
 
 struct ExecutionStats {
-  std::uint32_t most_rounds = 0;    // the most rounds any member's program ran
-  std::uint64_t messages = 0;       // messages matched to a receive
-  std::uint64_t bytes_sent = 0;     // by members (pull requests count their range)
-  std::uint64_t bytes_received = 0; // by members
-  std::uint64_t unit_messages = 0;  // contributions and pull requests taken by reduction units
+  std::uint32_t most_rounds = 0;     // the most rounds any member's program ran
+  std::uint64_t messages = 0;        // messages matched to a receive
+  std::uint64_t bytes_sent = 0;      // by members (pull requests count their range)
+  std::uint64_t bytes_received = 0;  // by members
+  std::uint64_t unit_messages = 0;   // contributions and pull requests taken by reduction units
 };
 
 /// Runs every member's programs to the end. `buffers` holds each member's

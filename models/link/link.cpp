@@ -7,14 +7,17 @@
 namespace fabricsim {
 
 const ParamTable<Link::Params>& Link::Params::table() {
-  static const auto table = ParamTable<Params>("link", "a full-duplex link; each direction serializes frames and returns credits")
-      .add("bandwidth", Quantity::kBandwidth, &Params::bandwidth, "data rate of each direction")
-      .legacy("bandwidth_GBps", 1e9, "GB/s")
-      .add("latency", Quantity::kDuration, &Params::latency, "wire delay, head out to head in; credits return after it too")
-      .legacy("latency_ns", 1e3, "ns")
-      .add("buffer", Quantity::kBytes, &Params::buffer_bytes, "input buffer at the receiving end: the bytes of credit")
-      .range(1, static_cast<double>(limits::kMaxBytes))
-      .legacy("buffer_bytes", 1, "bytes");
+  static const auto table =
+      ParamTable<Params>("link", "a full-duplex link; each direction serializes frames and returns credits")
+          .add("bandwidth", Quantity::kBandwidth, &Params::bandwidth, "data rate of each direction")
+          .legacy("bandwidth_GBps", 1e9, "GB/s")
+          .add("latency", Quantity::kDuration, &Params::latency,
+               "wire delay, head out to head in; credits return after it too")
+          .legacy("latency_ns", 1e3, "ns")
+          .add("buffer", Quantity::kBytes, &Params::buffer_bytes,
+               "input buffer at the receiving end: the bytes of credit")
+          .range(1, static_cast<double>(limits::kMaxBytes))
+          .legacy("buffer_bytes", 1, "bytes");
   return table;
 }
 
@@ -185,7 +188,8 @@ void Link::launch(Frame* f, Tick start, Tick end, Tick duration, std::uint64_t u
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time d = delay_until(f->head);
   if (to_receiver_(f->payload(), phase, d) == tlm::TLM_UPDATED) {
-    if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
+    if (phase != tlm::END_REQ)
+      throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
     credit_returned(f, absolute(d));  // answered in the return path
   }
 }
@@ -209,7 +213,8 @@ Tick Link::send_request(Frame* f) {
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time d = delay_until(f->head);
   if (to_receiver_(f->payload(), phase, d) == tlm::TLM_UPDATED) {
-    if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
+    if (phase != tlm::END_REQ)
+      throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
     credit_returned(f, absolute(d));
   }
   sending_ = was_sending;
@@ -274,7 +279,8 @@ std::uint64_t Link::pfc_headroom(const Params& params, std::uint64_t largest_fra
 
 void Link::set_pfc(const Pfc& pfc, std::uint64_t largest_frame, SharedBuffer* pool) {
   if (params_.bubble_bytes > 0) {
-    throw std::invalid_argument(std::string(name()) + ": PFC cannot replace the credits of a ring's bubble flow control");
+    throw std::invalid_argument(std::string(name()) +
+                                ": PFC cannot replace the credits of a ring's bubble flow control");
   }
   if (pfc.xon > pfc.xoff) {
     throw std::invalid_argument(std::string(name()) + ": PFC xon (" + std::to_string(pfc.xon) +
@@ -282,12 +288,11 @@ void Link::set_pfc(const Pfc& pfc, std::uint64_t largest_frame, SharedBuffer* po
   }
   const std::uint64_t headroom = pfc_headroom(params_, largest_frame);
   if (pfc.xoff + headroom > params_.buffer_bytes) {
-    throw std::invalid_argument(std::string(name()) + ": a " + std::to_string(params_.buffer_bytes) +
-                                "-byte buffer has no room for PFC xoff " + std::to_string(pfc.xoff) +
-                                " bytes plus the " + std::to_string(headroom) +
-                                " bytes of headroom it needs (two latencies at line rate and two frames of " +
-                                std::to_string(largest_frame) + " bytes); it needs at least " +
-                                std::to_string(pfc.xoff + headroom) + " bytes, or a lower xoff");
+    throw std::invalid_argument(
+        std::string(name()) + ": a " + std::to_string(params_.buffer_bytes) + "-byte buffer has no room for PFC xoff " +
+        std::to_string(pfc.xoff) + " bytes plus the " + std::to_string(headroom) +
+        " bytes of headroom it needs (two latencies at line rate and two frames of " + std::to_string(largest_frame) +
+        " bytes); it needs at least " + std::to_string(pfc.xoff + headroom) + " bytes, or a lower xoff");
   }
   if (!ethernet_) ethernet_ = std::make_unique<Ethernet>();
   ethernet_->has_pfc = true;
@@ -299,7 +304,8 @@ void Link::set_ecn(const Ecn& ecn) {
   if (ecn.kmax < ecn.kmin) {
     throw std::invalid_argument(std::string(name()) + ": ECN kmax is below kmin");
   }
-  if (!(ecn.pmax >= 0 && ecn.pmax <= 1)) throw std::invalid_argument(std::string(name()) + ": ECN pmax is not in [0, 1]");
+  if (!(ecn.pmax >= 0 && ecn.pmax <= 1))
+    throw std::invalid_argument(std::string(name()) + ": ECN pmax is not in [0, 1]");
   if (!ethernet_) ethernet_ = std::make_unique<Ethernet>();
   ethernet_->has_ecn = true;
   ethernet_->ecn = ecn;
@@ -321,7 +327,8 @@ void Link::mark_congestion(Frame* f) {
   if (l.has_ecn && q > e.kmin) {
     mark = q > e.kmax;
     if (!mark) {
-      const double p = e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(std::max<std::uint64_t>(1, e.kmax - e.kmin));
+      const double p =
+          e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(std::max<std::uint64_t>(1, e.kmax - e.kmin));
       mark = next_uniform(l.rng) < p;
     }
   }
@@ -433,7 +440,8 @@ void Link::lossy_arrivals() {
     tlm::tlm_phase phase = tlm::BEGIN_REQ;
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
     if (to_receiver_(f->payload(), phase, d) == tlm::TLM_UPDATED) {
-      if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
+      if (phase != tlm::END_REQ)
+        throw std::logic_error(std::string(name()) + ": receiver answered with a phase other than END_REQ");
       credit_returned(f, absolute(d));
     }
   }

@@ -19,13 +19,11 @@
 // congestion (set_ecn, RED-style). docs/transports.md.
 #pragma once
 
-#include <memory>
-
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <vector>
-
 #include <systemc>
+#include <vector>
 
 #include "models/link/shared_buffer.h"
 #include "tlm/calendar.h"
@@ -148,12 +146,12 @@ class Link : public sc_core::sc_module, public OutputBacklog {
     Pfc pfc;
     Ecn ecn;
     std::uint64_t rng = 0;
-    std::uint64_t occupancy = 0;     // the receiver's input buffer
-    bool receiver_pausing = false;   // the receiver has sent PAUSE, not yet RESUME
-    bool sender_paused = false;      // the sender has heard PAUSE, not yet RESUME
+    std::uint64_t occupancy = 0;    // the receiver's input buffer
+    bool receiver_pausing = false;  // the receiver has sent PAUSE, not yet RESUME
+    bool sender_paused = false;     // the sender has heard PAUSE, not yet RESUME
     Tick paused_since = 0;
     bool wake_pending = false;
-    Tick service_start = 0;          // the frame being sent (one at a time): its start
+    Tick service_start = 0;           // the frame being sent (one at a time): its start
     std::uint64_t service_bytes = 0;  // and its wire bytes
 
     InlineRing<Change, 8> arrivals;  // frames' heads reaching the receiver, in time order

@@ -14,8 +14,9 @@ constexpr std::uint64_t kPageBytes = 4096;
 
 const ParamTable<Memory::Params>& Memory::Params::table() {
   static const auto table =
-      ParamTable<Params>("memory", "a memory (HBM or pooled): channels interleaved by address, each serving its bytes at "
-                                   "its share of the bandwidth")
+      ParamTable<Params>("memory",
+                         "a memory (HBM or pooled): channels interleaved by address, each serving its bytes at "
+                         "its share of the bandwidth")
           .add("size", Quantity::kBytes, &Params::size_bytes, "capacity; accesses past it are errors")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("size_GiB", 1073741824.0, "GiB")
@@ -34,7 +35,8 @@ const ParamTable<Memory::Params>& Memory::Params::table() {
 Memory::Memory(const sc_core::sc_module_name& name, const Params& params)
     : sc_core::sc_module(name), in("in"), params_(params) {
   if (params_.channels == 0) throw std::invalid_argument(std::string(this->name()) + ": a memory needs channels");
-  if (params_.interleave_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": interleave_bytes must be > 0");
+  if (params_.interleave_bytes == 0)
+    throw std::invalid_argument(std::string(this->name()) + ": interleave_bytes must be > 0");
   if (params_.bandwidth.is_unlimited()) {
     throw std::invalid_argument(std::string(this->name()) + ": channel bandwidth must be > 0");
   }

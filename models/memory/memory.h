@@ -16,15 +16,15 @@
 // slows later requests).
 #pragma once
 
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
-
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <vector>
 
 #include "tlm/calendar.h"
 #include "tlm/parameters.h"
@@ -43,7 +43,9 @@ class Memory : public sc_core::sc_module {
     Bandwidth bandwidth = Bandwidth::GBps(819);  // all channels together
     Tick latency = ns_to_ticks(100);
     bool store_data = false;  // keep the bytes written (data mode, DMI, foreign platforms)
-    Bandwidth channel_bandwidth() const { return Bandwidth::bytes_per_second(bandwidth.bytes_per_ps() * 1e12 / channels); }
+    Bandwidth channel_bandwidth() const {
+      return Bandwidth::bytes_per_second(bandwidth.bytes_per_ps() * 1e12 / channels);
+    }
     /// Every user-settable parameter, with unit, range and description.
     static const ParamTable<Params>& table();
   };
@@ -72,9 +74,9 @@ class Memory : public sc_core::sc_module {
     tlm::tlm_generic_payload* gp = nullptr;
     int initiator = 0;
     bool blocking = false;
-    double remaining = 0;             // bytes still to move
+    double remaining = 0;                            // bytes still to move
     std::vector<std::pair<unsigned, double>> share;  // (channel, fraction of its bytes)
-    double rate = 0;                  // bytes per ps, from the last sharing
+    double rate = 0;                                 // bytes per ps, from the last sharing
   };
 
   void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <systemc>
 
 #include "tlm/fabric_protocol.h"

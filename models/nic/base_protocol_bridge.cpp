@@ -93,7 +93,8 @@ tlm::tlm_sync_enum BaseProtocolBridge::nb_transport_fw(tlm::tlm_generic_payload&
     responding_ = nullptr;
     if (gp.has_mm()) gp.release();
     if (delay > sc_core::SC_ZERO_TIME) {
-      Calendar::instance().schedule<&BaseProtocolBridge::next_response>(absolute(delay), this);  // the END_RESP's own time
+      Calendar::instance().schedule<&BaseProtocolBridge::next_response>(absolute(delay),
+                                                                        this);  // the END_RESP's own time
     } else {
       next_response();
     }

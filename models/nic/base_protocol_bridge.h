@@ -33,15 +33,15 @@
 // Statistics: stats().
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <utility>
-
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <utility>
 
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
@@ -57,15 +57,15 @@ class BaseProtocolBridge : public sc_core::sc_module {
     std::uint64_t messages_received = 0;
     std::uint64_t bytes_sent = 0;
     std::uint64_t bytes_received = 0;
-    std::uint64_t refused = 0;           // writes answered with an error status
-    std::uint64_t delivery_errors = 0;   // deliveries the target answered with an error status
+    std::uint64_t refused = 0;          // writes answered with an error status
+    std::uint64_t delivery_errors = 0;  // deliveries the target answered with an error status
   };
 
   // Either may be left unbound: a bridge that only sends, or only receives.
   tlm_utils::simple_target_socket_optional<BaseProtocolBridge> from_initiator;  // writes to send
   tlm_utils::simple_initiator_socket_optional<BaseProtocolBridge> to_target;    // messages received
-  MessageInitiatorSocket<BaseProtocolBridge> to_nic;                   // bind to Nic::in
-  MessageTargetSocket<BaseProtocolBridge> from_nic;                    // Nic::out binds here
+  MessageInitiatorSocket<BaseProtocolBridge> to_nic;                            // bind to Nic::in
+  MessageTargetSocket<BaseProtocolBridge> from_nic;                             // Nic::out binds here
 
   /// `address`: the fabric Address of the NIC this bridge sits on.
   BaseProtocolBridge(const sc_core::sc_module_name& name, Address address);
@@ -85,7 +85,7 @@ class BaseProtocolBridge : public sc_core::sc_module {
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   /// Checks a write and posts its message; false (status set) when refused.
   bool post(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay, MessageOwner* owner);
-  void next_response();  // also the calendar's event: an END_RESP's time
+  void next_response();                              // also the calendar's event: an END_RESP's time
   void on_write_left(tlm::tlm_generic_payload* gp);  // the calendar's: its message has left
 
   tlm::tlm_sync_enum to_nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);

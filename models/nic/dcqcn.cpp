@@ -18,7 +18,8 @@ const ParamTable<Dcqcn::Params>& Dcqcn::Params::table() {
           .range(1, 1e15)
           .add("dcqcn_rate_timer", Quantity::kDuration, &Params::rate_timer, "T: a rate-increase step per period")
           .range(1, 1e15)
-          .add("dcqcn_byte_counter", Quantity::kBytes, &Params::byte_counter, "B: a rate-increase step per B bytes sent")
+          .add("dcqcn_byte_counter", Quantity::kBytes, &Params::byte_counter,
+               "B: a rate-increase step per B bytes sent")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .add("dcqcn_fast_recovery", Quantity::kCount, &Params::fast_recovery,
                "F: steps of fast recovery (halving the gap to the target) before the rate rises additively")

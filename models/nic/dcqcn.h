@@ -32,12 +32,12 @@ namespace fabricsim {
 class Dcqcn {
  public:
   struct Params {
-    double g = 1.0 / 256;                      // alpha's gain
-    Tick cnp_interval = 50'000'000;            // 50 us: most one CNP per queue pair per interval
-    Tick alpha_period = 55'000'000;            // 55 us: alpha decays once per period without a CNP
-    Tick rate_timer = 55'000'000;              // 55 us: T, the rate-increase timer
-    std::uint64_t byte_counter = 10'000'000;   // B: a rate-increase step per B bytes sent
-    std::uint32_t fast_recovery = 5;           // F: steps of fast recovery before additive increase
+    double g = 1.0 / 256;                                         // alpha's gain
+    Tick cnp_interval = 50'000'000;                               // 50 us: most one CNP per queue pair per interval
+    Tick alpha_period = 55'000'000;                               // 55 us: alpha decays once per period without a CNP
+    Tick rate_timer = 55'000'000;                                 // 55 us: T, the rate-increase timer
+    std::uint64_t byte_counter = 10'000'000;                      // B: a rate-increase step per B bytes sent
+    std::uint32_t fast_recovery = 5;                              // F: steps of fast recovery before additive increase
     Bandwidth rate_ai = Bandwidth::bytes_per_second(40e6 / 8);    // 40 Mb/s
     Bandwidth rate_hai = Bandwidth::bytes_per_second(400e6 / 8);  // 400 Mb/s
     Bandwidth min_rate = Bandwidth::bytes_per_second(100e6 / 8);  // 100 Mb/s: the floor of Rc
@@ -78,12 +78,12 @@ class Dcqcn {
   struct QueuePair {
     double rc = 0, rt = 0;  // bytes/ps
     double alpha = 1;
-    Tick alpha_due = 0;      // next alpha decay
-    Tick timer_due = 0;      // next timer increase
+    Tick alpha_due = 0;       // next alpha decay
+    Tick timer_due = 0;       // next timer increase
     std::uint64_t bytes = 0;  // toward the byte counter
     std::uint32_t timer_steps = 0, byte_steps = 0;
     Tick next_start = 0;
-    bool cut = false;        // rate below line: timers matter
+    bool cut = false;  // rate below line: timers matter
   };
   QueuePair& queue_pair(std::uint64_t qp);
   /// Runs the timers of `q` due up to `now`.

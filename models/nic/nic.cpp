@@ -9,14 +9,16 @@ namespace fabricsim {
 
 const ParamTable<Nic::Params>& Nic::Params::table() {
   static const auto table =
-      ParamTable<Params>("nic", "an NPU's network interface: cuts messages into frames, sends them over its ports, "
-                                "reassembles what arrives")
+      ParamTable<Params>("nic",
+                         "an NPU's network interface: cuts messages into frames, sends them over its ports, "
+                         "reassembles what arrives")
           .add("mtu", Quantity::kBytes, &Params::mtu_bytes, "payload bytes per packet")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("mtu_bytes", 1, "bytes")
           .add("header", Quantity::kBytes, &Params::header_bytes, "bytes added on the wire per packet")
           .legacy("header_bytes", 1, "bytes")
-          .add("segment", Quantity::kBytes, &Params::segment_bytes, "most message bytes per frame (a frame holds whole packets)")
+          .add("segment", Quantity::kBytes, &Params::segment_bytes,
+               "most message bytes per frame (a frame holds whole packets)")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("segment_bytes", 1, "bytes")
           .add("read_ahead", Quantity::kBytes, &Params::read_ahead_bytes,
@@ -57,7 +59,8 @@ constexpr std::size_t kMaxPrefetch = 16;
 std::uint32_t Nic::derived_read_ahead(Bandwidth port_rate, Tick path_latency, Bandwidth read_rate,
                                       std::uint64_t segment) {
   if (segment == 0) return 0;
-  if (port_rate.is_unlimited()) return static_cast<std::uint32_t>(std::min<std::uint64_t>(kMaxPrefetch * segment, 1u << 30));
+  if (port_rate.is_unlimited())
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(kMaxPrefetch * segment, 1u << 30));
   // A frame's read must be done by the time the frames ahead of it have
   // left: rate x (latency + the frame's own read) bytes in flight, at the
   // rate the port can keep (no faster than the memory gives it: reading
@@ -66,7 +69,8 @@ std::uint32_t Nic::derived_read_ahead(Bandwidth port_rate, Tick path_latency, Ba
   const double rate = read_rate.is_unlimited() ? port_rate.bytes_per_ps()
                                                : std::min(port_rate.bytes_per_ps(), read_rate.bytes_per_ps());
   const double in_flight = rate * read;
-  const auto frames = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(in_flight / static_cast<double>(segment))), 1, kMaxPrefetch);
+  const auto frames = std::clamp<std::uint64_t>(
+      static_cast<std::uint64_t>(std::ceil(in_flight / static_cast<double>(segment))), 1, kMaxPrefetch);
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(frames * segment, 1u << 30));
 }
 
@@ -251,7 +255,8 @@ bool Nic::within_share(TxPort& tp) const {
 
 Tick Nic::start_of(const Message& m) const {
   Tick t = ready_at(m);
-  if (dcqcn_ && m.notice == Message::Notice::kNone) t = std::max(t, dcqcn_->next_start(Dcqcn::key(m.dst, queue_pair_flow(m.flow, m.nic.frames_sent))));
+  if (dcqcn_ && m.notice == Message::Notice::kNone)
+    t = std::max(t, dcqcn_->next_start(Dcqcn::key(m.dst, queue_pair_flow(m.flow, m.nic.frames_sent))));
   return t;
 }
 
@@ -311,7 +316,7 @@ Frame* Nic::next_frame(unsigned port) {
   Message* m = queue.front();
   queue.pop_front();
   while (m->nic.frames_sent == m->nic.frames_total) {  // striped: other ports took its last frames
-    m->unref();  // this queue entry's
+    m->unref();                                        // this queue entry's
     if (queue.empty()) return nullptr;
     m = queue.front();
     queue.pop_front();
@@ -328,7 +333,7 @@ Frame* Nic::next_frame(unsigned port) {
   } else if (m->nic.striped()) {
     m->unref();  // this queue entry's (the sender's keeps it until the frame has left)
   } else {
-    if (tp.last_posted == m) tp.last_posted = nullptr;  // nothing more can go behind it
+    if (tp.last_posted == m) tp.last_posted = nullptr;         // nothing more can go behind it
     if (Message* next = m->nic.behind) queue.push_back(next);  // its queue's next message takes its turn
   }
   return f;
@@ -376,7 +381,7 @@ void Nic::pump(unsigned port) {
           f->fetched = false;
           read_from_memory = f->bytes > 0 && !f->request;
         }
-      } else if (!dma_bound_ && !tp.idle()) {  // nothing to read first
+      } else if (!dma_bound_ && !tp.idle()) {      // nothing to read first
         if (window_ && !window_open(port)) break;  // every window is full: an ACK wakes the port
         f = next_frame(port);
         if (!f) continue;
@@ -565,7 +570,8 @@ bool Nic::window_open(unsigned port) {
 bool Nic::window_allows(const Message& m) const {
   if (!window_ || m.notice != Message::Notice::kNone) return true;  // CNPs and ACKs are not windowed
   const std::uint32_t index = m.nic.frames_sent;
-  return window_->may_send(Dcqcn::key(m.dst, queue_pair_flow(m.flow, index)), frame_wire_bytes(m, frame_bytes(m, index)));
+  return window_->may_send(Dcqcn::key(m.dst, queue_pair_flow(m.flow, index)),
+                           frame_wire_bytes(m, frame_bytes(m, index)));
 }
 
 std::uint64_t Nic::frame_bytes(const Message& m, std::uint32_t index) const {

@@ -25,16 +25,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
-#include "tlm/fifo.h"
 #include "models/nic/dcqcn.h"
 #include "models/nic/window_transport.h"
-#include <unordered_map>
 #include "models/switch/forwarding.h"
 #include "tlm/calendar.h"
-#include "tlm/parameters.h"
+#include "tlm/fifo.h"
 #include "tlm/memory_client.h"
+#include "tlm/parameters.h"
 
 namespace fabricsim {
 
@@ -43,8 +43,8 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
   struct Params {
     Address address = kNoAddress;
     unsigned ports = 1;
-    std::uint64_t mtu_bytes = 4096;         // payload bytes per packet
-    std::uint64_t header_bytes = 0;         // added on the wire per packet
+    std::uint64_t mtu_bytes = 4096;           // payload bytes per packet
+    std::uint64_t header_bytes = 0;           // added on the wire per packet
     std::uint64_t segment_bytes = 256 << 10;  // most message bytes per frame
     Bandwidth injection = Bandwidth::unlimited();
     Tick message_overhead = 0;  // per message, before its first frame leaves
@@ -78,11 +78,10 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
   /// answers `path_latency` after it is asked and moves its bytes at
   /// `read_rate` (Little's law: rate x (latency + a frame's read) bytes in
   /// flight, the rate the slower of the port and the read), in whole frames
-  /// of `segment` bytes, at least one and at most 16. A frame read ahead is claimed by its port, so no deeper than that:
-  /// on a striped message the ports' last frames would come out unevenly.
-  /// NCCL never holds it back: its proxy keeps NCCL_STEPS (8) steps of a
-  /// channel posted, a ConnectX reads with many requests outstanding, and
-  /// SMs copying over NVLink keep many loads in flight.
+  /// of `segment` bytes, at least one and at most 16. A frame read ahead is claimed by its port, so no deeper than
+  /// that: on a striped message the ports' last frames would come out unevenly. NCCL never holds it back: its proxy
+  /// keeps NCCL_STEPS (8) steps of a channel posted, a ConnectX reads with many requests outstanding, and SMs copying
+  /// over NVLink keep many loads in flight.
   static std::uint32_t derived_read_ahead(Bandwidth port_rate, Tick path_latency, Bandwidth read_rate,
                                           std::uint64_t segment);
 
@@ -95,8 +94,8 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
 
   sc_core::sc_vector<FrameInitiatorSocket<Nic>> tx;  // port p, frames out
   sc_core::sc_vector<FrameTargetSocket<Nic>> rx;     // port p, frames in
-  MessageTargetSocket<Nic> in;      // messages to send, from the NPU
-  MessageInitiatorSocket<Nic> out;  // messages received, to the NPU
+  MessageTargetSocket<Nic> in;                       // messages to send, from the NPU
+  MessageInitiatorSocket<Nic> out;                   // messages received, to the NPU
   /// The NPU's memory, optional: bound, the NIC reads each frame from it
   /// before sending and writes each frame into it after receiving, and a
   /// frame's receive buffer is free only once it is written.
@@ -123,9 +122,9 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
     std::uint32_t queue_pairs = 1;
     bool dcqcn = false;  // rate control per queue pair (dcqcn.h)
     Dcqcn::Params dcqcn_params;
-    bool window = false;  // reliable window transport per queue pair (window_transport.h)
+    bool window = false;                    // reliable window transport per queue pair (window_transport.h)
     WindowTransport::Params window_params;  // its mss is set from the NIC's packets
-    Bandwidth line_rate;  // the port's: DCQCN's highest rate
+    Bandwidth line_rate;                    // the port's: DCQCN's highest rate
   };
   void set_transport(const Transport& t);
   /// DCQCN's state, or null when the NIC has none.
@@ -162,9 +161,7 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
   void written(Frame* f);
   void deliver(Message* m);
   /// When `m` is past its software overhead (at once for the NIC's own).
-  Tick ready_at(const Message& m) const {
-    return m.nic.posted_at + (m.hardware ? 0 : params_.overhead(m.protocol));
-  }
+  Tick ready_at(const Message& m) const { return m.nic.posted_at + (m.hardware ? 0 : params_.overhead(m.protocol)); }
   /// When `m`'s next frame may start: ready_at() and, under DCQCN, when its
   /// queue pair's rate allows.
   Tick start_of(const Message& m) const;
@@ -218,8 +215,8 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
     /// message of the same queue to the same destination goes behind it.
     Message* last_posted = nullptr;
     bool idle() const { return sending[0].empty() && sending[1].empty(); }
-    bool frame_out = false;        // a frame offered and not yet started
-    Tick free_at = 0;              // when its last frame left: it could send from then
+    bool frame_out = false;  // a frame offered and not yet started
+    Tick free_at = 0;        // when its last frame left: it could send from then
     bool wake_pending = false;
     bool pumping = false;
     Fifo<Frame*> prefetch;         // taken from the messages, in order: being read from memory, or read
@@ -248,11 +245,11 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
   std::vector<TxPort> tx_ports_;
   Forwarder forwarder_;
   std::uint32_t queue_pairs_ = 1;
-  std::unique_ptr<Dcqcn> dcqcn_;  // null unless the transport has it: the hot path only tests it
+  std::unique_ptr<Dcqcn> dcqcn_;             // null unless the transport has it: the hot path only tests it
   std::unique_ptr<WindowTransport> window_;  // likewise
   std::unordered_map<std::uint64_t, PendingAcks> pending_acks_;  // by queue pair (sender, flow)
-  std::unordered_map<std::uint64_t, TimeoutTimer> timeouts_;      // by queue pair (receiver, flow)
-  Bandwidth line_rate_ = Bandwidth::unlimited();                   // set_line_rate()
+  std::unordered_map<std::uint64_t, TimeoutTimer> timeouts_;     // by queue pair (receiver, flow)
+  Bandwidth line_rate_ = Bandwidth::unlimited();                 // set_line_rate()
   /// How long `wire_bytes` take to leave: at the slower of the injection
   /// cap and the line rate.
   Tick leave_time(std::uint64_t wire_bytes) const;

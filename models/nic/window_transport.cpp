@@ -8,14 +8,17 @@ namespace fabricsim {
 const ParamTable<WindowTransport::Params>& WindowTransport::Params::table() {
   static const auto table =
       ParamTable<Params>("window_transport", "a window-based reliable transport per queue pair at a NIC (TCP, DCTCP)")
-          .add("tcp_initial_window", Quantity::kBytes, &Params::initial_window, "the congestion window a queue pair starts with")
+          .add("tcp_initial_window", Quantity::kBytes, &Params::initial_window,
+               "the congestion window a queue pair starts with")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .add("tcp_max_window", Quantity::kBytes, &Params::max_window,
                "the receiver's window: the most bytes a queue pair has in flight")
           .range(1, static_cast<double>(limits::kMaxBytes))
-          .add("tcp_rto", Quantity::kDuration, &Params::rto, "retransmission timeout: frames unacknowledged this long are lost")
+          .add("tcp_rto", Quantity::kDuration, &Params::rto,
+               "retransmission timeout: frames unacknowledged this long are lost")
           .range(1, 1e15)
-          .add("tcp_ack_every", Quantity::kCount, &Params::ack_every, "the receiver acknowledges at least every N frames")
+          .add("tcp_ack_every", Quantity::kCount, &Params::ack_every,
+               "the receiver acknowledges at least every N frames")
           .range(1, 1 << 16)
           .add("tcp_ack_delay", Quantity::kDuration, &Params::ack_delay,
                "and at most this long after the first frame waiting for an ACK arrived")
@@ -109,7 +112,8 @@ void WindowTransport::acknowledged(std::uint64_t qp, const std::vector<Message::
   if (params_.control == Control::kDctcp && highest >= q.window_end_seq) {
     // A window of data acknowledged: alpha follows the fraction marked, and
     // the window shrinks by alpha/2 if any was.
-    const double fraction = q.acked_bytes > 0 ? static_cast<double>(q.marked_bytes) / static_cast<double>(q.acked_bytes) : 0;
+    const double fraction =
+        q.acked_bytes > 0 ? static_cast<double>(q.marked_bytes) / static_cast<double>(q.acked_bytes) : 0;
     q.alpha = (1 - params_.dctcp_g) * q.alpha + params_.dctcp_g * fraction;
     if (q.marked_bytes > 0 && highest >= q.recover_seq) {
       q.cwnd = std::max(mss, q.cwnd * (1 - q.alpha / 2));

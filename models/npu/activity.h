@@ -19,8 +19,14 @@ struct ActivityTotals {
 class ActivityTracker {
  public:
   enum Kind { kCompute, kComm, kMemory };
-  void begin(Kind k, Tick now) { settle(now); ++count_[k]; }
-  void end(Kind k, Tick now) { settle(now); --count_[k]; }
+  void begin(Kind k, Tick now) {
+    settle(now);
+    ++count_[k];
+  }
+  void end(Kind k, Tick now) {
+    settle(now);
+    --count_[k];
+  }
   void finish(Tick now) { settle(now); }
   const ActivityTotals& totals() const { return totals_; }
 

@@ -7,15 +7,27 @@ namespace fabricsim {
 
 namespace {
 
-constexpr const char* kClassNames[kKernelClasses] = {
-    "gemm",           "gemm_unaligned", "attention_forward", "attention_backward", "flash_attention_forward",
-    "flash_attention_backward", "elementwise", "norm_forward", "norm_backward", "copy", "unclassified"};
+constexpr const char* kClassNames[kKernelClasses] = {"gemm",
+                                                     "gemm_unaligned",
+                                                     "attention_forward",
+                                                     "attention_backward",
+                                                     "flash_attention_forward",
+                                                     "flash_attention_backward",
+                                                     "elementwise",
+                                                     "norm_forward",
+                                                     "norm_backward",
+                                                     "copy",
+                                                     "unclassified"};
 
-Tick seconds_to_ticks(double s, const char* what) { return checked_ticks(s * 1e12, what); }
+Tick seconds_to_ticks(double s, const char* what) {
+  return checked_ticks(s * 1e12, what);
+}
 
 }  // namespace
 
-const char* kernel_class_name(KernelClass c) { return kClassNames[static_cast<std::size_t>(c)]; }
+const char* kernel_class_name(KernelClass c) {
+  return kClassNames[static_cast<std::size_t>(c)];
+}
 
 std::optional<KernelClass> kernel_class_from_name(const std::string& name) {
   for (std::size_t i = 0; i < kKernelClasses; ++i) {
@@ -101,7 +113,9 @@ double KernelClassModel::seconds(const KernelWork& w) const {
   return ticks_to_ns(c.floor) * 1e-9 + std::max(arithmetic, memory);
 }
 
-Tick KernelClassModel::time(const KernelWork& w) const { return seconds_to_ticks(seconds(w), "a compute node"); }
+Tick KernelClassModel::time(const KernelWork& w) const {
+  return seconds_to_ticks(seconds(w), "a compute node");
+}
 
 Tick KernelClassModel::time_beside_memory(const KernelWork& w) const {
   if (w.cls != KernelClass::kUnclassified) return time(w);

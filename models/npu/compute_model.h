@@ -28,17 +28,17 @@ namespace fabricsim {
 
 /// Kernels that share how they use an NPU: one set of coefficients each.
 enum class KernelClass {
-  kGemm,                    // matrix multiply, every dimension a multiple of 16 bytes
-  kGemmUnaligned,           // a dimension that is not: cuBLAS falls back to a slow kernel
-  kAttentionForward,        // fused attention (cuDNN's, PyTorch's default on H100), forward
-  kAttentionBackward,       // and backward
-  kFlashAttentionForward,   // FlashAttention-2 / memory-efficient backends
+  kGemm,                   // matrix multiply, every dimension a multiple of 16 bytes
+  kGemmUnaligned,          // a dimension that is not: cuBLAS falls back to a slow kernel
+  kAttentionForward,       // fused attention (cuDNN's, PyTorch's default on H100), forward
+  kAttentionBackward,      // and backward
+  kFlashAttentionForward,  // FlashAttention-2 / memory-efficient backends
   kFlashAttentionBackward,
-  kElementwise,             // memory-bound: pointwise ops, reductions, optimizer steps
-  kNormForward,             // layer/RMS norm, softmax: a row reduction, then a pass
+  kElementwise,  // memory-bound: pointwise ops, reductions, optimizer steps
+  kNormForward,  // layer/RMS norm, softmax: a row reduction, then a pass
   kNormBackward,
-  kCopy,                    // memory to memory (copy_, cat, clone)
-  kUnclassified,            // FLOPs and bytes as the trace gave them (num_ops): the plain roofline
+  kCopy,          // memory to memory (copy_, cat, clone)
+  kUnclassified,  // FLOPs and bytes as the trace gave them (num_ops): the plain roofline
 };
 constexpr std::size_t kKernelClasses = static_cast<std::size_t>(KernelClass::kUnclassified) + 1;
 
@@ -52,7 +52,7 @@ bool memory_bound_class(KernelClass c);
 struct KernelWork {
   KernelClass cls = KernelClass::kUnclassified;
   double flops = 0;
-  double bytes = 0;                  // moved through local memory
+  double bytes = 0;  // moved through local memory
   // GEMMs: C[m x n] += A[m x k] B[k x n], `batch` times.
   std::uint64_t m = 0, n = 0, k = 0, batch = 1;
 };
@@ -70,12 +70,12 @@ struct ComputeParams {
   enum class Model { kRoofline, kKernelClasses };
   enum class Host { kRecorded, kFixed };
   Model model = Model::kRoofline;
-  double compute_units = 0;   // SMs: GEMM tiles run in waves over them; 0: no wave effects
+  double compute_units = 0;  // SMs: GEMM tiles run in waves over them; 0: no wave effects
   std::vector<std::array<std::uint32_t, 2>> gemm_tiles{{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}};
   std::array<KernelClassParams, kKernelClasses> classes{};
   Host host = Host::kRecorded;  // CPU nodes without num_ops: their recorded time, or host_op_time each
   Tick host_op_time = 0;
-  std::string source;           // where the coefficients came from, for reports
+  std::string source;  // where the coefficients came from, for reports
   /// The scalar settings (model, compute_units, host, host_op_time); the
   /// classes and gemm_tiles are read beside them (platforms/loader.cpp).
   static const ParamTable<ComputeParams>& table();

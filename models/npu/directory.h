@@ -13,10 +13,9 @@
 
 namespace fabricsim {
 
-
 struct PeerRoute {
-  std::uint16_t nic = 0;          // index of the sender's NIC
-  Address address = kNoAddress;   // the receiver's NIC on that fabric
+  std::uint16_t nic = 0;         // index of the sender's NIC
+  Address address = kNoAddress;  // the receiver's NIC on that fabric
   std::uint16_t fabric = 0;
 };
 
@@ -30,9 +29,9 @@ class Directory {
 
   /// The memory on a fabric that an NPU's MEM_LOAD and MEM_STORE nodes use.
   struct MemoryRoute {
-    std::uint16_t nic = 0;          // the NPU's NIC on that fabric
-    Address address = kNoAddress;   // the memory node's address
-    std::uint64_t base = 0;         // the memory's address range
+    std::uint16_t nic = 0;         // the NPU's NIC on that fabric
+    Address address = kNoAddress;  // the memory node's address
+    std::uint64_t base = 0;        // the memory's address range
     std::uint64_t size = 0;
     std::string name;
   };
@@ -73,8 +72,7 @@ class Directory {
         if (a.fabric == b.fabric) return PeerRoute{a.nic, b.address, a.fabric};
       }
     }
-    throw std::runtime_error("NPU " + std::to_string(from) + " and NPU " + std::to_string(to) +
-                             " share no fabric");
+    throw std::runtime_error("NPU " + std::to_string(from) + " and NPU " + std::to_string(to) + " share no fabric");
   }
   // ---- switch reduction units ---------------------------------------------
   /// Registers a unit; returns the (negative) peer id NPUs name it by.

@@ -1,17 +1,18 @@
 #include "models/npu/npu.h"
 
-#include "models/memory/memory_endpoint.h"
-#include "tlm/errors.h"
-
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
+
+#include "models/memory/memory_endpoint.h"
+#include "tlm/errors.h"
 
 namespace fabricsim {
 
 const ParamTable<Npu::Params>& Npu::Params::table() {
   static const auto table =
-      ParamTable<Params>("npu", "an NPU: replays its trace, computes by roofline, starts collectives and memory accesses")
+      ParamTable<Params>("npu",
+                         "an NPU: replays its trace, computes by roofline, starts collectives and memory accesses")
           .add("peak_flops", Quantity::kFlopRate, &Params::peak_flops, "dense compute rate of the roofline")
           .legacy("peak_tflops", 1e12, "TFLOP/s")
           .add("memory_bandwidth", Quantity::kBandwidth, &Params::memory_bandwidth,
@@ -22,8 +23,7 @@ const ParamTable<Npu::Params>& Npu::Params::table() {
           .add("remote_memory_latency", Quantity::kDuration, &Params::remote_memory_latency,
                "memory loads and stores when no memory on a fabric serves the NPU")
           .legacy("remote_memory_latency_ns", 1e3, "ns")
-          .add("remote_memory_bandwidth", Quantity::kBandwidth, &Params::remote_memory_bandwidth,
-               "and their bandwidth")
+          .add("remote_memory_bandwidth", Quantity::kBandwidth, &Params::remote_memory_bandwidth, "and their bandwidth")
           .legacy("remote_memory_bandwidth_GBps", 1e9, "GB/s")
           .add("collective_start_overhead", Quantity::kDuration, &Params::collective_start_overhead,
                "before each collective starts (endpoint delay)");
@@ -33,18 +33,24 @@ const ParamTable<Npu::Params>& Npu::Params::table() {
 namespace {
 const char* tlm_response_string(tlm::tlm_response_status s) {
   switch (s) {
-    case tlm::TLM_ADDRESS_ERROR_RESPONSE: return "address error";
-    case tlm::TLM_COMMAND_ERROR_RESPONSE: return "command error";
-    case tlm::TLM_BURST_ERROR_RESPONSE: return "burst error";
-    case tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE: return "byte enable error";
-    case tlm::TLM_GENERIC_ERROR_RESPONSE: return "generic error";
-    default: return "incomplete";
+    case tlm::TLM_ADDRESS_ERROR_RESPONSE:
+      return "address error";
+    case tlm::TLM_COMMAND_ERROR_RESPONSE:
+      return "command error";
+    case tlm::TLM_BURST_ERROR_RESPONSE:
+      return "burst error";
+    case tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE:
+      return "byte enable error";
+    case tlm::TLM_GENERIC_ERROR_RESPONSE:
+      return "generic error";
+    default:
+      return "incomplete";
   }
 }
-}
+}  // namespace
 
-Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params,
-         const Directory& directory, const CollectiveConfig& collectives)
+Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params, const Directory& directory,
+         const CollectiveConfig& collectives)
     : sc_core::sc_module(name),
       to_nic("to_nic", nics),
       from_nic("from_nic", nics),
@@ -53,7 +59,8 @@ Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Par
       params_(params),
       directory_(directory),
       collectives_(*this, collectives),
-      compute_model_(make_compute_model(params.compute, params.peak_flops, params.memory_bandwidth.bytes_per_ps() * 1e12)),
+      compute_model_(
+          make_compute_model(params.compute, params.peak_flops, params.memory_bandwidth.bytes_per_ps() * 1e12)),
       cpu_model_(params.cpu_flops, params.memory_bandwidth.bytes_per_ps() * 1e12) {
   nic_path_.reserve(nics);
   for (unsigned i = 0; i < nics; ++i) {
@@ -97,7 +104,8 @@ void Npu::end_op(Pending* p) {
     args.bytes = p->bytes;
     args.peer = p->peer;
     const std::string name = p->label.name ? *p->label.name : p->what;
-    timeline_->slice(rank_, p->type == OpType::kMemory ? TimelineSink::Track::kMemory : TimelineSink::Track::kPointToPoint,
+    timeline_->slice(rank_,
+                     p->type == OpType::kMemory ? TimelineSink::Track::kMemory : TimelineSink::Track::kPointToPoint,
                      name, p->started, now, args);
   }
   activity_.end(p->kind, now);
@@ -187,8 +195,8 @@ void Npu::compute_part_done(unsigned r) {
 
 void Npu::memory_done(void* ctx, tlm::tlm_response_status status) {
   if (status != tlm::TLM_OK_RESPONSE) {
-    throw ModelError(std::string(name()) + ": its HBM refused a compute node's access (" +
-                     tlm_response_string(status) + ")");
+    throw ModelError(std::string(name()) + ": its HBM refused a compute node's access (" + tlm_response_string(status) +
+                     ")");
   }
   compute_part_done(static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(ctx)));
 }
@@ -371,8 +379,8 @@ void Npu::receive_matched(Pending* recv, Message* m, std::int64_t tag) {
     const std::string where = recv->client ? recv->client->where(recv->ctx) : "";
     if (!where.empty()) os << where << ": ";
     os << "a send and its receive disagree on the size: NPU " << m->tag.src_rank << " (node " << m->sender.origin_node
-       << ") sends " << m->bytes << " bytes to NPU " << rank_ << " with tag " << tag << ", NPU " << rank_
-       << " (node " << recv->label.node;
+       << ") sends " << m->bytes << " bytes to NPU " << rank_ << " with tag " << tag << ", NPU " << rank_ << " (node "
+       << recv->label.node;
     if (recv->label.name) os << " \"" << *recv->label.name << "\"";
     os << ") receives " << recv->bytes << " bytes";
     m->unref();
@@ -486,8 +494,8 @@ void Npu::message_arrived(Message* m) {
       if (error) {
         const Directory::MemoryRoute* mem = directory_.memory(rank_);
         std::ostringstream os;
-        os << name() << ": " << p->what << ": memory \"" << mem->name << "\" refused the access to [0x" << std::hex
-           << a << ", 0x" << a + n << std::dec << ") (" << n << " bytes): outside its " << mem->size
+        os << name() << ": " << p->what << ": memory \"" << mem->name << "\" refused the access to [0x" << std::hex << a
+           << ", 0x" << a + n << std::dec << ") (" << n << " bytes): outside its " << mem->size
            << "-byte range (TLM_ADDRESS_ERROR_RESPONSE)";
         throw ModelError(os.str());
       }

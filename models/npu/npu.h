@@ -14,13 +14,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <systemc>
 #include <utility>
 #include <vector>
 
-#include <systemc>
-
-#include "models/npu/activity.h"
 #include "models/collectives/collective_engine.h"
+#include "models/npu/activity.h"
 #include "models/npu/compute_model.h"
 #include "models/npu/directory.h"
 #include "tlm/calendar.h"
@@ -51,10 +50,10 @@ struct OpLabel {
 
 struct ComputeOp {
   OpLabel label;
-  KernelWork work;                  // what the compute model times
-  Tick recorded = 0;                // duration recorded in the trace
-  bool use_recorded = false;        // replay, or nothing the model can time
-  int recorded_class = -1;          // a recorded GPU op's kernel class, for the report (-1: unknown)
+  KernelWork work;            // what the compute model times
+  Tick recorded = 0;          // duration recorded in the trace
+  bool use_recorded = false;  // replay, or nothing the model can time
+  int recorded_class = -1;    // a recorded GPU op's kernel class, for the report (-1: unknown)
   bool on_cpu = false;
 };
 
@@ -65,7 +64,7 @@ struct CollectiveRecord {
   CollectiveType type = CollectiveType::kAllReduce;
   AlgorithmKind algorithm = AlgorithmKind::kRing;
   CommProtocol protocol = CommProtocol::kPlain;
-  std::uint32_t channels = 0;       // a ring's channels across nodes (0: the platform's)
+  std::uint32_t channels = 0;          // a ring's channels across nodes (0: the platform's)
   std::uint8_t nccl_algorithm = 0xff;  // CollectiveSpec's: what NCCL chose
   std::uint8_t nccl_protocol = 0;
   std::uint64_t bytes = 0;
@@ -74,19 +73,17 @@ struct CollectiveRecord {
   Tick end = 0;
 };
 
-class Npu : public sc_core::sc_module,
-            public CollectiveEngine::Host,
-            private MemoryClient::Listener {
+class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private MemoryClient::Listener {
  public:
   struct Params {
-    double peak_flops = 100e12;                       // dense FLOP/s of the compute engine
+    double peak_flops = 100e12;                          // dense FLOP/s of the compute engine
     Bandwidth memory_bandwidth = Bandwidth::GBps(2000);  // roofline's local-memory bandwidth
-    double cpu_flops = 1e12;                          // CPU ops (is_cpu_op)
-    Tick remote_memory_latency = ns_to_ticks(1000);   // stand-in for MEM_LOAD/STORE
+    double cpu_flops = 1e12;                             // CPU ops (is_cpu_op)
+    Tick remote_memory_latency = ns_to_ticks(1000);      // stand-in for MEM_LOAD/STORE
     Bandwidth remote_memory_bandwidth = Bandwidth::GBps(50);
-    Tick collective_start_overhead = 0;               // per collective (endpoint delay)
-    bool no_remote_memory = false;  // MEM nodes are errors (ASTRA-sim's NO_MEMORY_EXPANSION)
-    ComputeParams compute;          // npu.compute: the GPU's compute model (models/npu/compute_model.h)
+    Tick collective_start_overhead = 0;  // per collective (endpoint delay)
+    bool no_remote_memory = false;       // MEM nodes are errors (ASTRA-sim's NO_MEMORY_EXPANSION)
+    ComputeParams compute;               // npu.compute: the GPU's compute model (models/npu/compute_model.h)
     /// Every user-settable parameter, with unit, range and description.
     static const ParamTable<Params>& table();
   };
@@ -97,8 +94,8 @@ class Npu : public sc_core::sc_module,
   /// nodes move their tensor bytes through it.
   MemoryClient hbm;
 
-  Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params,
-      const Directory& directory, const CollectiveConfig& collectives);
+  Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params, const Directory& directory,
+      const CollectiveConfig& collectives);
 
   int rank() const override { return rank_; }
   const Params& params() const { return params_; }
@@ -200,12 +197,12 @@ class Npu : public sc_core::sc_module,
 
   // compute resources: index 0 GPU, 1 CPU; each runs one op at a time, in order
   struct ComputeJob {
-    Tick compute = 0;            // the arithmetic (or the recorded duration)
-    std::uint64_t hbm_bytes = 0; // moved through the HBM meanwhile
+    Tick compute = 0;             // the arithmetic (or the recorded duration)
+    std::uint64_t hbm_bytes = 0;  // moved through the HBM meanwhile
     Pending* op = nullptr;
     OpLabel label;
     std::uint64_t tensor_bytes = 0;
-    int cls = -1;                // the kernel class that timed it; -1: a recorded duration
+    int cls = -1;  // the kernel class that timed it; -1: a recorded duration
     double flops = 0;
   };
   struct ComputeResource {
@@ -249,7 +246,7 @@ class Npu : public sc_core::sc_module,
   CollectiveEngine collectives_;
   ComputeResource compute_[2];
   std::shared_ptr<const ComputeModel> compute_model_;  // GPU kernels
-  RooflineModel cpu_model_;                           // CPU nodes with num_ops
+  RooflineModel cpu_model_;                            // CPU nodes with num_ops
   ActivityTracker activity_;
   Tick finish_ = 0;
   std::size_t in_flight_ = 0;

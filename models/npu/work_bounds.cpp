@@ -1,16 +1,15 @@
 #include "models/npu/work_bounds.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <stdexcept>
-
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace fabricsim {
 
@@ -59,19 +58,18 @@ std::string WorkBounds::check(const Estimate& e, const std::string& what) const 
   const double seconds = e.frames / kFramesPerSecond;
   char frames[32];
   std::snprintf(frames, sizeof frames, "%.3g", e.frames);
-  const std::string estimate = std::string(frames) + " frames of " + std::to_string(frame_bytes) +
-                               " bytes, roughly " + duration_text(seconds) + " of wall time at " +
+  const std::string estimate = std::string(frames) + " frames of " + std::to_string(frame_bytes) + " bytes, roughly " +
+                               duration_text(seconds) + " of wall time at " +
                                std::to_string(static_cast<long long>(kFramesPerSecond)) + " frames/s";
   if (!force) {
     if (seconds > kMaxSeconds) {
-      throw std::invalid_argument(what + " is about " + estimate + ", past the limit of " +
-                                  duration_text(kMaxSeconds) + " (give --force to run it anyway)");
+      throw std::invalid_argument(what + " is about " + estimate + ", past the limit of " + duration_text(kMaxSeconds) +
+                                  " (give --force to run it anyway)");
     }
     if (memory_bytes > 0 && e.data_bytes > static_cast<double>(memory_bytes)) {
-      throw std::invalid_argument(what + " would hold about " + gib_text(e.data_bytes) +
-                                  " of data buffers (--data), more than the " +
-                                  gib_text(static_cast<double>(memory_bytes)) + " of " + memory_limit +
-                                  " (give --force to run it anyway)");
+      throw std::invalid_argument(
+          what + " would hold about " + gib_text(e.data_bytes) + " of data buffers (--data), more than the " +
+          gib_text(static_cast<double>(memory_bytes)) + " of " + memory_limit + " (give --force to run it anyway)");
     }
   }
   if (seconds > kWarnSeconds) return what + " is about " + estimate;

@@ -19,11 +19,11 @@ struct WorkBounds {
   /// the project's machine (docs/performance.md: 8.4 million one-frame
   /// messages in 3.0 s on 1,024 NPUs; about a third of that at 2,048).
   static constexpr double kFramesPerSecond = 2e6;
-  static constexpr double kWarnSeconds = 600;    // say so past 10 minutes
-  static constexpr double kMaxSeconds = 7200;    // refuse past 2 hours (our runs take seconds to minutes)
+  static constexpr double kWarnSeconds = 600;  // say so past 10 minutes
+  static constexpr double kMaxSeconds = 7200;  // refuse past 2 hours (our runs take seconds to minutes)
 
-  std::uint64_t frame_bytes = 256 << 10;  // the platform's smallest segment (frame payload)
-  std::uint64_t memory_bytes = 0;         // the memory this process may use, for data mode; 0: not checked
+  std::uint64_t frame_bytes = 256 << 10;               // the platform's smallest segment (frame payload)
+  std::uint64_t memory_bytes = 0;                      // the memory this process may use, for data mode; 0: not checked
   std::string memory_limit = "this machine's memory";  // what sets memory_bytes, for the message
   bool force = false;
 

@@ -15,12 +15,18 @@ namespace {
 /// 32 GT/s with 128b/130b (3.0, 4.0, 5.0). PCI-SIG base specifications.
 double lane_bytes_per_second(unsigned generation) {
   switch (generation) {
-    case 1: return 2.5e9 * 8 / 10 / 8;
-    case 2: return 5e9 * 8 / 10 / 8;
-    case 3: return 8e9 * 128 / 130 / 8;
-    case 4: return 16e9 * 128 / 130 / 8;
-    case 5: return 32e9 * 128 / 130 / 8;
-    default: return 0;
+    case 1:
+      return 2.5e9 * 8 / 10 / 8;
+    case 2:
+      return 5e9 * 8 / 10 / 8;
+    case 3:
+      return 8e9 * 128 / 130 / 8;
+    case 4:
+      return 16e9 * 128 / 130 / 8;
+    case 5:
+      return 32e9 * 128 / 130 / 8;
+    default:
+      return 0;
   }
 }
 
@@ -35,13 +41,15 @@ Bandwidth PcieSwitch::Params::data_bandwidth(unsigned port_lanes) const {
 
 const ParamTable<PcieSwitch::Params>& PcieSwitch::Params::table() {
   static const auto table =
-      ParamTable<Params>("pcie", "a PCIe switch between each NIC and its GPU's memory (GPUDirect RDMA crosses it), "
-                                 "with an uplink to the CPU (staging through host memory crosses it): "
-                                 "cut-through, one pipe each way per port")
+      ParamTable<Params>("pcie",
+                         "a PCIe switch between each NIC and its GPU's memory (GPUDirect RDMA crosses it), "
+                         "with an uplink to the CPU (staging through host memory crosses it): "
+                         "cut-through, one pipe each way per port")
           .add("generation", Quantity::kCount, &Params::generation,
                "PCIe generation, 1 to 5 (2.5, 5, 8, 16, 32 GT/s per lane; 6.0's FLIT mode is not modelled)")
           .range(1, 5)
-          .add("lanes", Quantity::kCount, &Params::lanes, "lanes of the device's and the GPU's ports: 1, 2, 4, 8, 16 or 32")
+          .add("lanes", Quantity::kCount, &Params::lanes,
+               "lanes of the device's and the GPU's ports: 1, 2, 4, 8, 16 or 32")
           .range(1, 32)
           .add("max_payload", Quantity::kBytes, &Params::max_payload_bytes,
                "Max_Payload_Size: data bytes per TLP, 128 to 4096, a power of two")
@@ -138,7 +146,9 @@ PcieSwitch::Access* PcieSwitch::new_access(tlm::tlm_generic_payload& gp, int dev
   return a;
 }
 
-void PcieSwitch::free_access(Access* a) { spare_.push_back(a); }
+void PcieSwitch::free_access(Access* a) {
+  spare_.push_back(a);
+}
 
 Tick PcieSwitch::reserve(PipeRef pipe, Tick earliest, std::uint64_t bytes) {
   const Tick start = std::max(pipe.free, earliest);
@@ -200,7 +210,6 @@ tlm::tlm_sync_enum PcieSwitch::nb_transport_fw(int device, tlm::tlm_generic_payl
   delay = sc_core::SC_ZERO_TIME;
   return tlm::TLM_UPDATED;
 }
-
 
 void PcieSwitch::arrive(Access* a) {
   tlm::tlm_generic_payload& gp = *a->gp;

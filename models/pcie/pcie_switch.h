@@ -96,17 +96,17 @@
 // Statistics: stats().
 #pragma once
 
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <unordered_map>
-#include <vector>
-
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/multi_passthrough_target_socket.h>
-#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <unordered_map>
+#include <vector>
 
 #include "tlm/calendar.h"
 #include "tlm/parameters.h"
@@ -121,8 +121,8 @@ class PcieSwitch : public sc_core::sc_module {
   enum class GpuDirect : std::uint8_t { kOn, kWriteOnly, kOff };
 
   struct Params {
-    unsigned generation = 5;   // PCIe 1.0 to 5.0 (the encoding and rate per lane follow)
-    unsigned lanes = 16;       // x1 ... x32, the devices' and the GPUs' ports
+    unsigned generation = 5;                // PCIe 1.0 to 5.0 (the encoding and rate per lane follow)
+    unsigned lanes = 16;                    // x1 ... x32, the devices' and the GPUs' ports
     std::uint64_t max_payload_bytes = 256;  // Max_Payload_Size the devices negotiated
     /// Per TLP: 4DW header with 64-bit addresses (16 B), framing token and
     /// sequence number (4 B), LCRC (4 B); ECRC would add 4 B.
@@ -130,12 +130,12 @@ class PcieSwitch : public sc_core::sc_module {
     Tick latency = ns_to_ticks(115);  // through the switch, one way
     unsigned devices_per_switch = 1;  // device/GPU pairs sharing one switch and its uplink
     GpuDirect gpudirect_rdma = GpuDirect::kOn;
-    unsigned uplink_lanes = 16;             // the port toward the CPU
+    unsigned uplink_lanes = 16;  // the port toward the CPU
     /// Devices bound in a row that are one physical device (a NIC shared by
     /// that many GPUs, each its own function of it): their pairs share the
     /// device's port, one pipe each way. Set by the platform, not a file.
     unsigned devices_per_port = 1;
-    Tick host_latency = ns_to_ticks(300);   // root complex and host memory, one access
+    Tick host_latency = ns_to_ticks(300);  // root complex and host memory, one access
     /// The data rate of each direction of a port of `port_lanes` lanes (see
     /// the header's comment); of the devices' and GPUs' ports by default.
     Bandwidth data_bandwidth(unsigned port_lanes = 0) const;
@@ -153,7 +153,7 @@ class PcieSwitch : public sc_core::sc_module {
   struct Stats {
     std::uint64_t reads = 0, writes = 0;
     std::uint64_t bytes_to_device = 0, bytes_to_memory = 0;  // data, each direction
-    Tick busy_to_device = 0, busy_to_memory = 0;            // time the devices' ports carried data
+    Tick busy_to_device = 0, busy_to_memory = 0;             // time the devices' ports carried data
     std::uint64_t bytes_via_host = 0;                        // data staged through host memory
     Tick busy_to_host = 0, busy_from_host = 0;               // time the uplink carried data, each way
     std::uint64_t errors = 0;                                // accesses the memory refused

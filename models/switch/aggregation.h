@@ -24,10 +24,10 @@ class AggregationManager {
  public:
   /// What one unit does for one group.
   struct Plan {
-    std::vector<Address> local;       // members attached to this unit's switch, in group order
-    std::vector<int> local_index;     // their indexes in the group
-    std::vector<Address> children;    // units below, whose partial results this one combines
-    Address parent = kNoAddress;      // unit above; none at the root
+    std::vector<Address> local;     // members attached to this unit's switch, in group order
+    std::vector<int> local_index;   // their indexes in the group
+    std::vector<Address> children;  // units below, whose partial results this one combines
+    Address parent = kNoAddress;    // unit above; none at the root
     /// Contributor -> its place in the order of combination: local members
     /// in group order, then the units below in address order.
     std::unordered_map<Address, int> position;
@@ -41,9 +41,9 @@ class AggregationManager {
   struct Topology {
     std::vector<Address> unit_of_switch;
     std::vector<int> level_of_switch;
-    std::map<Address, std::vector<int>> switches_of_endpoint;  // NIC address -> switch indexes
+    std::map<Address, std::vector<int>> switches_of_endpoint;           // NIC address -> switch indexes
     std::map<Address, std::vector<std::uint64_t>> weights_of_endpoint;  // the links' bandwidths, in the same order
-    std::vector<std::vector<int>> switch_neighbours;           // switch index -> switch indexes
+    std::vector<std::vector<int>> switch_neighbours;                    // switch index -> switch indexes
   };
   void set_topology(Topology t) { topology_ = std::move(t); }
 

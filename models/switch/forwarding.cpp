@@ -13,7 +13,9 @@ void Forwarder::add_port(OutputSocket& output, InputSocket& input) {
   sockets_.push_back(Sockets{&output, &input});
 }
 
-void Forwarder::set_port_ring(unsigned port, int ring) { ports_.at(port).ring = ring; }
+void Forwarder::set_port_ring(unsigned port, int ring) {
+  ports_.at(port).ring = ring;
+}
 
 void Forwarder::pass_on(unsigned port, Frame* f, Tick head_arrival) {
   f->hop_in = port;

@@ -18,9 +18,8 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
-
 #include <systemc>
+#include <vector>
 
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"

@@ -15,9 +15,8 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
-
 #include <tlm>
+#include <vector>
 
 #include "tlm/fabric_protocol.h"
 
@@ -26,11 +25,11 @@ namespace fabricsim {
 struct ReductionCommand : tlm::tlm_extension<ReductionCommand> {
   ReduceOp op = ReduceOp::kSum;
   DataType dtype = DataType::kFp32;
-  std::vector<const std::uint8_t*> parts;  // the contributions' bytes, fold order (null: timing only)
-  std::vector<Tick> first_byte, last_byte; // when each one's first and last byte reached the unit
-  std::size_t count = 0;                   // contributions
-  std::uint64_t bytes = 0;                 // per contribution
-  std::string what;                        // the slot, for messages
+  std::vector<const std::uint8_t*> parts;   // the contributions' bytes, fold order (null: timing only)
+  std::vector<Tick> first_byte, last_byte;  // when each one's first and last byte reached the unit
+  std::size_t count = 0;                    // contributions
+  std::uint64_t bytes = 0;                  // per contribution
+  std::string what;                         // the slot, for messages
 
   tlm::tlm_extension_base* clone() const override { return new ReductionCommand(*this); }
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const ReductionCommand&>(e); }

@@ -12,9 +12,11 @@ namespace fabricsim {
 
 const ParamTable<ReductionUnit::Params>& ReductionUnit::Params::table() {
   static const auto table =
-      ParamTable<Params>("reduction_unit", "a switch's in-network reduction unit (SHARP/NVLS-style): slots that "
-                                           "combine contributions and send or multicast the result")
-          .add("throughput", Quantity::kBandwidth, &Params::throughput, "input bytes combined per second, all streams busy")
+      ParamTable<Params>("reduction_unit",
+                         "a switch's in-network reduction unit (SHARP/NVLS-style): slots that "
+                         "combine contributions and send or multicast the result")
+          .add("throughput", Quantity::kBandwidth, &Params::throughput,
+               "input bytes combined per second, all streams busy")
           .legacy("throughput_GBps", 1e9, "GB/s")
           .add("streams", Quantity::kCount, &Params::streams, "contributions combined in one pass")
           .range(1, 1 << 16)
@@ -61,9 +63,9 @@ struct ReductionUnit::Slot final : Holder {
   using Holder::Holder;
   SlotKey key;
   const AggregationManager::Plan* plan = nullptr;
-  Message* like = nullptr;       // a message of the operation, for the result's fields (kept referenced)
+  Message* like = nullptr;  // a message of the operation, for the result's fields (kept referenced)
   bool pull = false;
-  std::uint64_t offset = 0;      // the frame's place in the result message
+  std::uint64_t offset = 0;  // the frame's place in the result message
   std::uint64_t bytes = 0;
   std::uint64_t wire_bytes = 0;
   std::uint64_t message_bytes = 0;
@@ -106,8 +108,10 @@ ReductionUnit::ReductionUnit(const sc_core::sc_module_name& name, const Params& 
       params_(params),
       manager_(manager),
       calendar_(Calendar::instance()) {
-  if (params_.slots == 0) throw std::invalid_argument(std::string(this->name()) + ": a reduction unit needs at least one slot");
-  if (params_.streams == 0) throw std::invalid_argument(std::string(this->name()) + ": an ALU needs at least one stream");
+  if (params_.slots == 0)
+    throw std::invalid_argument(std::string(this->name()) + ": a reduction unit needs at least one slot");
+  if (params_.streams == 0)
+    throw std::invalid_argument(std::string(this->name()) + ": an ALU needs at least one stream");
   if (params_.mtu_bytes == 0) throw std::invalid_argument(std::string(this->name()) + ": mtu_bytes must be > 0");
   in.register_nb_transport_fw<&ReductionUnit::in_fw>(this, 0);
   out.register_nb_transport_bw<&ReductionUnit::out_bw>(this, 0);
@@ -140,8 +144,9 @@ const AggregationManager::Plan& ReductionUnit::plan_of(const Message& m) {
 
 void ReductionUnit::check_supported(const Message& m) const {
   if (params_.supported & reduction_bit(m.reduction.op, m.reduction.dtype)) return;
-  throw ModelError(std::string(name()) + ": this switch's reduction unit does not support " + to_string(m.reduction.op) + " on " +
-                   to_string(m.reduction.dtype) + " (it supports " + describe_reductions(params_.supported) + ")");
+  throw ModelError(std::string(name()) + ": this switch's reduction unit does not support " +
+                   to_string(m.reduction.op) + " on " + to_string(m.reduction.dtype) + " (it supports " +
+                   describe_reductions(params_.supported) + ")");
 }
 
 void ReductionUnit::arrive(Frame* f) {

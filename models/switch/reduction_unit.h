@@ -50,14 +50,14 @@
 // (tlm/reduction.h rounds fp16/bf16 once per step).
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include <cstdint>
 #include <list>
 #include <string>
+#include <systemc>
 #include <unordered_map>
 #include <vector>
-
-#include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/switch/aggregation.h"
 #include "tlm/calendar.h"
@@ -86,14 +86,14 @@ class ReductionUnit : public sc_core::sc_module {
  public:
   struct Params {
     Address address = kNoAddress;
-    std::uint32_t peer_id = 0;                      // how NPUs name this unit in read requests
-    Bandwidth throughput = Bandwidth::GBps(1000);   // input bytes combined per second, all streams busy
-    unsigned streams = 1;                           // contributions combined in one pass
-    Tick latency = ns_to_ticks(100);                // last contribution done -> result out
-    unsigned slots = 256;                           // aggregation slots
-    std::uint64_t buffer_bytes = 32ull << 20;       // accumulator memory, shared by the slots
+    std::uint32_t peer_id = 0;                           // how NPUs name this unit in read requests
+    Bandwidth throughput = Bandwidth::GBps(1000);        // input bytes combined per second, all streams busy
+    unsigned streams = 1;                                // contributions combined in one pass
+    Tick latency = ns_to_ticks(100);                     // last contribution done -> result out
+    unsigned slots = 256;                                // aggregation slots
+    std::uint64_t buffer_bytes = 32ull << 20;            // accumulator memory, shared by the slots
     std::uint64_t multicast_buffer_bytes = 32ull << 20;  // room for frames being copied to several ports
-    std::uint32_t supported = kAllReductions;       // (op, type) pairs, see reduction_bit
+    std::uint32_t supported = kAllReductions;            // (op, type) pairs, see reduction_bit
     // The fabric's packets, for the results of pull requests:
     std::uint64_t mtu_bytes = 4096;
     std::uint64_t header_bytes = 0;
@@ -102,15 +102,15 @@ class ReductionUnit : public sc_core::sc_module {
   };
 
   struct Stats {
-    std::uint64_t operations = 0;       // slots completed
-    std::uint64_t bytes_reduced = 0;    // contribution bytes through the ALU
-    std::uint64_t result_bytes = 0;     // result and multicast bytes sent (all copies)
-    std::uint64_t copies = 0;           // frames sent
+    std::uint64_t operations = 0;     // slots completed
+    std::uint64_t bytes_reduced = 0;  // contribution bytes through the ALU
+    std::uint64_t result_bytes = 0;   // result and multicast bytes sent (all copies)
+    std::uint64_t copies = 0;         // frames sent
     unsigned peak_slots = 0;
     std::uint64_t peak_buffer_bytes = 0;
     std::uint64_t peak_multicast_buffer_bytes = 0;
-    std::uint64_t frames_waited = 0;    // frames that found no free slot
-    Tick wait_time = 0;                 // their total wait
+    std::uint64_t frames_waited = 0;  // frames that found no free slot
+    Tick wait_time = 0;               // their total wait
     Tick alu_busy = 0;
   };
 
@@ -143,8 +143,7 @@ class ReductionUnit : public sc_core::sc_module {
     std::uint64_t group, collective;
     std::uint32_t chunk, step, origin;
     bool operator==(const OpKey& o) const {
-      return group == o.group && collective == o.collective && chunk == o.chunk && step == o.step &&
-             origin == o.origin;
+      return group == o.group && collective == o.collective && chunk == o.chunk && step == o.step && origin == o.origin;
     }
   };
   static constexpr std::uint32_t kNoOrigin = 0xffffffffu;
@@ -206,7 +205,8 @@ class ReductionUnit : public sc_core::sc_module {
   static OpKey op_of(const Message& m);
 
   void occupancy_changed() {
-    if (timeline_) timeline_->unit_occupancy(timeline_id_, now_ticks(), slots_in_use(), buffer_used_ + copy_buffer_used_);
+    if (timeline_)
+      timeline_->unit_occupancy(timeline_id_, now_ticks(), slots_in_use(), buffer_used_ + copy_buffer_used_);
   }
 
   ForwardPath<FrameProtocol> to_switch_{out};

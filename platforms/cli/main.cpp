@@ -6,6 +6,9 @@
 // Exit codes: 0 done; 2 bad input (platform, trace, flags); 3 the simulation
 // could make no progress (the report says what is stuck); 4 a data-mode check
 // failed; 1 an internal error.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,29 +16,18 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
-#include <memory>
-#include <tuple>
-
-#include <unistd.h>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 #include <systemc>
+#include <tuple>
 
+#include "build_commit.h"  // FABRICSIM_COMMIT, read at build time
 #include "models/collectives/collective.h"
 #include "platforms/astra_system.h"
 #include "platforms/calibrate.h"
 #include "platforms/collbench.h"
-#include "build_commit.h"  // FABRICSIM_COMMIT, read at build time
-#include "tlm/calendar.h"
-#include "tlm/errors.h"
-#include "tlm/input_file.h"
-#include "tlm/interrupt_cleanup.h"
-#include "tlm/output_file.h"
-#include "tlm/reduction.h"
-#include "tlm/simulation_copy.h"
 #include "platforms/loader.h"
 #include "platforms/parameter_catalogue.h"
 #include "platforms/reduction_models.h"
@@ -44,6 +36,13 @@
 #include "platforms/timeline.h"
 #include "platforms/training_loader.h"
 #include "platforms/yaml_input.h"
+#include "tlm/calendar.h"
+#include "tlm/errors.h"
+#include "tlm/input_file.h"
+#include "tlm/interrupt_cleanup.h"
+#include "tlm/output_file.h"
+#include "tlm/reduction.h"
+#include "tlm/simulation_copy.h"
 #include "traces/generator/et_writer.h"
 #include "traces/generator/generators.h"
 #include "traces/reader/et_reader.h"
@@ -54,8 +53,8 @@ namespace {
 
 /// A file or prefix option: an empty value would write beside nothing the
 /// user named (".0.et", or no report at all, silently).
-const CLI::Validator kPath([](std::string& text) -> std::string { return text.empty() ? "an empty path" : ""; },
-                           "PATH", "path");
+const CLI::Validator kPath([](std::string& text) -> std::string { return text.empty() ? "an empty path" : ""; }, "PATH",
+                           "path");
 
 const char* const kForceHelp = "Run work estimated past 2 hours of wall time, or --data past this machine's memory";
 
@@ -104,7 +103,8 @@ std::vector<YamlOverride> system_overrides_of(const std::vector<std::string>& se
     if (s.rfind("system.", 0) != 0) continue;
     YamlOverride o = parse_override(s.substr(7));
     o.scope = "system.";
-    if (system.empty()) throw InputError("--set " + s + ": sets a key of the ASTRA-sim system file, and no --system is given");
+    if (system.empty())
+      throw InputError("--set " + s + ": sets a key of the ASTRA-sim system file, and no --system is given");
     out.push_back(o);
   }
   return out;
@@ -190,7 +190,10 @@ void apply_rtl_options(const RtlArgs& a, PlatformSpec& spec) {
     for (const auto& f : spec.fabrics) {
       for (const auto& n : f.nodes) rtl |= n.reduction && std::string(reduction_model(*n.reduction).name) == "rtl";
     }
-    if (!rtl) throw InputError("--vcd " + vcd + ": no reduction unit runs the RTL, so there is no waveform to write (use --reduction-model rtl)");
+    if (!rtl)
+      throw InputError(
+          "--vcd " + vcd +
+          ": no reduction unit runs the RTL, so there is no waveform to write (use --reduction-model rtl)");
     check_direct_output_path(vcd, "waveform (--vcd)");
   }
   for (const auto& p : a.plusargs) {
@@ -230,13 +233,13 @@ void apply_levels(const std::string& list, PlatformSpec& spec) {
     start = comma + 1;
   }
   if (names.size() != dims.size()) {
-    throw InputError("--levels " + list + ": names " + std::to_string(names.size()) + " algorithm(s), but the platform has " +
-                     std::to_string(dims.size()) + " level(s) of more than one NPU (one per fabric, lowest first)");
+    throw InputError("--levels " + list + ": names " + std::to_string(names.size()) +
+                     " algorithm(s), but the platform has " + std::to_string(dims.size()) +
+                     " level(s) of more than one NPU (one per fabric, lowest first)");
   }
   for (std::size_t d = 0; d < names.size(); ++d) {
     const auto algo = algorithm_from_name(names[d]);
-    if (!algo || !runs_a_level(*algo) ||
-        (*algo == AlgorithmKind::kDoubleBinaryTree && d + 1 != names.size())) {
+    if (!algo || !runs_a_level(*algo) || (*algo == AlgorithmKind::kDoubleBinaryTree && d + 1 != names.size())) {
       throw InputError("--levels " + list + ": \"" + names[d] + "\" for level " + std::to_string(d) +
                        " (a level runs ring, direct, halving_doubling, in_switch, or double_binary_tree as the last)");
     }
@@ -248,9 +251,12 @@ void apply_levels(const std::string& list, PlatformSpec& spec) {
 /// --scheduler: the order a hierarchical all-reduce's chunks take the levels.
 void apply_scheduler(const std::string& name, PlatformSpec& spec) {
   if (name.empty()) return;
-  if (name == "baseline") spec.collectives.dimension_order = LevelOrder::kBaseline;
-  else if (name == "themis") spec.collectives.dimension_order = LevelOrder::kThemis;
-  else throw InputError("--scheduler " + name + ": use baseline (levels in ascending order) or themis");
+  if (name == "baseline")
+    spec.collectives.dimension_order = LevelOrder::kBaseline;
+  else if (name == "themis")
+    spec.collectives.dimension_order = LevelOrder::kThemis;
+  else
+    throw InputError("--scheduler " + name + ": use baseline (levels in ascending order) or themis");
 }
 
 void apply_overrides(const RunArgs& a, PlatformSpec& spec) {
@@ -353,8 +359,7 @@ int run(const RunArgs& a) {
     write_output_file(a.report, json_text(report), "report");
   }
   if (outcome == Simulation::Outcome::kStuck) {
-    std::cerr << "error: the simulation cannot make progress at " << ticks_to_ns(now_ticks())
-              << " ns; work remains:\n";
+    std::cerr << "error: the simulation cannot make progress at " << ticks_to_ns(now_ticks()) << " ns; work remains:\n";
     for (const auto& line : sim.stuck_report()) std::cerr << "  " << line << "\n";
     return kExitStuck;
   }
@@ -395,7 +400,8 @@ struct CollbenchArgs {
 
 int collbench(const CollbenchArgs& a) {
   if (!a.rtl.vcd.empty() && a.jobs > 1) {
-    throw InputError("--jobs " + std::to_string(a.jobs) + " with --vcd: every row would write the same waveform files; "
+    throw InputError("--jobs " + std::to_string(a.jobs) +
+                     " with --vcd: every row would write the same waveform files; "
                      "leave --jobs out or give --jobs 1");
   }
   PlatformSpec spec = load_platform(a.platform, overrides_of(a.sets));
@@ -419,8 +425,9 @@ int collbench(const CollbenchArgs& a) {
   if (!a.algo.empty()) {
     const auto algo = algorithm_from_name(a.algo);
     if (!algo) {
-      throw InputError("--algo " + a.algo +
-                       ": unknown algorithm (ring, direct, halving_doubling, double_binary_tree, hierarchical, in_switch, pat)");
+      throw InputError(
+          "--algo " + a.algo +
+          ": unknown algorithm (ring, direct, halving_doubling, double_binary_tree, hierarchical, in_switch, pat)");
     }
     o.algorithm = *algo;
   }
@@ -448,9 +455,7 @@ int collbench(const CollbenchArgs& a) {
   o.data = a.data;
   o.force = a.force;
   o.why = a.why;
-  o.jobs = a.jobs > 0 ? static_cast<unsigned>(a.jobs)
-           : a.rtl.vcd.empty() ? cpus_available()
-                               : 1u;
+  o.jobs = a.jobs > 0 ? static_cast<unsigned>(a.jobs) : a.rtl.vcd.empty() ? cpus_available() : 1u;
   if (!parse_data_type(a.dtype, o.dtype)) throw InputError("--dtype " + a.dtype + ": use fp32, fp16, bf16 or int32");
   if (!parse_reduce_op(a.redop, o.op)) throw InputError("--redop " + a.redop + ": use sum, min or max");
   static Platform* kept_until_exit = nullptr;  // never destroyed: see run()
@@ -512,7 +517,9 @@ int collbench(const CollbenchArgs& a) {
 /// Adds `run` and its options.
 CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   CLI::App* cmd = app.add_subcommand("run", "Run Chakra traces on a platform");
-  cmd->add_option("--platform", a.platform, "Platform file (fabricsim YAML or ASTRA-sim network .yml)")->required()->check(kPath);
+  cmd->add_option("--platform", a.platform, "Platform file (fabricsim YAML or ASTRA-sim network .yml)")
+      ->required()
+      ->check(kPath);
   add_set_option(cmd, a.sets);
   auto* workload = cmd->add_option("--workload", a.workload, "Trace prefix: PREFIX.<rank>.et per NPU")->check(kPath);
   auto* model = cmd->add_option("--model", a.model,
@@ -530,7 +537,9 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)")->check(kPath);
   cmd->add_option("--remote-memory", a.remote_memory, "ASTRA-sim remote-memory configuration (JSON)")->check(kPath);
   cmd->add_flag("--replay", a.replay, "Use recorded durations for compute nodes");
-  cmd->add_option("--npus", a.npus, "Run the trace's ranks on the first N NPUs only, the others idle (a 1-rank trace on one GPU of a node)")
+  cmd->add_option(
+         "--npus", a.npus,
+         "Run the trace's ranks on the first N NPUs only, the others idle (a 1-rank trace on one GPU of a node)")
       ->check(CLI::Range(1, 1 << 30));
   cmd->add_flag("--force", a.force, kForceHelp);
   cmd->add_flag("--data", a.data, "Carry real bytes and check every collective's result");
@@ -549,7 +558,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                   "Hierarchical all-reduce: each chunk takes the levels in ascending order (baseline) or in Themis's "
                   "load-balancing order (themis)");
   cmd->add_flag("-q,--quiet", a.quiet, "Print nothing but warnings and errors (no progress line)");
-  cmd->add_option("--timeline", a.timeline, "Write a Chrome/Perfetto trace-event timeline (open it in ui.perfetto.dev)")->check(kPath);
+  cmd->add_option("--timeline", a.timeline, "Write a Chrome/Perfetto trace-event timeline (open it in ui.perfetto.dev)")
+      ->check(kPath);
   cmd->add_option("--timeline-npus", a.timeline_npus, "Record only these NPUs: 0-15, 0,4,8 (default: all)");
   cmd->add_option("--timeline-window", a.timeline_window,
                   "Record only what overlaps START:END (units ns, us, ms, s; either end may be left out)");
@@ -582,7 +592,8 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
   cmd->add_option("--scheduler", a.scheduler,
                   "Hierarchical all-reduce: each chunk takes the levels in ascending order (baseline) or in Themis's "
                   "load-balancing order (themis)");
-  cmd->add_option("--root", a.root, "Root of rooted collectives: its place in the group (with --stride S, member k is NPU S x k)");
+  cmd->add_option("--root", a.root,
+                  "Root of rooted collectives: its place in the group (with --stride S, member k is NPU S x k)");
   cmd->add_flag("--data", a.data, "Carry real bytes and check every result");
   cmd->add_flag("--force", a.force, kForceHelp);
   cmd->add_option("--dtype", a.dtype, "fp32, fp16, bf16, int32");
@@ -707,12 +718,14 @@ class GenCommands {
     cmd->add_option("--model", model_.model, "A preset, a model file (.yaml) or a Hugging Face config.json")
         ->check(kPath);
     cmd->add_option("--npus", model_.npus, "GPUs the job runs on")->check(kNpuRange);
-    cmd->add_option("--set", model_.sets, "model.KEY=VALUE or training.KEY=VALUE (repeatable; fabricsim params training)")
+    cmd->add_option("--set", model_.sets,
+                    "model.KEY=VALUE or training.KEY=VALUE (repeatable; fabricsim params training)")
         ->take_all()
         ->allow_extra_args(false);
     cmd->add_flag("--list", model_.list, "List the presets and exit");
     cmd->add_option("--out", model_.out, "Output prefix: PREFIX.<rank>.et")->check(kPath);
-    cmd->add_option("--limit", model_.limit, "Refuse traces estimated past this size (K, M, G, T: 1024-based; default 64G)");
+    cmd->add_option("--limit", model_.limit,
+                    "Refuse traces estimated past this size (K, M, G, T: 1024-based; default 64G)");
     cmd->add_flag("--force", model_.force, "Write traces estimated past --limit");
     add(cmd, [this] {
       if (model_.list) {
@@ -752,7 +765,9 @@ class GenCommands {
     cmd->add_option("--batch", s.batch, "Micro-batch size (sequences)")->check(CLI::Range(1, 1 << 16));
     cmd->add_option("--microbatches", s.microbatches, "Microbatches per step")->check(CLI::Range(1, 100000));
     cmd->add_option("--iterations", s.iterations, "Training steps")->check(CLI::Range(1, 100000));
-    cmd->add_option("--out", train_.out, "Output prefix (also writes PREFIX.comm_groups.json)")->required()->check(kPath);
+    cmd->add_option("--out", train_.out, "Output prefix (also writes PREFIX.comm_groups.json)")
+        ->required()
+        ->check(kPath);
     add(cmd, [this] {
       const traces::TrainingShape& shape = train_.shape;
       if (static_cast<std::int64_t>(shape.dp) * shape.tp * shape.pp > limits::kMaxNpus) {
@@ -765,8 +780,9 @@ class GenCommands {
   }
   void add_dlrm(CLI::App& gen) {
     CLI::App* cmd = gen.add_subcommand(
-        "dlrm", "A DLRM training iteration (data-parallel MLPs, model-parallel embeddings; the ASTRA-sim + ns-3 case "
-                "study's model by default)");
+        "dlrm",
+        "A DLRM training iteration (data-parallel MLPs, model-parallel embeddings; the ASTRA-sim + ns-3 case "
+        "study's model by default)");
     traces::DlrmShape& s = dlrm_.shape;
     cmd->add_option("--npus", s.npus, "Number of NPUs")->check(kNpuRange);
     cmd->add_option("--batch", s.batch, "Samples per NPU")->check(CLI::Range(1, 1 << 24));
@@ -900,8 +916,12 @@ int params(const ParamsArgs& a) {
       sj["written_at"] = s.written_at;
       nlohmann::ordered_json rows = nlohmann::ordered_json::array();
       for (const auto& r : s.rows) {
-        rows.push_back({{"name", r.name}, {"unit", r.unit}, {"default", r.default_value}, {"range", r.range},
-                        {"legacy_key", r.legacy_key}, {"description", r.description}});
+        rows.push_back({{"name", r.name},
+                        {"unit", r.unit},
+                        {"default", r.default_value},
+                        {"range", r.range},
+                        {"legacy_key", r.legacy_key},
+                        {"description", r.description}});
       }
       sj["parameters"] = std::move(rows);
       j.push_back(std::move(sj));
@@ -936,7 +956,8 @@ int params(const ParamsArgs& a) {
 CLI::App* add_params_command(CLI::App& app, ParamsArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "params", "List each component's parameters: name, unit, default, range, description (docs/platforms.md)");
-  cmd->add_option("type", a.type, "Only this component type (npu, memory, collectives, nic, link, switch, reduction_unit)");
+  cmd->add_option("type", a.type,
+                  "Only this component type (npu, memory, collectives, nic, link, switch, reduction_unit)");
   cmd->add_option("--platform", a.platform, "Print the values this platform file resolves to, as JSON")->check(kPath);
   add_set_option(cmd, a.sets);
   cmd->add_flag("--json", a.json, "As JSON");
@@ -979,9 +1000,11 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "Fit the kernel_classes compute model to measured kernels (CSV as h100-ops.csv; docs/compute.md)");
   cmd->add_option("--csv", a.csv, "Measured kernels: op_class, op, shape, flops, bytes, measured_us (repeatable)")
-      ->required()->check(kPath);
+      ->required()
+      ->check(kPath);
   cmd->add_option("--platform", a.platform, "The platform whose NPU was measured (its peak_flops, memory_bandwidth)")
-      ->required()->check(kPath);
+      ->required()
+      ->check(kPath);
   cmd->add_option("--compute-units", a.compute_units, "Units GEMM tiles run over (SMs), if not the platform's")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--out", a.out, "Write the compute file here (else print it)")->check(kPath);
@@ -1029,10 +1052,14 @@ struct SweepCommands {
   CLI::App* collect;
   CLI::App* point;
   SweepCommands(CLI::App& app, SweepArgs& a) {
-    sweep = app.add_subcommand("sweep", "Run a grid of points from a spec (docs/sweep.md): fabricsim sweep SPEC --out DIR");
+    sweep =
+        app.add_subcommand("sweep", "Run a grid of points from a spec (docs/sweep.md): fabricsim sweep SPEC --out DIR");
     sweep->add_option("spec", a.spec, "The sweep spec (YAML)");
-    sweep->add_option("--out", a.options.out_dir, "Folder for the manifest, one JSON per point and results.csv")->check(kPath);
-    sweep->add_option("--backend", a.options.backend, "local (a process pool), slurm (a job array) or print (the commands)")
+    sweep->add_option("--out", a.options.out_dir, "Folder for the manifest, one JSON per point and results.csv")
+        ->check(kPath);
+    sweep
+        ->add_option("--backend", a.options.backend,
+                     "local (a process pool), slurm (a job array) or print (the commands)")
         ->check(CLI::IsMember({"local", "slurm", "print"}));
     sweep->add_option("-j,--jobs", a.options.jobs, "local: points at once (default: one per CPU)")
         ->check(CLI::Range(1u, 1024u));
@@ -1048,7 +1075,8 @@ struct SweepCommands {
     sweep->add_flag("-q,--quiet", a.quiet, "No progress");
     collect = sweep->add_subcommand("collect", "Gather DIR's point files into DIR/results.csv");
     collect->add_option("dir", a.collect_dir, "The sweep's folder")->required();
-    point = sweep->add_subcommand("point", "Run point INDEX of the sweep in DIR (what the slurm and print backends run)");
+    point =
+        sweep->add_subcommand("point", "Run point INDEX of the sweep in DIR (what the slurm and print backends run)");
     point->add_option("dir", a.point_dir, "The sweep's folder")->required();
     point->add_option("index", a.point_index, "The point's index")->required();
   }
@@ -1078,7 +1106,8 @@ int sc_main(int argc, char* argv[]) {
   // sc_stop() on an error would print an info line of its own.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   CLI::App app{"fabricsim: a SystemC/TLM-2.0 simulator of ML training machines"};
-  app.set_version_flag("--version", std::string("fabricsim ") + FABRICSIM_VERSION + " (commit " + FABRICSIM_COMMIT + ")");
+  app.set_version_flag("--version",
+                       std::string("fabricsim ") + FABRICSIM_VERSION + " (commit " + FABRICSIM_COMMIT + ")");
   g_command = "fabricsim";
   for (int i = 1; i < argc; ++i) g_command += " " + shell_quoted(argv[i]);
   app.require_subcommand(1);

@@ -25,9 +25,9 @@ using namespace fabricsim;
 namespace {
 
 constexpr CollectiveType kAllTypes[] = {
-    CollectiveType::kAllReduce,     CollectiveType::kReduce,  CollectiveType::kAllGather,
-    CollectiveType::kGather,        CollectiveType::kScatter, CollectiveType::kBroadcast,
-    CollectiveType::kAllToAll,      CollectiveType::kReduceScatter, CollectiveType::kReduceScatterBlock,
+    CollectiveType::kAllReduce, CollectiveType::kReduce,        CollectiveType::kAllGather,
+    CollectiveType::kGather,    CollectiveType::kScatter,       CollectiveType::kBroadcast,
+    CollectiveType::kAllToAll,  CollectiveType::kReduceScatter, CollectiveType::kReduceScatterBlock,
     CollectiveType::kBarrier};
 constexpr int kSizes[] = {2, 3, 5, 8, 16};
 
@@ -40,19 +40,19 @@ struct Variant {
 };
 
 const std::set<CollectiveType> kRooted = {CollectiveType::kReduce, CollectiveType::kBroadcast};
-const std::set<CollectiveType> kRingTypes = {
-    CollectiveType::kAllReduce,     CollectiveType::kReduce,          CollectiveType::kAllGather,
-    CollectiveType::kBroadcast,     CollectiveType::kReduceScatter,   CollectiveType::kReduceScatterBlock,
-    CollectiveType::kBarrier};
+const std::set<CollectiveType> kRingTypes = {CollectiveType::kAllReduce,     CollectiveType::kReduce,
+                                             CollectiveType::kAllGather,     CollectiveType::kBroadcast,
+                                             CollectiveType::kReduceScatter, CollectiveType::kReduceScatterBlock,
+                                             CollectiveType::kBarrier};
 // The ring also relays all-to-all, a block a hop at a time (ASTRA-sim's ring all-to-all).
 std::set<CollectiveType> ring_types() {
   auto t = kRingTypes;
   t.insert(CollectiveType::kAllToAll);
   return t;
 }
-const std::set<CollectiveType> kInSwitchTypes = {
-    CollectiveType::kAllReduce, CollectiveType::kReduce, CollectiveType::kAllGather,
-    CollectiveType::kBroadcast, CollectiveType::kReduceScatter, CollectiveType::kReduceScatterBlock};
+const std::set<CollectiveType> kInSwitchTypes = {CollectiveType::kAllReduce,     CollectiveType::kReduce,
+                                                 CollectiveType::kAllGather,     CollectiveType::kBroadcast,
+                                                 CollectiveType::kReduceScatter, CollectiveType::kReduceScatterBlock};
 
 std::vector<Variant> variants() {
   return {
@@ -60,20 +60,27 @@ std::vector<Variant> variants() {
       {"direct", AlgorithmKind::kDirect, std::set<CollectiveType>(std::begin(kAllTypes), std::end(kAllTypes))},
       {"halving_doubling", AlgorithmKind::kHalvingDoubling, kRingTypes},
       {"double_binary_tree", AlgorithmKind::kDoubleBinaryTree, {CollectiveType::kAllReduce, CollectiveType::kBarrier}},
-      {"pat", AlgorithmKind::kPat,
+      {"pat",
+       AlgorithmKind::kPat,
        {CollectiveType::kAllGather, CollectiveType::kReduceScatter, CollectiveType::kReduceScatterBlock}},
       // NVSwitch-like: four units weighted 5/4/4/5, pieces of 64 B so that
       // pulls and multicasts pipeline even on small buffers.
       {"in_switch_pull", AlgorithmKind::kInSwitch, kInSwitchTypes,
-       [] { return std::make_unique<IdealReductionUnits>(std::vector<std::uint64_t>{5, 4, 4, 5}, true, 64, 2); }},
+       [] {
+         return std::make_unique<IdealReductionUnits>(std::vector<std::uint64_t>{5, 4, 4, 5}, true, 64, 2);
+       }},
       {"in_switch_push", AlgorithmKind::kInSwitch, kInSwitchTypes,
-       [] { return std::make_unique<IdealReductionUnits>(std::vector<std::uint64_t>{1, 1}, false); }},
+       [] {
+         return std::make_unique<IdealReductionUnits>(std::vector<std::uint64_t>{1, 1}, false);
+       }},
   };
 }
 
 /// Element i of member r's input: distinct across ranks and elements, so a
 /// lost, doubled or misplaced contribution changes some sum.
-std::uint32_t input(int r, std::uint64_t i) { return static_cast<std::uint32_t>((r + 1) * 1000003u + i * 7919u); }
+std::uint32_t input(int r, std::uint64_t i) {
+  return static_cast<std::uint32_t>((r + 1) * 1000003u + i * 7919u);
+}
 
 /// n buffers of `size` bytes, member m's first `filled` bytes (all, by
 /// default) holding input(m, 0), input(m, 1), ... as 32-bit words.
@@ -106,11 +113,16 @@ std::optional<std::uint32_t> expected(CollectiveType type, int n, int root, int 
   };
   const auto owner = [&](std::uint64_t e) { return static_cast<int>(e / block); };
   switch (type) {
-    case CollectiveType::kAllReduce: return i < elements ? std::optional(sum(i)) : std::nullopt;
-    case CollectiveType::kReduce: return m == root && i < elements ? std::optional(sum(i)) : std::nullopt;
-    case CollectiveType::kBroadcast: return i < elements ? std::optional(input(root, i)) : std::nullopt;
-    case CollectiveType::kBarrier: return std::nullopt;
-    default: break;
+    case CollectiveType::kAllReduce:
+      return i < elements ? std::optional(sum(i)) : std::nullopt;
+    case CollectiveType::kReduce:
+      return m == root && i < elements ? std::optional(sum(i)) : std::nullopt;
+    case CollectiveType::kBroadcast:
+      return i < elements ? std::optional(input(root, i)) : std::nullopt;
+    case CollectiveType::kBarrier:
+      return std::nullopt;
+    default:
+      break;
   }
   if (type == CollectiveType::kAllToAll) {  // receive half: block j from member j's block m
     if (i < elements || i >= elements + block * static_cast<std::uint64_t>(n)) return std::nullopt;
@@ -123,11 +135,16 @@ std::optional<std::uint32_t> expected(CollectiveType type, int n, int root, int 
   if (i >= block * static_cast<std::uint64_t>(n)) return std::nullopt;  // past the last whole block
   switch (type) {
     case CollectiveType::kReduceScatter:
-    case CollectiveType::kReduceScatterBlock: return owner(i) == m ? std::optional(sum(i)) : std::nullopt;
-    case CollectiveType::kAllGather: return input(owner(i), i);
-    case CollectiveType::kGather: return m == root ? std::optional(input(owner(i), i)) : std::nullopt;
-    case CollectiveType::kScatter: return owner(i) == m ? std::optional(input(root, i)) : std::nullopt;
-    default: return std::nullopt;
+    case CollectiveType::kReduceScatterBlock:
+      return owner(i) == m ? std::optional(sum(i)) : std::nullopt;
+    case CollectiveType::kAllGather:
+      return input(owner(i), i);
+    case CollectiveType::kGather:
+      return m == root ? std::optional(input(owner(i), i)) : std::nullopt;
+    case CollectiveType::kScatter:
+      return owner(i) == m ? std::optional(input(root, i)) : std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -165,19 +182,22 @@ std::optional<std::uint32_t> rounds_formula(const Variant& v, CollectiveType typ
                      type == CollectiveType::kAllGather;
   switch (v.kind) {
     case AlgorithmKind::kRing:
-      if (ar) return u(2 * (n - 1));  // reduce-scatter, then all-gather, n-1 steps each
+      if (ar) return u(2 * (n - 1));       // reduce-scatter, then all-gather, n-1 steps each
       if (kRooted.count(type)) return 2u;  // a chain: receive, then pass on
       if (type == CollectiveType::kAllToAll) return u(n * (n - 1) / 2);  // one block relayed a hop a round
       return u(n - 1);
-    case AlgorithmKind::kDirect: return type == CollectiveType::kAllReduce ? 2u : 1u;
+    case AlgorithmKind::kDirect:
+      return type == CollectiveType::kAllReduce ? 2u : 1u;
     case AlgorithmKind::kHalvingDoubling: {
       const int fold = (1 << log2_floor(n)) == n ? 0 : 2;  // hand data to a partner and get it back
       if (type == CollectiveType::kAllReduce) return u(2 * log2_floor(n) + fold);
       if (rs_ag) return u(log2_floor(n) + fold);
       return u(log2_ceil(n));  // binomial trees, dissemination barrier
     }
-    case AlgorithmKind::kDoubleBinaryTree: return 4u;  // receive, send up; receive, send down
-    case AlgorithmKind::kPat: return u(log2_ceil(n));   // a step per tree level, any n
+    case AlgorithmKind::kDoubleBinaryTree:
+      return 4u;  // receive, send up; receive, send down
+    case AlgorithmKind::kPat:
+      return u(log2_ceil(n));  // a step per tree level, any n
     case AlgorithmKind::kInSwitch: {
       const bool pull = v.name == "in_switch_pull";
       if (!pull) return 1u;
@@ -185,7 +205,8 @@ std::optional<std::uint32_t> rounds_formula(const Variant& v, CollectiveType typ
       if (type == CollectiveType::kReduceScatter || type == CollectiveType::kReduceScatterBlock) return 2u;
       return 1u;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -201,14 +222,18 @@ std::optional<std::uint64_t> volume_formula(const Variant& v, CollectiveType typ
         return exact_split ? std::optional(2 * (un - 1) * bytes) : std::nullopt;
       case CollectiveType::kReduceScatter:
       case CollectiveType::kReduceScatterBlock:
-      case CollectiveType::kAllGather: return un * (un - 1) * block;
+      case CollectiveType::kAllGather:
+        return un * (un - 1) * block;
       case CollectiveType::kAllToAll:  // ring: a block for the member k places on travels k hops
         return v.kind == AlgorithmKind::kRing ? un * (un * (un - 1) / 2) * block : un * (un - 1) * block;
       case CollectiveType::kGather:
-      case CollectiveType::kScatter: return (un - 1) * block;
+      case CollectiveType::kScatter:
+        return (un - 1) * block;
       case CollectiveType::kBroadcast:
-      case CollectiveType::kReduce: return (un - 1) * bytes;
-      default: return std::nullopt;
+      case CollectiveType::kReduce:
+        return (un - 1) * bytes;
+      default:
+        return std::nullopt;
     }
   }
   return std::nullopt;
@@ -264,7 +289,8 @@ void check(const Variant& v, CollectiveType type, int n, std::uint32_t chunks, s
       if (!want) continue;
       ++checked;
       const std::uint32_t got = word(buffers[static_cast<std::size_t>(m)], i);
-      if (got != *want && wrong++ < 3) ADD_FAILURE() << "member " << m << " element " << i << ": " << got << ", expected " << *want;
+      if (got != *want && wrong++ < 3)
+        ADD_FAILURE() << "member " << m << " element " << i << ": " << got << ", expected " << *want;
     }
   }
   EXPECT_EQ(wrong, 0u);
@@ -351,8 +377,8 @@ TEST(CollectivePrograms, ThemisOrdersEachChunksLevelsByLoadAndKeepsTheData) {
   // 4 x 2 x 2 with the first dimension slowest: chunk 0 takes the levels in
   // ascending order (no load yet); its first reduce-scatter loads dimension
   // 0 most, so chunk 1 starts elsewhere. Every order still all-reduces.
-  std::vector<Dimension> dims = {{4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kRing},
-                                 {2, 8, AlgorithmKind::kRing}};
+  std::vector<Dimension> dims = {
+      {4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kRing}, {2, 8, AlgorithmKind::kRing}};
   dims[0].bandwidth = 50, dims[1].bandwidth = 200, dims[2].bandwidth = 100;
   const int n = 16;
   std::vector<int> ranks;
@@ -369,7 +395,7 @@ TEST(CollectivePrograms, ThemisOrdersEachChunksLevelsByLoadAndKeepsTheData) {
   std::vector<std::string> first;
   for (const auto& p : programs) first.push_back(p->phase(0));
   EXPECT_EQ(first[0], "dim 0 reduce-scatter (ring)");
-  EXPECT_NE(first[1], first[0]);  // chunk 1 starts on a less loaded dimension
+  EXPECT_NE(first[1], first[0]);         // chunk 1 starts on a less loaded dimension
   EXPECT_EQ(programs[0]->stages(), 1u);  // chunks run free: their orders differ
   auto buffers = inputs(n, plan.bytes);
   const ExecutionStats stats = execute_programs(plan, buffers);
@@ -405,8 +431,8 @@ TEST(CollectivePrograms, WholeLevelsAllReduceTheWholeChunkInEachDimension) {
   // member sends 2 (n_d - 1)/n_d of it per dimension (4 x 2 x 2: 3/2 + 1 +
   // 1 = 3.5 chunks), against 2 x 15/16 when each level works on the part
   // the one below left. Every member still ends with the sum.
-  const std::vector<Dimension> dims = {{4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kDirect},
-                                       {2, 8, AlgorithmKind::kDoubleBinaryTree}};
+  const std::vector<Dimension> dims = {
+      {4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kDirect}, {2, 8, AlgorithmKind::kDoubleBinaryTree}};
   const int n = 16;
   const std::vector<int> ranks = first_ranks(n);
   ProgramPlan plan = hierarchical_plan(CollectiveType::kAllReduce, ranks, dims, 4ull * 16 * 8, 2);
@@ -421,7 +447,8 @@ TEST(CollectivePrograms, WholeLevelsAllReduceTheWholeChunkInEachDimension) {
   // Themis's load estimate: with whole levels the data does not shrink, so
   // on two equal dimensions chunk 0 loads both alike and chunk 1 keeps the
   // ascending order; with parts, dimension 1 got half and goes first.
-  const std::vector<Dimension> equal = {{2, 1, AlgorithmKind::kRing, false, 100}, {2, 2, AlgorithmKind::kRing, false, 100}};
+  const std::vector<Dimension> equal = {{2, 1, AlgorithmKind::kRing, false, 100},
+                                        {2, 2, AlgorithmKind::kRing, false, 100}};
   plan.dims = &equal;
   plan.themis = true;
   const std::vector<int> four = first_ranks(4);
@@ -438,8 +465,8 @@ TEST(CollectivePrograms, HierarchicalReduceScatterAndAllGatherRunAPhasePerDimens
   // all-gather comes down from dimension 2. Dimension d moves n_d - 1 of its
   // segments, each the 16 / s_(d+1) blocks of one coordinate: 3 x 4 + 1 x 2
   // + 1 x 1 = 15 blocks per member, what a flat ring moves too.
-  const std::vector<Dimension> dims = {{4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kDirect},
-                                       {2, 8, AlgorithmKind::kRing}};
+  const std::vector<Dimension> dims = {
+      {4, 1, AlgorithmKind::kRing}, {2, 4, AlgorithmKind::kDirect}, {2, 8, AlgorithmKind::kRing}};
   const int n = 16;
   const std::vector<int> ranks = first_ranks(n);
   const std::uint64_t block = 7 * 4;
@@ -479,7 +506,8 @@ TEST(CollectivePrograms, HierarchicalAllToAllRunsAPhasePerDimensionInPlace) {
   // whole blocks, so one chunk there). A direct window takes peers in pairs
   // (k and n-k away), so a block from j never lands before the one for j left.
   const auto ring = AlgorithmKind::kRing, direct = AlgorithmKind::kDirect;
-  for (const auto& [dims, chunks, window] : std::vector<std::tuple<std::vector<Dimension>, std::uint32_t, std::uint32_t>>{
+  for (const auto& [dims, chunks, window] :
+       std::vector<std::tuple<std::vector<Dimension>, std::uint32_t, std::uint32_t>>{
            {{{4, 1, direct}, {3, 4, direct}, {2, 12, direct}}, 1, 0},
            {{{2, 1, direct}, {4, 2, direct}}, 3, 0},
            {{{4, 1, ring}, {3, 4, ring}, {2, 12, ring}}, 1, 0},
@@ -677,15 +705,18 @@ void expect_refused(const std::vector<std::vector<Round>>& rounds, const std::st
 
 TEST(ProgramExecutor, RefusesProgramsThatCannotFinishOrLoseOrDoubleMessages) {
   // A receive nobody sends: member 1 waits for ever.
-  expect_refused({{round_of({}, {})}, {round_of({}, {to(0, 8)})}},
-                 "member 1 (rank 1), chunk 0, round 0 of 1 cannot finish: it waits for [8 bytes at 0 from rank 0, tag 0]");
+  expect_refused(
+      {{round_of({}, {})}, {round_of({}, {to(0, 8)})}},
+      "member 1 (rank 1), chunk 0, round 0 of 1 cannot finish: it waits for [8 bytes at 0 from rank 0, tag 0]");
   // A send nobody receives.
-  expect_refused({{round_of({to(1, 8)}, {})}, {round_of({}, {})}},
-                 "1 message(s) no receive took; the first: programs over 2: member 0 (rank 0), chunk 0, round 0 to member 1");
+  expect_refused(
+      {{round_of({to(1, 8)}, {})}, {round_of({}, {})}},
+      "1 message(s) no receive took; the first: programs over 2: member 0 (rank 0), chunk 0, round 0 to member 1");
   // Sizes that differ.
   expect_refused({{round_of({to(1, 8)}, {})}, {round_of({}, {to(0, 4)})}}, "got a message of 8 bytes");
   // Two sends one receive could take.
-  expect_refused({{round_of({to(1, 8), to(1, 8)}, {})}, {round_of({}, {to(0, 8)})}}, "two messages one receive could take");
+  expect_refused({{round_of({to(1, 8), to(1, 8)}, {})}, {round_of({}, {to(0, 8)})}},
+                 "two messages one receive could take");
   // Past the buffer.
   Transfer far = to(1, 8);
   far.offset = 60;

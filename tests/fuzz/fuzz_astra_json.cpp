@@ -1,7 +1,6 @@
 // libFuzzer target: ASTRA-sim's system and remote-memory JSON files applied
 // to a small platform. Bad input must be an InputError, nothing else.
 #include "fuzz_input.h"
-
 #include "platforms/astra_system.h"
 #include "platforms/generators.h"
 

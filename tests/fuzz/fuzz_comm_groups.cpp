@@ -1,8 +1,7 @@
 // libFuzzer target: the process-group (comm-groups) JSON reader.
-#include "fuzz_input.h"
-
 #include <stdexcept>
 
+#include "fuzz_input.h"
 #include "traces/workload/trace_workload.h"
 
 using namespace fabricsim;

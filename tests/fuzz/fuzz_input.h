@@ -3,13 +3,13 @@
 // from its own main(), which libFuzzer replaces; the symbol must exist.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#include <unistd.h>
 
 namespace fabricsim::fuzz {
 
@@ -27,4 +27,6 @@ inline const std::string& write_input(const std::uint8_t* data, std::size_t size
 
 }  // namespace fabricsim::fuzz
 
-extern "C" int sc_main(int, char**) { return 0; }
+extern "C" int sc_main(int, char**) {
+  return 0;
+}

@@ -3,12 +3,11 @@
 // link each way (8 GB/s, 300 ns), with protocol checkers on the fabric
 // sockets. Times against closed forms, to the picosecond.
 #include <gtest/gtest.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include <cstring>
 #include <vector>
-
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "models/link/link.h"
 #include "models/memory/memory.h"
@@ -38,7 +37,8 @@ struct Receiver : sc_core::sc_module {
     in.register_b_transport(this, &Receiver::b_transport);
   }
   void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-    writes.push_back({(sc_core::sc_time_stamp() + delay).value(), gp.get_address(),
+    writes.push_back({(sc_core::sc_time_stamp() + delay).value(),
+                      gp.get_address(),
                       {gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length()}});
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
   }
@@ -68,10 +68,24 @@ struct TwoNics {
     return p;
   }
   TwoNics()
-      : nic0("nic0", nic_params(0)), nic1("nic1", nic_params(1)), bridge0("bridge0", 0), bridge1("bridge1", 1),
-        link01("link01", link_params()), link10("link10", link_params()), tx0("tx0"), rx1("rx1"), tx1("tx1"),
-        rx0("rx0"), in0("in0"), out1("out1"), in1("in1"), out0("out0"), deliver0("deliver0"), deliver1("deliver1"),
-        receiver0("receiver0"), receiver1("receiver1") {
+      : nic0("nic0", nic_params(0)),
+        nic1("nic1", nic_params(1)),
+        bridge0("bridge0", 0),
+        bridge1("bridge1", 1),
+        link01("link01", link_params()),
+        link10("link10", link_params()),
+        tx0("tx0"),
+        rx1("rx1"),
+        tx1("tx1"),
+        rx0("rx0"),
+        in0("in0"),
+        out1("out1"),
+        in1("in1"),
+        out0("out0"),
+        deliver0("deliver0"),
+        deliver1("deliver1"),
+        receiver0("receiver0"),
+        receiver1("receiver1") {
     bridge0.to_nic.bind(in0.in);
     in0.out.bind(nic0.in);
     nic0.out.bind(out0.in);
@@ -112,8 +126,12 @@ struct TwoNics {
 /// The closed form of one message of `bytes` (one frame) posted at `t`:
 /// it has left NIC 0 after the overhead and its serialization, and is at
 /// NIC 1 a link latency later.
-constexpr Tick left_at(Tick t, std::uint64_t bytes) { return t + kOverhead + bytes * 125; }
-constexpr Tick arrives_at(Tick t, std::uint64_t bytes) { return left_at(t, bytes) + kLatency; }
+constexpr Tick left_at(Tick t, std::uint64_t bytes) {
+  return t + kOverhead + bytes * 125;
+}
+constexpr Tick arrives_at(Tick t, std::uint64_t bytes) {
+  return left_at(t, bytes) + kLatency;
+}
 
 /// A CPU-like initiator: plain simple sockets, one to the memory, one to the
 /// bridge, run by a thread.
@@ -281,8 +299,8 @@ TEST(BaseProtocolBridge, WritesItCannotSendAreRefusedWithTheBaseProtocolsStatuse
       odd.set_address(std::uint64_t{1} << 32);
       odd.set_data_ptr(data.data());
       odd.set_data_length(64);
-      odd.set_streaming_width(k == 0 ? 64 : 8);                 // a burst narrower than the data
-      odd.set_byte_enable_ptr(k == 0 ? enables : nullptr);      // byte enables
+      odd.set_streaming_width(k == 0 ? 64 : 8);             // a burst narrower than the data
+      odd.set_byte_enable_ptr(k == 0 ? enables : nullptr);  // byte enables
       odd.set_byte_enable_length(k == 0 ? 64 : 0);
       odd.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
@@ -300,10 +318,10 @@ TEST(BaseProtocolBridge, WritesItCannotSendAreRefusedWithTheBaseProtocolsStatuse
     statuses.push_back(read.get_response_status());
   };
   testutil::run_to_end();
-  EXPECT_EQ(statuses, (std::vector<tlm::tlm_response_status>{
-                          tlm::TLM_ADDRESS_ERROR_RESPONSE, tlm::TLM_GENERIC_ERROR_RESPONSE, tlm::TLM_ADDRESS_ERROR_RESPONSE,
-                          tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, tlm::TLM_BURST_ERROR_RESPONSE,
-                          tlm::TLM_COMMAND_ERROR_RESPONSE}));
+  EXPECT_EQ(statuses,
+            (std::vector<tlm::tlm_response_status>{tlm::TLM_ADDRESS_ERROR_RESPONSE, tlm::TLM_GENERIC_ERROR_RESPONSE,
+                                                   tlm::TLM_ADDRESS_ERROR_RESPONSE, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE,
+                                                   tlm::TLM_BURST_ERROR_RESPONSE, tlm::TLM_COMMAND_ERROR_RESPONSE}));
   EXPECT_EQ(net.bridge0.stats().refused, 6u);
   EXPECT_EQ(net.bridge0.stats().messages_sent, 0u);
   EXPECT_TRUE(net.receiver1.writes.empty());

@@ -78,8 +78,8 @@ std::vector<traces::OpArg> args(const std::string& values, const std::string& sh
 }
 
 TEST(KernelWork, MmAndAddmmReadTheirShapes) {
-  const auto in = args("[[1, 2, 0, 8388608, 2, 'cuda:0'], [3, 4, 0, 3145728, 2, 'cuda:0']]",
-                       "[[8192, 1024], [1024, 3072]]");
+  const auto in =
+      args("[[1, 2, 0, 8388608, 2, 'cuda:0'], [3, 4, 0, 3145728, 2, 'cuda:0']]", "[[8192, 1024], [1024, 3072]]");
   const auto out = args("[[5, 6, 0, 25165824, 2, 'cuda:0']]", "[[8192, 3072]]");
   const auto w = traces::kernel_work("aten::mm", "aten::mm(Tensor self, Tensor mat2) -> Tensor", in, out);
   ASSERT_TRUE(w);
@@ -90,9 +90,10 @@ TEST(KernelWork, MmAndAddmmReadTheirShapes) {
   EXPECT_DOUBLE_EQ(w->flops, 2.0 * 8192 * 3072 * 1024);
   EXPECT_DOUBLE_EQ(w->bytes, 2.0 * (8388608 + 3145728 + 25165824));
   // addmm: bias first; a vocabulary of 50257 is not on 16 bytes.
-  const auto in2 = args("[[7, 8, 0, 50257, 2, 'cuda:0'], [1, 2, 0, 8388608, 2, 'cuda:0'], [3, 4, 0, 51463168, 2, "
-                        "'cuda:0'], 1, 1]",
-                        "[[50257], [8192, 1024], [1024, 50257], [], []]");
+  const auto in2 = args(
+      "[[7, 8, 0, 50257, 2, 'cuda:0'], [1, 2, 0, 8388608, 2, 'cuda:0'], [3, 4, 0, 51463168, 2, "
+      "'cuda:0'], 1, 1]",
+      "[[50257], [8192, 1024], [1024, 50257], [], []]");
   const auto w2 = traces::kernel_work("aten::addmm", "", in2, out);
   ASSERT_TRUE(w2);
   EXPECT_EQ(w2->cls, KernelClass::kGemmUnaligned);
@@ -105,8 +106,9 @@ TEST(KernelWork, AttentionReadsCausalFromTheSchema) {
       "aten::_cudnn_attention_forward(Tensor query, Tensor key, Tensor value, Tensor? attn_bias, Tensor? cum_seq_q, "
       "Tensor? cum_seq_k, SymInt max_q, SymInt max_k, bool compute_log_sumexp, float dropout_p=0., bool "
       "is_causal=False, bool return_debug_mask=False, *, float? scale=None) -> (Tensor, Tensor)";
-  const std::string shapes = "[[8, 16, 1024, 64], [8, 16, 1024, 64], [8, 16, 1024, 64], [], [], [], [], [], [], [], "
-                             "[], [], []]";
+  const std::string shapes =
+      "[[8, 16, 1024, 64], [8, 16, 1024, 64], [8, 16, 1024, 64], [], [], [], [], [], [], [], "
+      "[], [], []]";
   auto run = [&](const char* causal) {
     const auto in = args("[" + q + ", " + q + ", " + q + ", '<None>', '<None>', '<None>', 1024, 1024, True, 0.0, " +
                              causal + ", False, 0.125]",
@@ -123,19 +125,22 @@ TEST(KernelWork, AttentionReadsCausalFromTheSchema) {
 TEST(KernelWork, InPlaceOpsWriteTheirFirstInputAndCopiesDoNotReadTheirDestination) {
   const std::string a = "[1, 1, 0, 1000, 2, 'cuda:0']", b = "[2, 2, 0, 1000, 2, 'cuda:0']";
   // add_(self, other): reads both, writes self.
-  const auto add = traces::kernel_work("aten::add_.Tensor", "", args("[" + a + ", " + b + ", 1]", "[[1000], [1000], []]"),
-                                       args("[" + a + "]", "[[1000]]"));
+  const auto add =
+      traces::kernel_work("aten::add_.Tensor", "", args("[" + a + ", " + b + ", 1]", "[[1000], [1000], []]"),
+                          args("[" + a + "]", "[[1000]]"));
   ASSERT_TRUE(add);
   EXPECT_EQ(add->cls, KernelClass::kElementwise);
   EXPECT_DOUBLE_EQ(add->bytes, 6000);
   // copy_(self, src): reads src, writes self.
-  const auto copy = traces::kernel_work("aten::copy_", "", args("[" + a + ", " + b + ", False]", "[[1000], [1000], []]"),
-                                        args("[" + a + "]", "[[1000]]"));
+  const auto copy =
+      traces::kernel_work("aten::copy_", "", args("[" + a + ", " + b + ", False]", "[[1000], [1000], []]"),
+                          args("[" + a + "]", "[[1000]]"));
   ASSERT_TRUE(copy);
   EXPECT_EQ(copy->cls, KernelClass::kCopy);
   EXPECT_DOUBLE_EQ(copy->bytes, 4000);
   // A _foreach_ op on a list, in place, with no outputs listed.
-  const auto fe = traces::kernel_work("aten::_foreach_mul_.Scalar", "", args("[[" + a + ", " + b + "], 0.5]", "[[[1000], [1000]], []]"), {});
+  const auto fe = traces::kernel_work("aten::_foreach_mul_.Scalar", "",
+                                      args("[[" + a + ", " + b + "], 0.5]", "[[[1000], [1000]], []]"), {});
   ASSERT_TRUE(fe);
   EXPECT_DOUBLE_EQ(fe->bytes, 8000);
 }
@@ -143,9 +148,10 @@ TEST(KernelWork, InPlaceOpsWriteTheirFirstInputAndCopiesDoNotReadTheirDestinatio
 TEST(KernelWork, AConvolutionIsItsImplicitGemm) {
   // input [8, 64, 56, 56], weight [128, 64, 3, 3], output [8, 128, 56, 56]:
   // m = 8 x 56 x 56 pixels, n = 128 channels, k = 64 x 3 x 3.
-  const auto in = args("[[1, 1, 0, 1605632, 2, 'cuda:0'], [2, 2, 0, 73728, 2, 'cuda:0'], '<None>', [1, 1], [1, 1], "
-                       "[1, 1], False, [0, 0], 1]",
-                       "[[8, 64, 56, 56], [128, 64, 3, 3], [], [], [], [], [], [], []]");
+  const auto in = args(
+      "[[1, 1, 0, 1605632, 2, 'cuda:0'], [2, 2, 0, 73728, 2, 'cuda:0'], '<None>', [1, 1], [1, 1], "
+      "[1, 1], False, [0, 0], 1]",
+      "[[8, 64, 56, 56], [128, 64, 3, 3], [], [], [], [], [], [], []]");
   const auto out = args("[[3, 3, 0, 3211264, 2, 'cuda:0']]", "[[8, 128, 56, 56]]");
   const auto w = traces::kernel_work("aten::convolution", "", in, out);
   ASSERT_TRUE(w);
@@ -159,9 +165,10 @@ TEST(KernelWork, AConvolutionIsItsImplicitGemm) {
 TEST(KernelWork, NllLossTouchesOneLogitPerTarget) {
   // nll_loss_backward(grad_output, self [8192 x 50257 fp32], target [8192 int64], ...):
   // one gradient written per target, not the matrix.
-  const auto in = args("[[1, 1, 0, 1, 4, 'cuda:0'], [2, 2, 0, 411705344, 4, 'cuda:0'], [3, 3, 0, 8192, 8, 'cuda:0'], "
-                       "'<None>', 1, -100, [4, 4, 0, 1, 4, 'cuda:0']]",
-                       "[[], [8192, 50257], [8192], [], [], [], []]");
+  const auto in = args(
+      "[[1, 1, 0, 1, 4, 'cuda:0'], [2, 2, 0, 411705344, 4, 'cuda:0'], [3, 3, 0, 8192, 8, 'cuda:0'], "
+      "'<None>', 1, -100, [4, 4, 0, 1, 4, 'cuda:0']]",
+      "[[], [8192, 50257], [8192], [], [], [], []]");
   const auto out = args("[[5, 2, 0, 411705344, 4, 'cuda:0']]", "[[8192, 50257]]");
   const auto w = traces::kernel_work("aten::nll_loss_backward", "", in, out);
   ASSERT_TRUE(w);
@@ -183,8 +190,7 @@ TEST(Calibration, ShippedH100ModelMeetsItsBoundsOnH100Ops) {
   // (geometric mean), elementwise, norms and copies within 15%.
   const PlatformSpec spec = load_platform(std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml");
   ASSERT_EQ(spec.npu.compute.model, ComputeParams::Model::kKernelClasses);
-  const KernelClassModel model(spec.npu.compute, spec.npu.peak_flops,
-                               spec.npu.memory_bandwidth.bytes_per_ps() * 1e12);
+  const KernelClassModel model(spec.npu.compute, spec.npu.peak_flops, spec.npu.memory_bandwidth.bytes_per_ps() * 1e12);
   const auto rows = read_kernel_csv(kH100Ops);
   ASSERT_EQ(rows.size(), 220u);
   std::map<KernelClass, std::vector<const MeasuredKernel*>> by_class;

@@ -22,7 +22,9 @@ constexpr Tick kLatency = 300'000;  // 300 ns
 constexpr Tick kStart = 1'000'000;  // 1 us: nothing happens at time zero by accident
 
 /// Serialization of `bytes` at kGBps.
-constexpr Tick wire_time(std::uint64_t bytes) { return bytes * 1000 / kGBps; }
+constexpr Tick wire_time(std::uint64_t bytes) {
+  return bytes * 1000 / kGBps;
+}
 constexpr Tick T = wire_time(kFrame);
 
 Link::Params link_params(std::uint64_t buffer_bytes = 4u << 20, std::uint64_t bubble_bytes = 0) {
@@ -195,10 +197,10 @@ TEST(LinkTiming, AReadRequestGoesAtOnceOnItsOwnChannelAndDelaysLaterDataByItsWir
   request->request = true;
   const std::vector<Frame*> frames = {make_frame(kFrame), make_frame(kFrame), request, make_frame(kFrame)};
   for (std::uint32_t k = 0; k < frames.size(); ++k) frames[k]->index = k;  // to find each at the sink
-  b.source.send(frames[0], kStart);  // D1
-  b.source.send(frames[1], kStart);  // D2
+  b.source.send(frames[0], kStart);                                        // D1
+  b.source.send(frames[1], kStart);                                        // D2
   b.source.send(frames[2], kAsk);
-  b.source.send(frames[3], kAsk);    // D3
+  b.source.send(frames[3], kAsk);  // D3
   testutil::run_to_end();
   ASSERT_EQ(b.sink.arrivals().size(), 4u);
   EXPECT_EQ(b.source.left()[2], kAsk + wire_time(kRequest)) << "request";

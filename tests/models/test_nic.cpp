@@ -25,7 +25,9 @@ constexpr Tick kLatency = 300'000;  // 300 ns
 constexpr Tick kStart = 1'000'000;  // 1 us
 
 /// Serialization of `bytes` at `gbps` GB/s, in ps.
-constexpr Tick wire_time(std::uint64_t bytes, std::uint64_t gbps = kGBps) { return bytes * 1000 / gbps; }
+constexpr Tick wire_time(std::uint64_t bytes, std::uint64_t gbps = kGBps) {
+  return bytes * 1000 / gbps;
+}
 
 Link::Params link_params(std::uint64_t gbps = kGBps) {
   Link::Params p;
@@ -280,7 +282,7 @@ TEST(NicTiming, TwoMessagesFromOnePortTakeTurnsFrameByFrame) {
 
   constexpr Tick T = wire_time(2000);
   const std::vector<std::pair<Message*, std::uint32_t>> order = {{a, 0}, {a, 1}, {c, 0}, {a, 2},
-                                                                   {c, 1}, {a, 3}, {c, 2}, {c, 3}};
+                                                                 {c, 1}, {a, 3}, {c, 2}, {c, 3}};
   expect_back_to_back(b, order, kStart, T);
   EXPECT_EQ(b.npu_out.left(a), kStart + 6 * T);
   EXPECT_EQ(b.npu_out.left(c), kStart + 8 * T);
@@ -362,8 +364,18 @@ TEST(NicTiming, AQueuesInSwitchMessagesToOneDestinationGoInOrderAndTakeTurnsWith
   testutil::run_to_end();
 
   constexpr Tick T = wire_time(2000);
-  expect_frame_order(b, {{a, 0}, {a, 1}, {c, 0}, {a, 2}, {c, 1}, {a, 3}, {second, 0}, {c, 2}, {second, 1}, {c, 3},
-                         {second, 2}, {second, 3}});
+  expect_frame_order(b, {{a, 0},
+                         {a, 1},
+                         {c, 0},
+                         {a, 2},
+                         {c, 1},
+                         {a, 3},
+                         {second, 0},
+                         {c, 2},
+                         {second, 1},
+                         {c, 3},
+                         {second, 2},
+                         {second, 3}});
   EXPECT_EQ(b.npu_out.left(a), kStart + 6 * T);
   EXPECT_EQ(b.npu_out.left(c), kStart + 10 * T);
   EXPECT_EQ(b.npu_out.left(second), kStart + 12 * T);
@@ -385,8 +397,22 @@ TEST(NicTiming, AQueuesInSwitchMessagesKeepTheirOrderWhenAnotherQueuesIsPostedBe
   for (Message* m : {a, second, x, c}) b.npu_out.post(m, kStart);
   testutil::run_to_end();
 
-  expect_frame_order(b, {{a, 0}, {a, 1}, {x, 0}, {a, 2}, {x, 1}, {a, 3}, {second, 0}, {x, 2}, {second, 1}, {x, 3},
-                         {second, 2}, {second, 3}, {c, 0}, {c, 1}, {c, 2}, {c, 3}});
+  expect_frame_order(b, {{a, 0},
+                         {a, 1},
+                         {x, 0},
+                         {a, 2},
+                         {x, 1},
+                         {a, 3},
+                         {second, 0},
+                         {x, 2},
+                         {second, 1},
+                         {x, 3},
+                         {second, 2},
+                         {second, 3},
+                         {c, 0},
+                         {c, 1},
+                         {c, 2},
+                         {c, 3}});
   for (Message* m : {a, second, x, c}) m->unref();
 }
 

@@ -4,14 +4,13 @@
 // it (cut-through: the wire does not wait for a frame's last byte when the
 // PCIe path is the faster).
 #include <gtest/gtest.h>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/link/link.h"
 #include "models/memory/memory.h"
@@ -37,7 +36,9 @@ Memory::Params fast_memory() {
   p.store_data = true;
   return p;
 }
-Tick memory_time(std::uint64_t bytes) { return kMemLatency + bytes; }
+Tick memory_time(std::uint64_t bytes) {
+  return kMemLatency + bytes;
+}
 
 /// PCIe 3.0, no TLP overhead, so the rate is lanes x 8 GT/s x 128/130 / 8.
 PcieSwitch::Params gen3(unsigned lanes, std::uint64_t max_payload = 256) {
@@ -297,8 +298,8 @@ TEST(PcieSwitch, AStagedWriteGoesThroughHostMemoryThenIntoTheGpu) {
   Bench b(staged(16));
   const std::uint64_t n = 64 << 10;
   tlm::tlm_generic_payload gp;
-  EXPECT_EQ(answered_alone(b, gp, tlm::TLM_WRITE_COMMAND, 0, n), gen3_time(256, 16) + kPcieLatency + kHostLatency + gen3_time(n, 16) +
-                                          kPcieLatency + memory_time(n));
+  EXPECT_EQ(answered_alone(b, gp, tlm::TLM_WRITE_COMMAND, 0, n),
+            gen3_time(256, 16) + kPcieLatency + kHostLatency + gen3_time(n, 16) + kPcieLatency + memory_time(n));
   EXPECT_EQ(b.pcie.stats().bytes_via_host, n);
 }
 
@@ -636,10 +637,8 @@ TEST(PcieSwitchUnderANic, AReceivedFrameSentWholeAfterItsBytesTrickledInIsWritte
   b.input.send(g, later, frame);
   testutil::run_to_end();
   ASSERT_EQ(b.npu_in.delivered().size(), 2u);
-  EXPECT_EQ(b.npu_in.delivered()[0].second,
-            kStart + frame + gen3_time(256, 4) + kPcieLatency + memory_time(2000));
-  EXPECT_EQ(b.npu_in.delivered()[1].second,
-            later - 100'000 + gen3_time(2000, 4) + kPcieLatency + memory_time(2000));
+  EXPECT_EQ(b.npu_in.delivered()[0].second, kStart + frame + gen3_time(256, 4) + kPcieLatency + memory_time(2000));
+  EXPECT_EQ(b.npu_in.delivered()[1].second, later - 100'000 + gen3_time(2000, 4) + kPcieLatency + memory_time(2000));
   m->unref();
   m2->unref();
 }

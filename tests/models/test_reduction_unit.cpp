@@ -156,9 +156,9 @@ TEST(ReductionUnitTiming, APassTakesBytesTimesStreamsOverThroughputHoweverManySt
   // back from the first head.
   constexpr unsigned kStreams = 4;
   constexpr Tick P = pass_time(kStreams);
-  static_assert(passes(2, kStreams) == 1 && passes(6, kStreams) == 2 && passes(7, kStreams) == 2 &&
-                    passes(8, kStreams) == 3,
-                "the pass count of the header");
+  static_assert(
+      passes(2, kStreams) == 1 && passes(6, kStreams) == 2 && passes(7, kStreams) == 2 && passes(8, kStreams) == 3,
+      "the pass count of the header");
   UnitBench two("two", unit_params(kStreams), 2);
   UnitBench six("six", unit_params(kStreams), 6);
   for (unsigned i = 0; i < 2; ++i) two.offer(two.contribution(i, 1), 0, kStart + i * kSpacing);

@@ -19,12 +19,14 @@ using testutil::make_frame;
 namespace {
 
 constexpr std::uint64_t kGBps = 8;
-constexpr Tick kHop = 50'000;         // 50 ns
-constexpr Tick kStart = 1'000'000;    // 1 us
+constexpr Tick kHop = 50'000;        // 50 ns
+constexpr Tick kStart = 1'000'000;   // 1 us
 constexpr Address kDestination = 7;  // beyond the switch's last port
 
 /// Serialization of `bytes` at `gbps` GB/s, in ps.
-constexpr Tick wire_time(std::uint64_t bytes, std::uint64_t gbps = kGBps) { return bytes * 1000 / gbps; }
+constexpr Tick wire_time(std::uint64_t bytes, std::uint64_t gbps = kGBps) {
+  return bytes * 1000 / gbps;
+}
 
 Link::Params link_params(Tick latency, std::uint64_t gbps = kGBps, std::uint64_t buffer_bytes = 4u << 20) {
   Link::Params p;

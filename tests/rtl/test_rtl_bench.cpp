@@ -32,26 +32,38 @@ constexpr unsigned K = FABRICSIM_RTL_K;
 constexpr unsigned kBeat = FABRICSIM_RTL_W / 8;
 constexpr unsigned kLatency = FABRICSIM_RTL_K + FABRICSIM_RTL_OUT_STAGES;
 
-unsigned op_code(ReduceOp op) { return op == ReduceOp::kSum ? 0 : op == ReduceOp::kMin ? 1 : 2; }
-unsigned type_code(DataType t) { return t == DataType::kFp32 ? 0 : t == DataType::kBf16 ? 1 : 2; }
+unsigned op_code(ReduceOp op) {
+  return op == ReduceOp::kSum ? 0 : op == ReduceOp::kMin ? 1 : 2;
+}
+unsigned type_code(DataType t) {
+  return t == DataType::kFp32 ? 0 : t == DataType::kBf16 ? 1 : 2;
+}
 
 /// Random element bits of a type, with the cases arithmetic gets wrong.
 std::uint32_t random_fp32(std::mt19937& g) {
   std::uniform_int_distribution<std::uint32_t> bits;
   switch (g() % 10) {
-    case 0: return bits(g) & 0x807fffffu;                     // subnormal (or zero)
-    case 1: return (bits(g) & 0x80000000u);                    // +-0
-    case 2: return (bits(g) & 0x80000000u) | 0x7f800000u;      // +-inf
-    case 3: return (bits(g) & 0x80000000u) | 0x7f800000u | (1 + bits(g) % 0x7fffffu);  // NaN
-    case 4: return (bits(g) & 0x80000000u) | (0x7f000000u + bits(g) % 0x800000u);     // near overflow
-    case 5: return (bits(g) & 0x80000000u) | ((1 + g() % 3) << 23) | (bits(g) & 0x7fffffu);  // smallest normals
+    case 0:
+      return bits(g) & 0x807fffffu;  // subnormal (or zero)
+    case 1:
+      return (bits(g) & 0x80000000u);  // +-0
+    case 2:
+      return (bits(g) & 0x80000000u) | 0x7f800000u;  // +-inf
+    case 3:
+      return (bits(g) & 0x80000000u) | 0x7f800000u | (1 + bits(g) % 0x7fffffu);  // NaN
+    case 4:
+      return (bits(g) & 0x80000000u) | (0x7f000000u + bits(g) % 0x800000u);  // near overflow
+    case 5:
+      return (bits(g) & 0x80000000u) | ((1 + g() % 3) << 23) | (bits(g) & 0x7fffffu);  // smallest normals
     default: {  // normals of nearby magnitudes, so that sums cancel and round
       const std::uint32_t e = 120 + g() % 16;
       return (bits(g) & 0x80000000u) | (e << 23) | (bits(g) & 0x7fffffu);
     }
   }
 }
-std::uint16_t random_bf16(std::mt19937& g) { return static_cast<std::uint16_t>(random_fp32(g) >> 16); }
+std::uint16_t random_bf16(std::mt19937& g) {
+  return static_cast<std::uint16_t>(random_fp32(g) >> 16);
+}
 
 void fill(std::vector<std::uint8_t>& buf, DataType t, std::mt19937& g) {
   for (std::size_t i = 0; i < buf.size(); i += element_bytes(t)) {
@@ -72,7 +84,9 @@ struct Case {
   DataType type;
   ReduceOp op;
 };
-void PrintTo(const Case& c, std::ostream* os) { *os << to_string(c.op) << "_" << to_string(c.type); }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << to_string(c.op) << "_" << to_string(c.type);
+}
 
 /// One clock edge in reset, nothing offered or taken.
 void reset(Vreduction_unit& dut) {
@@ -107,8 +121,8 @@ TEST_P(Bench, RandomOperandsUnderRandomBackpressureMatchTheReference) {
     dut.op = static_cast<CData>(op_code(c.op));
     dut.dtype = static_cast<CData>(type_code(c.type));
     dut.n_streams = static_cast<CData>(n);
-    std::vector<unsigned> next(n, 0);       // next beat each stream offers
-    std::vector<bool> offering(n, false);   // holding a beat until it is taken
+    std::vector<unsigned> next(n, 0);      // next beat each stream offers
+    std::vector<bool> offering(n, false);  // holding a beat until it is taken
     std::vector<std::uint8_t> result;
     bool held = false;  // the output was valid and not taken last cycle
     std::vector<std::uint8_t> held_data(kBeat);
@@ -161,8 +175,7 @@ TEST_P(Bench, RandomOperandsUnderRandomBackpressureMatchTheReference) {
       dut.eval();
     }
     const std::string diff = first_rtl_difference(result.data(), reference.data(), reference.size(), c.type, kBeat);
-    EXPECT_EQ(diff, "") << to_string(c.op) << " on " << to_string(c.type) << " of " << n << " streams, trial "
-                        << trial;
+    EXPECT_EQ(diff, "") << to_string(c.op) << " on " << to_string(c.type) << " of " << n << " streams, trial " << trial;
     // Drain: nothing more comes out.
     dut.in_valid = 0;
     dut.out_ready = 1;

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "support/test_util.h"
@@ -38,9 +37,9 @@ TEST(Cosim, ReducedDataIsBitIdenticalToTheTlmModelForEveryOperationAndType) {
     const std::string s(t);
     const std::string dtype = s.substr(0, s.find(' ')), redop = s.substr(s.find(' ') + 1);
     for (const char* op : {"all_reduce", "reduce_scatter", "reduce"}) {
-      const auto r = testutil::run_fabricsim("collbench --quiet --data --reduction-model rtl --algo in_switch --platform " +
-                                             kDgx + " --op " + op + " --dtype " + dtype + " --redop " + redop +
-                                             " -b 3000 -e 3000000 -f 31 --chunks 2");
+      const auto r = testutil::run_fabricsim(
+          "collbench --quiet --data --reduction-model rtl --algo in_switch --platform " + kDgx + " --op " + op +
+          " --dtype " + dtype + " --redop " + redop + " -b 3000 -e 3000000 -f 31 --chunks 2");
       EXPECT_EQ(r.exit_code, 0) << op << " " << t << "\n" << r.err;
     }
   }
@@ -51,17 +50,17 @@ TEST(Cosim, TimingAgreesWithTheTlmModelWithinTheDerivedTolerance) {
   nlohmann::json rows[2];
   int i = 0;
   for (const char* model : {"tlm", "rtl"}) {
-    const auto r = testutil::run_fabricsim("collbench --quiet --algo in_switch --platform " + kDgx +
-                                           " --reduction-model " + model + " -b 4K -e 64M -f 8 --json " + dir + "/" +
-                                           model + ".json");
+    const auto r =
+        testutil::run_fabricsim("collbench --quiet --algo in_switch --platform " + kDgx + " --reduction-model " +
+                                model + " -b 4K -e 64M -f 8 --json " + dir + "/" + model + ".json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     rows[i++] = nlohmann::json::parse(testutil::read_text(dir + "/" + model + ".json"))["rows"];
   }
   ASSERT_EQ(rows[0].size(), rows[1].size());
   for (std::size_t k = 0; k < rows[0].size(); ++k) {
     const double tlm = rows[0][k]["time_us"].get<double>() * 1000, rtl = rows[1][k]["time_us"].get<double>() * 1000;
-    EXPECT_LE(std::fabs(rtl - tlm), kToleranceNs) << rows[0][k]["size_bytes"] << " bytes: TLM " << tlm << " ns, RTL "
-                                                   << rtl << " ns";
+    EXPECT_LE(std::fabs(rtl - tlm), kToleranceNs)
+        << rows[0][k]["size_bytes"] << " bytes: TLM " << tlm << " ns, RTL " << rtl << " ns";
   }
 }
 
@@ -72,14 +71,16 @@ TEST(Cosim, ATrainingStepGivesTheSameResultsAndNearlyTheSameTimes) {
   // two models: docs/rtl.md.)
   const std::string dir = testutil::scratch_dir("rtl-training");
   ASSERT_EQ(testutil::run_fabricsim("gen training --dp 1 --tp 8 --pp 1 --layers 2 --microbatches 2 --hidden 1024 "
-                                    "--seq 512 --batch 1 --out " + dir + "/t")
+                                    "--seq 512 --batch 1 --out " +
+                                    dir + "/t")
                 .exit_code,
             0);
   nlohmann::json report[2];
   int i = 0;
   for (const char* model : {"tlm", "rtl"}) {
     const auto r = testutil::run_fabricsim("run --quiet --data --platform " + kDgx + " --workload " + dir +
-                                           "/t --comm-groups " + dir + "/t.comm_groups.json --algorithm "
+                                           "/t --comm-groups " + dir +
+                                           "/t.comm_groups.json --algorithm "
                                            "all_reduce=in_switch --reduction-model " +
                                            model + " --report " + dir + "/" + model + ".json");
     ASSERT_EQ(r.exit_code, 0) << model << ": " << r.err;
@@ -97,8 +98,8 @@ TEST(Cosim, ATrainingStepGivesTheSameResultsAndNearlyTheSameTimes) {
     for (std::size_t k = 0; k < a.size(); ++k) {
       const double tlm = a[k]["end_ns"].get<double>() - a[k]["start_ns"].get<double>();
       const double rtl = b[k]["end_ns"].get<double>() - b[k]["start_ns"].get<double>();
-      EXPECT_LE(std::fabs(rtl - tlm), kToleranceNs) << "NPU " << n << ", " << a[k]["name"] << ": TLM " << tlm
-                                                     << " ns, RTL " << rtl << " ns";
+      EXPECT_LE(std::fabs(rtl - tlm), kToleranceNs)
+          << "NPU " << n << ", " << a[k]["name"] << ": TLM " << tlm << " ns, RTL " << rtl << " ns";
     }
   }
   ASSERT_GT(collectives, 8u);
@@ -110,9 +111,9 @@ TEST(Cosim, ATrainingStepGivesTheSameResultsAndNearlyTheSameTimes) {
 
 TEST(Cosim, TheWaveformKeepsToItsWindow) {
   const std::string dir = testutil::scratch_dir("rtl-vcd");
-  const auto r = testutil::run_fabricsim("collbench --quiet --algo in_switch --platform " + kDgx +
-                                         " --reduction-model rtl -b 1M -e 1M --vcd " + dir +
-                                         "/unit.vcd --vcd-window 2us:4us");
+  const auto r =
+      testutil::run_fabricsim("collbench --quiet --algo in_switch --platform " + kDgx +
+                              " --reduction-model rtl -b 1M -e 1M --vcd " + dir + "/unit.vcd --vcd-window 2us:4us");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   int files = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -142,7 +143,8 @@ TEST(Cosim, WhatTheRtlCannotDoIsRefused) {
                                             " --reduction-model rtl --algo in_switch --dtype fp16 -b 1M -e 1M");
   EXPECT_EQ(fp16.exit_code, 2);
   EXPECT_NE(fp16.err.find("does not support sum on fp16"), std::string::npos) << fp16.err;
-  const auto window = testutil::run_fabricsim("collbench --platform " + kDgx + " --reduction-model rtl --vcd-window 0:1us");
+  const auto window =
+      testutil::run_fabricsim("collbench --platform " + kDgx + " --reduction-model rtl --vcd-window 0:1us");
   EXPECT_EQ(window.exit_code, 2);
   EXPECT_NE(window.err.find("--vcd-window needs --vcd FILE"), std::string::npos) << window.err;
   const auto none = testutil::run_fabricsim("collbench --platform " + std::string(FABRICSIM_SOURCE_DIR) +
@@ -156,9 +158,10 @@ TEST(Cosim, AWrongRtlResultStopsWithExit4NamingBeatLaneAndBothValues) {
   // output beat (reduction_unit.sv): the transactor's check must catch it,
   // name the first wrong element, and not corrupt memory on the way out
   // (it once aborted with "double free or corruption").
-  const auto r = testutil::run_fabricsim("collbench --quiet --data --reduction-model rtl --algo in_switch --platform " +
-                                         kDgx + " --op all_reduce --dtype int32 -b 4096 -e 4096 "
-                                                "--rtl-plusarg +fault_lane=3");
+  const auto r =
+      testutil::run_fabricsim("collbench --quiet --data --reduction-model rtl --algo in_switch --platform " + kDgx +
+                              " --op all_reduce --dtype int32 -b 4096 -e 4096 "
+                              "--rtl-plusarg +fault_lane=3");
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_NE(r.err.find("the RTL result differs from the reference model for "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("(sum on int32 of 8 contributions)"), std::string::npos) << r.err;
@@ -172,11 +175,10 @@ TEST(Cosim, AWrongRtlResultStopsWithExit4NamingBeatLaneAndBothValues) {
   const auto tlm = testutil::run_fabricsim("collbench --platform " + kDgx + " --rtl-plusarg +fault_lane=3");
   EXPECT_EQ(tlm.exit_code, 2);
   EXPECT_NE(tlm.err.find("--rtl-plusarg: no reduction unit runs the RTL"), std::string::npos) << tlm.err;
-  const auto bare = testutil::run_fabricsim("collbench --platform " + kDgx +
-                                            " --reduction-model rtl --rtl-plusarg fault_lane=3");
+  const auto bare =
+      testutil::run_fabricsim("collbench --platform " + kDgx + " --reduction-model rtl --rtl-plusarg fault_lane=3");
   EXPECT_EQ(bare.exit_code, 2);
   EXPECT_NE(bare.err.find("--rtl-plusarg fault_lane=3: give +NAME or +NAME=VALUE"), std::string::npos) << bare.err;
 }
 
 }  // namespace
-

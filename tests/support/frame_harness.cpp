@@ -5,8 +5,7 @@
 
 namespace fabricsim::testutil {
 
-namespace {
-}
+namespace {}
 
 void run_to_end() {
   sc_core::sc_start();
@@ -38,7 +37,6 @@ void FrameSource::send(Frame* f, Tick at, Tick tail_after) {
   Calendar::instance().schedule<&FrameSource::offer_ready>(at, this);
 }
 
-
 void FrameSource::offer_ready() {
   const Tick now = now_ticks();
   while (next_ < pending_.size() && pending_[next_].at <= now && (!one_at_a_time_ || free_at_ <= now)) {
@@ -56,7 +54,8 @@ void FrameSource::offer(std::size_t i) {
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   if (to_target_(f->payload(), phase, delay) == tlm::TLM_UPDATED) {
-    if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": answered with a phase other than END_REQ");
+    if (phase != tlm::END_REQ)
+      throw std::logic_error(std::string(name()) + ": answered with a phase other than END_REQ");
     frame_left(f, absolute(delay));
   }
 }
@@ -91,8 +90,7 @@ FrameSink::FrameSink(const sc_core::sc_module_name& name, Tick hold, Release how
   in.register_nb_transport_fw<&FrameSink::in_fw>(this, 0);
 }
 
-tlm::tlm_sync_enum FrameSink::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
-                                    sc_core::sc_time& delay) {
+tlm::tlm_sync_enum FrameSink::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on in");
   Frame* f = Frame::cast(gp);
   Arrival a;
@@ -147,7 +145,9 @@ MessageSource::MessageSource(const sc_core::sc_module_name& name) : sc_core::sc_
   out.register_nb_transport_bw<&MessageSource::out_bw>(this, 0);
 }
 
-void MessageSource::post(Message* m, Tick at) { Calendar::instance().schedule<&MessageSource::send>(at, this, m); }
+void MessageSource::post(Message* m, Tick at) {
+  Calendar::instance().schedule<&MessageSource::send>(at, this, m);
+}
 
 void MessageSource::send(Message* m) {
   left_[m] = kNever;

@@ -12,9 +12,8 @@
 #include <cstdint>
 #include <map>
 #include <set>
-#include <vector>
-
 #include <systemc>
+#include <vector>
 
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iostream>
 #include <system_error>
-
 #include <systemc>
 
 #include "support/test_util.h"

@@ -21,7 +21,8 @@ const std::string& scratch_root() {
   // A unique name, not only the PID: a folder kept after a failure must not
   // be removed by a later process that gets the same PID.
   if (made_root.empty()) {
-    std::string name = (fs::temp_directory_path() / ("fabricsim-test-" + std::to_string(::getpid()) + "-XXXXXX")).string();
+    std::string name =
+        (fs::temp_directory_path() / ("fabricsim-test-" + std::to_string(::getpid()) + "-XXXXXX")).string();
     if (!::mkdtemp(name.data())) throw std::runtime_error("cannot create a scratch folder from " + name);
     made_root = name;
   }
@@ -29,7 +30,9 @@ const std::string& scratch_root() {
 }
 }  // namespace
 
-const std::string& scratch_root_if_made() { return made_root; }
+const std::string& scratch_root_if_made() {
+  return made_root;
+}
 
 std::string scratch_dir(const std::string& name) {
   const fs::path dir = fs::path(scratch_root()) / name;
@@ -51,7 +54,9 @@ std::string read_text(const std::string& path) {
   return os.str();
 }
 
-std::string fabricsim_binary() { return FABRICSIM_BINARY; }
+std::string fabricsim_binary() {
+  return FABRICSIM_BINARY;
+}
 
 CommandResult run_fabricsim(const std::string& args, const std::string& launcher) {
   const std::string dir = scratch_dir("cmd");
@@ -66,8 +71,12 @@ CommandResult run_fabricsim(const std::string& args, const std::string& launcher
   return r;
 }
 
-std::string shared_trace(const std::string& relative) { return std::string(FABRICSIM_SHARED_TRACES) + "/" + relative; }
-bool have_shared_data() { return FABRICSIM_SHARED_TRACES[0] != '\0'; }
+std::string shared_trace(const std::string& relative) {
+  return std::string(FABRICSIM_SHARED_TRACES) + "/" + relative;
+}
+bool have_shared_data() {
+  return FABRICSIM_SHARED_TRACES[0] != '\0';
+}
 
 std::string astra_network(const std::string& dir, const std::string& topology, int npus, double bandwidth_GiBps,
                           double latency_ns) {

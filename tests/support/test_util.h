@@ -40,7 +40,7 @@ std::string astra_network(const std::string& dir, const std::string& topology, i
 
 /// First statement of a test that reads ../shared: without it (a lone clone of
 /// the repository), the test is skipped and says why.
-#define FABRICSIM_NEEDS_SHARED_DATA()                                                                \
+#define FABRICSIM_NEEDS_SHARED_DATA()                                                               \
   if (!::fabricsim::testutil::have_shared_data())                                                   \
   GTEST_SKIP() << "needs the shared folder (traces/, reference/) beside the repository; configure " \
                   "did not find it: set -DFABRICSIM_SHARED_DIR=DIR"

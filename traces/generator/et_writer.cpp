@@ -1,13 +1,13 @@
 #include "traces/generator/et_writer.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
-
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 namespace fabricsim::traces {
 
@@ -45,7 +45,9 @@ void EtWriter::write(const ChakraProtoMsg::Node& node) {
   ++nodes_;
 }
 
-void EtWriter::close() { file_.commit(); }
+void EtWriter::close() {
+  file_.commit();
+}
 
 EtWriter::~EtWriter() = default;  // without close(), file_ removes what was written
 

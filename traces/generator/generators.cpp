@@ -1,7 +1,6 @@
 #include "traces/generator/generators.h"
 
 #include <cstdio>
-
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -112,7 +111,9 @@ class NodeList {
   std::uint64_t next_ = 0;
 };
 
-std::string rank_path(const std::string& prefix, int r) { return prefix + "." + std::to_string(r) + ".et"; }
+std::string rank_path(const std::string& prefix, int r) {
+  return prefix + "." + std::to_string(r) + ".et";
+}
 
 }  // namespace
 
@@ -157,7 +158,8 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
   const double params = 12.0 * h * h / x.tp;  // per layer and shard
   const auto eb = static_cast<std::uint64_t>(x.element_bytes);
   const auto activation = static_cast<std::uint64_t>(tokens * h) * eb;
-  const std::uint64_t fwd_bytes = static_cast<std::uint64_t>(params) * eb + 10 * activation / static_cast<std::uint64_t>(x.tp);
+  const std::uint64_t fwd_bytes =
+      static_cast<std::uint64_t>(params) * eb + 10 * activation / static_cast<std::uint64_t>(x.tp);
   const auto grad_bytes = static_cast<std::uint64_t>(params * layers_per_stage) * eb;
 
   auto tp_group = [&](int d, int p) { return "tp_" + std::to_string(d) + "_" + std::to_string(p); };
@@ -198,7 +200,8 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
             last = list.collective(layer + "forward_tp_all_reduce_mlp", 0, activation, tp_group(d, p), {last});
           }
         }
-        if (p < x.pp - 1) list.p2p(true, mb + "send_activation", rank_of(t, p + 1, d), tag_base + k, activation, {last});
+        if (p < x.pp - 1)
+          list.p2p(true, mb + "send_activation", rank_of(t, p + 1, d), tag_base + k, activation, {last});
       }
       for (int k = x.microbatches - 1; k >= 0; --k) {
         const std::string mb = step + "mb" + std::to_string(k) + "_";
@@ -267,17 +270,18 @@ std::vector<std::string> write_dlrm(const std::string& prefix, const DlrmShape& 
   // `top_layers` x (width -> width), width -> 1.
   const double vectors = x.sparse_features + 1.0;
   const double interaction_out = vectors * (vectors - 1) / 2 + d;
-  const double top_params = interaction_out * x.top_width + x.top_layers * static_cast<double>(x.top_width) * x.top_width +
-                            x.top_width;
+  const double top_params =
+      interaction_out * x.top_width + x.top_layers * static_cast<double>(x.top_width) * x.top_width + x.top_width;
   const double interaction_flops = 2 * b * vectors * vectors * d;
   // Embeddings: this NPU's share of the lookups for the global batch, which
   // equals the lookups of its own samples in every table.
-  const double lookups = b * x.sparse_features * x.pooling;  // rows read
+  const double lookups = b * x.sparse_features * x.pooling;                        // rows read
   const auto pooled = static_cast<std::uint64_t>(b * x.sparse_features * d * eb);  // what the all-to-all moves per NPU
   const auto lookup_bytes = static_cast<std::uint64_t>(lookups * d * eb);
   const auto bottom_bytes = static_cast<std::uint64_t>(bottom_params * eb);
   const auto top_bytes = static_cast<std::uint64_t>(top_params * eb);
-  const auto bottom_act = static_cast<std::uint64_t>(b * (x.dense_features + (x.bottom_layers + 1.0) * x.bottom_width) * eb);
+  const auto bottom_act =
+      static_cast<std::uint64_t>(b * (x.dense_features + (x.bottom_layers + 1.0) * x.bottom_width) * eb);
   const auto top_act = static_cast<std::uint64_t>(b * (interaction_out + (x.top_layers + 1.0) * x.top_width) * eb);
 
   std::vector<std::string> files;
@@ -286,19 +290,27 @@ std::vector<std::string> write_dlrm(const std::string& prefix, const DlrmShape& 
     std::int64_t end = -1;
     for (int it = 0; it < x.iterations; ++it) {
       const std::string i = "iter" + std::to_string(it) + "_";
-      const std::int64_t bottom_fwd = list.compute(i + "bottom_mlp_forward", 2 * b * bottom_params, bottom_bytes + bottom_act, 0, {end});
+      const std::int64_t bottom_fwd =
+          list.compute(i + "bottom_mlp_forward", 2 * b * bottom_params, bottom_bytes + bottom_act, 0, {end});
       const std::int64_t lookup = list.compute(i + "embedding_lookup", lookups * d, lookup_bytes + pooled, 0, {end});
-      const std::int64_t a2a_fwd = list.collective(i + "embedding_all_to_all", ChakraProtoMsg::ALL_TO_ALL, pooled, "", {lookup});
-      const std::int64_t top_fwd = list.compute(i + "interaction_top_mlp_forward", interaction_flops + 2 * b * top_params,
-                                                top_bytes + top_act + pooled, 0, {bottom_fwd, a2a_fwd});
-      const std::int64_t top_bwd = list.compute(i + "top_mlp_interaction_backward", 2 * (interaction_flops + 2 * b * top_params),
-                                                2 * (top_bytes + top_act) + pooled, 0, {top_fwd});
-      const std::int64_t ar_top = list.collective(i + "top_mlp_all_reduce", ChakraProtoMsg::ALL_REDUCE, top_bytes, "", {top_bwd});
-      const std::int64_t a2a_bwd = list.collective(i + "embedding_gradient_all_to_all", ChakraProtoMsg::ALL_TO_ALL, pooled, "", {top_bwd});
-      const std::int64_t update = list.compute(i + "embedding_update", lookups * d, 2 * lookup_bytes + pooled, 0, {a2a_bwd});
+      const std::int64_t a2a_fwd =
+          list.collective(i + "embedding_all_to_all", ChakraProtoMsg::ALL_TO_ALL, pooled, "", {lookup});
+      const std::int64_t top_fwd =
+          list.compute(i + "interaction_top_mlp_forward", interaction_flops + 2 * b * top_params,
+                       top_bytes + top_act + pooled, 0, {bottom_fwd, a2a_fwd});
+      const std::int64_t top_bwd =
+          list.compute(i + "top_mlp_interaction_backward", 2 * (interaction_flops + 2 * b * top_params),
+                       2 * (top_bytes + top_act) + pooled, 0, {top_fwd});
+      const std::int64_t ar_top =
+          list.collective(i + "top_mlp_all_reduce", ChakraProtoMsg::ALL_REDUCE, top_bytes, "", {top_bwd});
+      const std::int64_t a2a_bwd =
+          list.collective(i + "embedding_gradient_all_to_all", ChakraProtoMsg::ALL_TO_ALL, pooled, "", {top_bwd});
+      const std::int64_t update =
+          list.compute(i + "embedding_update", lookups * d, 2 * lookup_bytes + pooled, 0, {a2a_bwd});
       const std::int64_t bottom_bwd = list.compute(i + "bottom_mlp_backward", 2 * 2 * b * bottom_params,
                                                    2 * (bottom_bytes + bottom_act), 0, {top_bwd});
-      const std::int64_t ar_bottom = list.collective(i + "bottom_mlp_all_reduce", ChakraProtoMsg::ALL_REDUCE, bottom_bytes, "", {bottom_bwd});
+      const std::int64_t ar_bottom =
+          list.collective(i + "bottom_mlp_all_reduce", ChakraProtoMsg::ALL_REDUCE, bottom_bytes, "", {bottom_bwd});
       end = list.compute(i + "optimizer", 10 * (bottom_params + top_params), 3 * (bottom_bytes + top_bytes), 0,
                          {ar_top, ar_bottom, update});
     }

@@ -48,16 +48,16 @@ std::vector<std::string> write_training_step(const std::string& prefix, const Tr
 /// case study's table.
 struct DlrmShape {
   int npus = 128;
-  int batch = 512;              // samples per NPU
-  int dense_features = 1600;    // the bottom MLP's input
-  int sparse_features = 64;     // embedding tables, spread over the NPUs
+  int batch = 512;            // samples per NPU
+  int dense_features = 1600;  // the bottom MLP's input
+  int sparse_features = 64;   // embedding tables, spread over the NPUs
   int embedding_dim = 64;
-  int pooling = 60;             // rows looked up per table and sample
-  int bottom_layers = 5;        // hidden layers of the bottom MLP (plus its input and output layers)
+  int pooling = 60;       // rows looked up per table and sample
+  int bottom_layers = 5;  // hidden layers of the bottom MLP (plus its input and output layers)
   int bottom_width = 1024;
-  int top_layers = 10;          // hidden layers of the top MLP (plus its input and output layers)
+  int top_layers = 10;  // hidden layers of the top MLP (plus its input and output layers)
   int top_width = 2048;
-  int element_bytes = 2;        // 16-bit embeddings, activations and gradients
+  int element_bytes = 2;  // 16-bit embeddings, activations and gradients
   int iterations = 1;
 };
 /// Per NPU and iteration: the bottom MLP forward and the embedding lookups

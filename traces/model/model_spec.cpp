@@ -79,7 +79,7 @@ std::uint64_t mlp_params(const ModelSpec& m, std::uint64_t width) {
 std::uint64_t ModelSpec::layer_params(std::uint32_t layer) const {
   const std::uint64_t h = hidden, q = static_cast<std::uint64_t>(heads) * dhead(),
                       k = static_cast<std::uint64_t>(kv()) * dhead();
-  std::uint64_t p = h * (q + 2 * k) + q * h;   // QKV and the output projection
+  std::uint64_t p = h * (q + 2 * k) + q * h;  // QKV and the output projection
   if (bias) p += q + 2 * k + h;
   p += (norm == Norm::kLayerNorm ? 2 : 1) * 2 * h;  // two norms
   if (moe_layer(layer)) {
@@ -93,7 +93,8 @@ std::uint64_t ModelSpec::layer_params(std::uint32_t layer) const {
 
 std::uint64_t ModelSpec::layer_active_params(std::uint32_t layer) const {
   if (!moe_layer(layer)) return layer_params(layer);
-  const std::uint64_t all_experts = static_cast<std::uint64_t>(experts + shared_experts) * mlp_params(*this, expert_ffn());
+  const std::uint64_t all_experts =
+      static_cast<std::uint64_t>(experts + shared_experts) * mlp_params(*this, expert_ffn());
   const std::uint64_t active = static_cast<std::uint64_t>(top_k + shared_experts) * mlp_params(*this, expert_ffn());
   return layer_params(layer) - all_experts + active;
 }

@@ -6,10 +6,14 @@ namespace {
 
 const char* type_name(std::uint32_t element_bytes) {
   switch (element_bytes) {
-    case 4: return "Tensor(float)";
-    case 8: return "Tensor(long int)";
-    case 1: return "Tensor(bool)";
-    default: return "Tensor(c10::BFloat16)";
+    case 4:
+      return "Tensor(float)";
+    case 8:
+      return "Tensor(long int)";
+    case 1:
+      return "Tensor(bool)";
+    default:
+      return "Tensor(c10::BFloat16)";
   }
 }
 

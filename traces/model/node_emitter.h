@@ -76,9 +76,12 @@ class NodeEmitter : public traces::NodeSource {
   /// Rank `rank` of `job`: its name, element size, process groups (by kind:
   /// tp, dp, ...) and its pipeline stage's schedule.
   NodeEmitter(const TrainingJob& job, int rank, bool count_only, std::uint64_t count)
-      : count_only_(count_only), count_(count),
+      : count_only_(count_only),
+        count_(count),
         name_("model " + (job.name().empty() ? std::string("job") : job.name()) + ", rank " + std::to_string(rank)),
-        eb_(job.training().element_bytes()), units_(job.schedule(job.coords(rank).p)), steps_(job.training().steps) {
+        eb_(job.training().element_bytes()),
+        units_(job.schedule(job.coords(rank).p)),
+        steps_(job.training().steps) {
     for (const auto& [group, ranks] : job.groups_of(rank)) {
       group_[group.substr(0, group.find('_'))] = group;
       group_ranks_[group] = ranks;
@@ -168,8 +171,8 @@ class NodeEmitter : public traces::NodeSource {
   /// A collective on the group of `kind` (tp, dp, ...), after the group's
   /// previous one and `after`; comm_size as Chakra means it (each rank's
   /// input: an all-gather's shard).
-  std::uint64_t collective(ChakraProtoMsg::CollectiveCommType type, double bytes, const std::string& kind, std::vector<std::uint64_t> after,
-                           const char* what) {
+  std::uint64_t collective(ChakraProtoMsg::CollectiveCommType type, double bytes, const std::string& kind,
+                           std::vector<std::uint64_t> after, const char* what) {
     const auto g = group_.find(kind);
     if (g == group_.end()) return kNone;  // a group of one: nothing to do
     auto& n = begin(ChakraProtoMsg::COMM_COLL_NODE, std::string(kind) + "_" + what);
@@ -222,12 +225,12 @@ class NodeEmitter : public traces::NodeSource {
   bool count_only_;
   std::uint64_t count_;
   std::string name_;
-  std::uint32_t eb_ = 2;  // the training dtype's element size
-  std::vector<TrainingJob::Unit> units_;                 // the rank's stage's schedule
+  std::uint32_t eb_ = 2;                  // the training dtype's element size
+  std::vector<TrainingJob::Unit> units_;  // the rank's stage's schedule
   std::uint32_t steps_;
   bool started_ = false;
-  int step_ = 0;          // the training step being made
-  std::size_t unit_ = 0;  // its next unit
+  int step_ = 0;                                         // the training step being made
+  std::size_t unit_ = 0;                                 // its next unit
   std::map<std::string, std::string> group_;             // kind -> group name
   std::map<std::string, std::vector<int>> group_ranks_;  // group name -> ranks
   std::deque<ChakraProtoMsg::Node> out_;

@@ -39,7 +39,8 @@ using model_nodes::Tensor;
 // The schemas PyTorch writes for the ops the steps use (the parameter names
 // matter to the compute model: attention finds query, key and is_causal).
 constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
-constexpr const char* kAddmm = "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor";
+constexpr const char* kAddmm =
+    "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor";
 constexpr const char* kBmm = "aten::bmm(Tensor self, Tensor mat2) -> Tensor";
 constexpr const char* kLayerNorm =
     "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
@@ -47,7 +48,8 @@ constexpr const char* kLayerNorm =
 constexpr const char* kLayerNormBackward =
     "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor "
     "rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)";
-constexpr const char* kRmsNorm = "aten::_fused_rms_norm(Tensor input, int normalized_shape_ndim, Tensor weight, float eps) -> (Tensor, Tensor)";
+constexpr const char* kRmsNorm =
+    "aten::_fused_rms_norm(Tensor input, int normalized_shape_ndim, Tensor weight, float eps) -> (Tensor, Tensor)";
 constexpr const char* kRmsNormBackward =
     "aten::_fused_rms_norm_backward(Tensor grad_out, Tensor input, int normalized_shape_ndim, Tensor rstd, Tensor "
     "weight, bool[2] output_mask) -> (Tensor, Tensor)";
@@ -76,7 +78,11 @@ constexpr const char* kFlashBackward =
 class RankNodes final : public NodeEmitter {
  public:
   RankNodes(const TrainingJob& job, int rank, bool count_only, std::uint64_t count)
-      : NodeEmitter(job, rank, count_only, count), job_(job), tr_(job_.training()), m_(job_.model()), rank_(rank),
+      : NodeEmitter(job, rank, count_only, count),
+        job_(job),
+        tr_(job_.training()),
+        m_(job_.model()),
+        rank_(rank),
         me_(job.coords(rank)) {
     t_ = job.tp();
     tokens_ = static_cast<std::int64_t>(tr_.microbatch) * (job.seq() / job.cp());
@@ -88,7 +94,9 @@ class RankNodes final : public NodeEmitter {
     // the final norm.
     extra_dense_ = job.local_params(rank).first;
     for (const std::uint32_t l : job.stage_layers(me_.p)) extra_dense_ -= job.layer_params(l).dense;
-    kv_heads_ = m_.kv() >= static_cast<std::uint32_t>(t_) ? static_cast<std::int64_t>(m_.kv() / static_cast<std::uint32_t>(t_)) : 1;
+    kv_heads_ = m_.kv() >= static_cast<std::uint32_t>(t_)
+                    ? static_cast<std::int64_t>(m_.kv() / static_cast<std::uint32_t>(t_))
+                    : 1;
     dh_ = m_.dhead();
   }
 
@@ -134,8 +142,11 @@ class RankNodes final : public NodeEmitter {
     const Tensor grad = tensor({tokens, n});
     if (input_grad) compute("aten::mm", kMm, {Arg::of(grad), Arg::of(tensor({n, k}))}, {Arg::of(tensor({tokens, k}))});
     compute("aten::mm", kMm, {Arg::of(tensor({k, tokens})), Arg::of(grad)}, {Arg::of(tensor({k, n}))});
-    if (bias) compute("aten::sum", "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-                      {Arg::of(grad), Arg::value("[0]"), Arg::value("False")}, {Arg::of(tensor({n}))});
+    if (bias)
+      compute(
+          "aten::sum",
+          "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+          {Arg::of(grad), Arg::value("[0]"), Arg::value("False")}, {Arg::of(tensor({n}))});
   }
   void norm(std::int64_t tokens) {
     const Tensor x = tensor({tokens, h_});
@@ -145,7 +156,8 @@ class RankNodes final : public NodeEmitter {
                Arg::value("1e-05")},
               {Arg::of(tensor({tokens, h_})), Arg::of(tensor({tokens, 1}, 4)), Arg::of(tensor({tokens, 1}, 4))});
     } else {
-      compute("aten::_fused_rms_norm", kRmsNorm, {Arg::of(x), Arg::value("1"), Arg::of(tensor({h_})), Arg::value("1e-05")},
+      compute("aten::_fused_rms_norm", kRmsNorm,
+              {Arg::of(x), Arg::value("1"), Arg::of(tensor({h_})), Arg::value("1e-05")},
               {Arg::of(tensor({tokens, h_})), Arg::of(tensor({tokens, 1}, 4))});
     }
   }
@@ -186,14 +198,15 @@ class RankNodes final : public NodeEmitter {
              sp_ ? "reduce_scatter" : "all_reduce");
   }
   void backward_leave_block() {  // backward of g: the gradient gathered (sp), else nothing
-    if (sp_) blocking(ChakraProtoMsg::ALL_GATHER, static_cast<double>(tokens_ / t_) * h_ * eb_, "tp", "all_gather_grad");
+    if (sp_)
+      blocking(ChakraProtoMsg::ALL_GATHER, static_cast<double>(tokens_ / t_) * h_ * eb_, "tp", "all_gather_grad");
   }
   /// Backward of f: the input gathered again for the weight gradient (sp,
   /// beside the data gradient), then the input's gradient reduced.
   std::uint64_t backward_regather() {
     if (!sp_) return kNone;
-    return collective(ChakraProtoMsg::ALL_GATHER, static_cast<double>(tokens_ / t_) * h_ * eb_, "tp",
-                      {last_compute_}, "all_gather_input");
+    return collective(ChakraProtoMsg::ALL_GATHER, static_cast<double>(tokens_ / t_) * h_ * eb_, "tp", {last_compute_},
+                      "all_gather_input");
   }
   void backward_enter_block() {
     if (t_ <= 1) return;
@@ -209,30 +222,36 @@ class RankNodes final : public NodeEmitter {
     const Tensor scores = tensor({heads, sq, kv_seq_block});
     const bool dropout = tr_.dropout > 0;
     if (!backward) {
-      compute("aten::baddbmm", "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+      compute("aten::baddbmm",
+              "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
               {Arg::of(tensor({heads, sq, kv_seq_block})), Arg::of(tensor({heads, sq, dh_})),
                Arg::of(tensor({heads, dh_, kv_seq_block})), Arg::value("0.0"), Arg::value("1.0")},
               {Arg::of(scores)});
       elementwise("aten::_softmax", {scores}, {tensor({heads, sq, kv_seq_block})});  // fused scale, mask and softmax
-      if (dropout) elementwise("aten::native_dropout", {tensor({heads, sq, kv_seq_block})},
-                               {tensor({heads, sq, kv_seq_block}), tensor({heads, sq, kv_seq_block}, 1)});
-      compute("aten::bmm", kBmm, {Arg::of(tensor({heads, sq, kv_seq_block})), Arg::of(tensor({heads, kv_seq_block, dh_}))},
+      if (dropout)
+        elementwise("aten::native_dropout", {tensor({heads, sq, kv_seq_block})},
+                    {tensor({heads, sq, kv_seq_block}), tensor({heads, sq, kv_seq_block}, 1)});
+      compute("aten::bmm", kBmm,
+              {Arg::of(tensor({heads, sq, kv_seq_block})), Arg::of(tensor({heads, kv_seq_block, dh_}))},
               {Arg::of(tensor({heads, sq, dh_}))});
       return;
     }
     const Tensor grad = tensor({heads, sq, dh_});
     compute("aten::bmm", kBmm, {Arg::of(grad), Arg::of(tensor({heads, dh_, kv_seq_block}))},
-            {Arg::of(tensor({heads, sq, kv_seq_block}))});                                   // d(probabilities)
+            {Arg::of(tensor({heads, sq, kv_seq_block}))});  // d(probabilities)
     compute("aten::bmm", kBmm, {Arg::of(tensor({heads, kv_seq_block, sq})), Arg::of(grad)},
-            {Arg::of(tensor({heads, kv_seq_block, dh_}))});                                  // dV
-    if (dropout) elementwise("aten::native_dropout_backward", {tensor({heads, sq, kv_seq_block}), tensor({heads, sq, kv_seq_block}, 1)},
-                             {tensor({heads, sq, kv_seq_block})});
+            {Arg::of(tensor({heads, kv_seq_block, dh_}))});  // dV
+    if (dropout)
+      elementwise("aten::native_dropout_backward",
+                  {tensor({heads, sq, kv_seq_block}), tensor({heads, sq, kv_seq_block}, 1)},
+                  {tensor({heads, sq, kv_seq_block})});
     elementwise("aten::_softmax_backward_data", {tensor({heads, sq, kv_seq_block}), tensor({heads, sq, kv_seq_block})},
                 {tensor({heads, sq, kv_seq_block})});
-    compute("aten::bmm", kBmm, {Arg::of(tensor({heads, sq, kv_seq_block})), Arg::of(tensor({heads, kv_seq_block, dh_}))},
-            {Arg::of(tensor({heads, sq, dh_}))});                                            // dQ
+    compute("aten::bmm", kBmm,
+            {Arg::of(tensor({heads, sq, kv_seq_block})), Arg::of(tensor({heads, kv_seq_block, dh_}))},
+            {Arg::of(tensor({heads, sq, dh_}))});  // dQ
     compute("aten::bmm", kBmm, {Arg::of(tensor({heads, kv_seq_block, sq})), Arg::of(tensor({heads, sq, dh_}))},
-            {Arg::of(tensor({heads, kv_seq_block, dh_}))});                                  // dK
+            {Arg::of(tensor({heads, kv_seq_block, dh_}))});  // dK
   }
 
   void attention_core(bool backward, std::int64_t kv_seq_block, bool causal) {
@@ -277,13 +296,13 @@ class RankNodes final : public NodeEmitter {
                Arg::value(c), Arg::value(scale)},
               grads);
     } else {
-      compute("aten::_flash_attention_backward", kFlashBackward,
-              {Arg::of(tensor({b, sq, q_heads_, dh_})), Arg::of(tensor({b, sq, q_heads_, dh_})),
-               Arg::of(tensor({b, kv_seq_block, kv_heads_, dh_})), Arg::of(tensor({b, kv_seq_block, kv_heads_, dh_})),
-               Arg::of(tensor({b, sq, q_heads_, dh_})), Arg::of(lse), Arg::value("'<None>'"), Arg::value("'<None>'"),
-               Arg::value(std::to_string(sq)), Arg::value(std::to_string(kv_seq_block)), Arg::value("0.0"),
-               Arg::value(c)},
-              grads);
+      compute(
+          "aten::_flash_attention_backward", kFlashBackward,
+          {Arg::of(tensor({b, sq, q_heads_, dh_})), Arg::of(tensor({b, sq, q_heads_, dh_})),
+           Arg::of(tensor({b, kv_seq_block, kv_heads_, dh_})), Arg::of(tensor({b, kv_seq_block, kv_heads_, dh_})),
+           Arg::of(tensor({b, sq, q_heads_, dh_})), Arg::of(lse), Arg::value("'<None>'"), Arg::value("'<None>'"),
+           Arg::value(std::to_string(sq)), Arg::value(std::to_string(kv_seq_block)), Arg::value("0.0"), Arg::value(c)},
+          grads);
     }
   }
 
@@ -349,7 +368,8 @@ class RankNodes final : public NodeEmitter {
       } else {
         elementwise("aten::mul", {tensor({tokens, width}), tensor({tokens, width})}, {tensor({tokens, width})});
         elementwise("aten::mul", {tensor({tokens, width}), tensor({tokens, width})}, {tensor({tokens, width})});
-        elementwise("aten::silu_backward", {tensor({tokens, width}), tensor({tokens, width})}, {tensor({tokens, width})});
+        elementwise("aten::silu_backward", {tensor({tokens, width}), tensor({tokens, width})},
+                    {tensor({tokens, width})});
       }
       return;
     }
@@ -419,7 +439,7 @@ class RankNodes final : public NodeEmitter {
     const std::int64_t shared = static_cast<std::int64_t>(m_.shared_experts) * f;
     if (!backward) {
       norm(mt);
-      gemm(tensor({mt, h_}), h_, e, false);                                      // the router
+      gemm(tensor({mt, h_}), h_, e, false);  // the router
       elementwise("aten::_softmax", {tensor({mt, e})}, {tensor({mt, e})});
       elementwise("aten::index_select", {tensor({mt, h_}), tensor({routed}, 8)}, {tensor({routed, h_})});  // permute
       if (ep > 1) blocking(ChakraProtoMsg::ALL_TO_ALL, a2a, "ep", "all_to_all_dispatch");
@@ -427,7 +447,8 @@ class RankNodes final : public NodeEmitter {
       activation(local * te, f, false);
       experts_gemm(f, h_, false);
       if (ep > 1) blocking(ChakraProtoMsg::ALL_TO_ALL, a2a, "ep", "all_to_all_combine");
-      elementwise("aten::index_add_", {tensor({mt, h_}), tensor({routed}, 8), tensor({routed, h_})}, {tensor({mt, h_})});
+      elementwise("aten::index_add_", {tensor({mt, h_}), tensor({routed}, 8), tensor({routed, h_})},
+                  {tensor({mt, h_})});
       if (shared > 0) {
         gemm(tensor({mt, h_}), h_, shared * gate, false);
         activation(mt, shared, false);
@@ -485,9 +506,10 @@ class RankNodes final : public NodeEmitter {
       // into the QKV projection's.
       const std::int64_t b = tr_.microbatch, sq = tokens_ / b;
       for (int i = 0; i < 2; ++i) {
-        compute("aten::copy_", "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-                {Arg::of(tensor({b, sq, kv_heads_, dh_})), Arg::of(tensor({b, sq, kv_heads_, dh_})), Arg::value("False")},
-                {Arg::of(tensor({b, sq, kv_heads_, dh_}))});
+        compute(
+            "aten::copy_", "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+            {Arg::of(tensor({b, sq, kv_heads_, dh_})), Arg::of(tensor({b, sq, kv_heads_, dh_})), Arg::value("False")},
+            {Arg::of(tensor({b, sq, kv_heads_, dh_}))});
       }
       compute("aten::cat", "aten::cat(Tensor[] tensors, int dim=0) -> Tensor",
               {Arg{{tensor({b, sq, q}), tensor({b, sq, kv}), tensor({b, sq, kv})}, true, ""}, Arg::value("2")},
@@ -538,15 +560,18 @@ class RankNodes final : public NodeEmitter {
     wait(collective(ChakraProtoMsg::ALL_GATHER, lp.dense * eb_ / shard, "dp", after, "all_gather_weights"));
     if (lp.experts > 0) {
       const double eshard = static_cast<double>(std::max(1, job_.dp() / job_.ep())) * job_.cp();
-      wait(collective(ChakraProtoMsg::ALL_GATHER, lp.experts * eb_ / eshard, "edp", after, "all_gather_expert_weights"));
+      wait(
+          collective(ChakraProtoMsg::ALL_GATHER, lp.experts * eb_ / eshard, "edp", after, "all_gather_expert_weights"));
     }
     prefetch_from_ = last_compute_;
   }
 
   void embedding_forward() {
-    const std::int64_t b = tr_.microbatch, s = tokens_ / b, vocab = job_.vocab_padded() / static_cast<std::uint32_t>(t_);
+    const std::int64_t b = tr_.microbatch, s = tokens_ / b,
+                       vocab = job_.vocab_padded() / static_cast<std::uint32_t>(t_);
     if (eager_) {  // lookups as gathers, the positions' added
-      compute("aten::gather", nullptr, {Arg::of(tensor({vocab, h_})), Arg::value("0"), Arg::of(tensor({tokens_, h_}, 8))},
+      compute("aten::gather", nullptr,
+              {Arg::of(tensor({vocab, h_})), Arg::value("0"), Arg::of(tensor({tokens_, h_}, 8))},
               {Arg::of(tensor({tokens_, h_}))});
       if (m_.position == ModelSpec::Position::kLearned) {
         compute("aten::gather", nullptr, {Arg::of(tensor({s, h_})), Arg::value("0"), Arg::of(tensor({s, h_}, 8))},
@@ -559,14 +584,16 @@ class RankNodes final : public NodeEmitter {
     compute("aten::embedding", nullptr, {Arg::of(tensor({vocab, h_})), Arg::of(tensor({b, s}, 8))},
             {Arg::of(tensor({b, s, h_}))});
     if (m_.position == ModelSpec::Position::kLearned) {
-      compute("aten::embedding", nullptr, {Arg::of(tensor({static_cast<std::int64_t>(m_.seq), h_})), Arg::of(tensor({s}, 8))},
+      compute("aten::embedding", nullptr,
+              {Arg::of(tensor({static_cast<std::int64_t>(m_.seq), h_})), Arg::of(tensor({s}, 8))},
               {Arg::of(tensor({s, h_}))});
       elementwise("aten::add", {tensor({b, s, h_}), tensor({s, h_})}, {tensor({b, s, h_})});
     }
     leave_block();  // the vocabulary-parallel lookups summed (scattered with sp)
   }
   void embedding_backward() {
-    const std::int64_t b = tr_.microbatch, s = tokens_ / b, vocab = job_.vocab_padded() / static_cast<std::uint32_t>(t_);
+    const std::int64_t b = tr_.microbatch, s = tokens_ / b,
+                       vocab = job_.vocab_padded() / static_cast<std::uint32_t>(t_);
     backward_leave_block();
     if (eager_ && m_.position == ModelSpec::Position::kLearned) {
       elementwise("aten::sum", {tensor({b, s, h_})}, {tensor({1, s, h_})});  // the positions' gradient over the batch
@@ -626,10 +653,10 @@ class RankNodes final : public NodeEmitter {
             {Arg::of(tensor({}, 4)), Arg::of(tensor({tokens_, vocab}, 4)), Arg::of(tensor({tokens_}, 8)),
              Arg::value("'<None>'"), Arg::value("1"), Arg::value("-100"), Arg::of(tensor({}, 4))},
             {Arg::of(tensor({tokens_, vocab}, 4))});
-    compute("aten::_log_softmax_backward_data", nullptr,
-            {Arg::of(tensor({tokens_, vocab}, 4)), Arg::of(tensor({tokens_, vocab}, 4)), Arg::value("1"),
-             Arg::value("6")},
-            {Arg::of(tensor({tokens_, vocab}, 4))});
+    compute(
+        "aten::_log_softmax_backward_data", nullptr,
+        {Arg::of(tensor({tokens_, vocab}, 4)), Arg::of(tensor({tokens_, vocab}, 4)), Arg::value("1"), Arg::value("6")},
+        {Arg::of(tensor({tokens_, vocab}, 4))});
     copy_cast(tensor({tokens_, vocab}, 4), tensor({tokens_, vocab}));
     wait(backward_regather());
     gemm_backward(tokens_, h_, vocab, false);
@@ -656,8 +683,8 @@ class RankNodes final : public NodeEmitter {
     wait(pending_send_);
     pending_send_ = kNone;
     if (g > 0) {
-      wait(recv(stage_rank((g - 1) % job_.pp()), pipeline_bytes(), pipeline_tag(true, g - 1, microbatch),
-                "pp", "pp_recv_activation"));
+      wait(recv(stage_rank((g - 1) % job_.pp()), pipeline_bytes(), pipeline_tag(true, g - 1, microbatch), "pp",
+                "pp_recv_activation"));
       pipeline_gather();
     } else {
       embedding_forward();
@@ -668,8 +695,8 @@ class RankNodes final : public NodeEmitter {
     if (g == last) {
       head_forward();
     } else {
-      pending_send_ = send(stage_rank((g + 1) % job_.pp()), pipeline_bytes(),
-                           pipeline_tag(true, g, microbatch), "pp", "pp_send_activation");
+      pending_send_ = send(stage_rank((g + 1) % job_.pp()), pipeline_bytes(), pipeline_tag(true, g, microbatch), "pp",
+                           "pp_send_activation");
     }
   }
 
@@ -680,8 +707,8 @@ class RankNodes final : public NodeEmitter {
     if (g == last) {
       head_backward();
     } else {
-      wait(recv(stage_rank((g + 1) % job_.pp()), pipeline_bytes(), pipeline_tag(false, g + 1, microbatch),
-                "pp", "pp_recv_gradient"));
+      wait(recv(stage_rank((g + 1) % job_.pp()), pipeline_bytes(), pipeline_tag(false, g + 1, microbatch), "pp",
+                "pp_recv_gradient"));
       pipeline_gather();
     }
     const bool full = tr_.recompute == TrainingSpec::Recompute::kFull;
@@ -703,8 +730,8 @@ class RankNodes final : public NodeEmitter {
       flush_buckets();
     }
     if (g > 0) {
-      pending_send_ = send(stage_rank((g - 1) % job_.pp()), pipeline_bytes(),
-                           pipeline_tag(false, g, microbatch), "pp", "pp_send_gradient");
+      pending_send_ = send(stage_rank((g - 1) % job_.pp()), pipeline_bytes(), pipeline_tag(false, g, microbatch), "pp",
+                           "pp_send_gradient");
     }
   }
 
@@ -716,7 +743,8 @@ class RankNodes final : public NodeEmitter {
   }
   void flush_buckets() {
     if (!tr_.dp_overlap && !end_of_step_) return;  // all after the backward pass
-    const ChakraProtoMsg::CollectiveCommType type = tr_.zero == 0 ? ChakraProtoMsg::ALL_REDUCE : ChakraProtoMsg::REDUCE_SCATTER;
+    const ChakraProtoMsg::CollectiveCommType type =
+        tr_.zero == 0 ? ChakraProtoMsg::ALL_REDUCE : ChakraProtoMsg::REDUCE_SCATTER;
     if (bucket_dense_ > 0) {
       grad_ids_.push_back(collective(type, bucket_dense_ * tr_.grad_bytes(), "dp", {last_compute_},
                                      tr_.zero == 0 ? "all_reduce_grads" : "reduce_scatter_grads"));
@@ -745,7 +773,7 @@ class RankNodes final : public NodeEmitter {
       return;
     }
     const Tensor s = tensor({n}, state);
-    compute("aten::_foreach_mul_", nullptr, {list(p), Arg::value("0.99")}, {});        // weight decay
+    compute("aten::_foreach_mul_", nullptr, {list(p), Arg::value("0.99")}, {});  // weight decay
     compute("aten::_foreach_lerp_", nullptr, {list(m), list(g), Arg::value("0.1")}, {});
     compute("aten::_foreach_mul_", nullptr, {list(v), Arg::value("0.999")}, {});
     compute("aten::_foreach_addcmul_", nullptr, {list(v), list(g), list(g), Arg::value("0.001")}, {});

@@ -6,10 +6,14 @@ namespace fabricsim {
 
 std::vector<int> resnet_blocks(std::uint32_t depth) {
   switch (depth) {
-    case 50: return {3, 4, 6, 3};
-    case 101: return {3, 4, 23, 3};
-    case 152: return {3, 8, 36, 3};
-    default: throw std::invalid_argument("resnet_depth " + std::to_string(depth) + ": 50, 101 or 152");
+    case 50:
+      return {3, 4, 6, 3};
+    case 101:
+      return {3, 4, 23, 3};
+    case 152:
+      return {3, 8, 36, 3};
+    default:
+      throw std::invalid_argument("resnet_depth " + std::to_string(depth) + ": 50, 101 or 152");
   }
 }
 

@@ -17,9 +17,7 @@ struct ResnetConv {
   std::uint32_t cin, cout, kernel, stride;
   std::uint32_t side_in, side_out;  // the feature map's height (= width) before and after
   /// Multiply-accumulates per image.
-  double macs() const {
-    return static_cast<double>(side_out) * side_out * cout * cin * kernel * kernel;
-  }
+  double macs() const { return static_cast<double>(side_out) * side_out * cout * cin * kernel * kernel; }
   std::uint64_t weights() const { return static_cast<std::uint64_t>(cout) * cin * kernel * kernel; }
 };
 

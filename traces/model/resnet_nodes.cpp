@@ -33,14 +33,19 @@ constexpr const char* kBatchNormBackward =
     "aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? "
     "running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, "
     "Tensor, Tensor)";
-constexpr const char* kAddmm = "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor";
+constexpr const char* kAddmm =
+    "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor";
 constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
 
 class ResnetNodes final : public NodeEmitter {
  public:
   ResnetNodes(const TrainingJob& job, int rank, bool count_only, std::uint64_t count)
-      : NodeEmitter(job, rank, count_only, count), job_(job), tr_(job_.training()), m_(job_.model()),
-        convs_(resnet_convs(m_)), b_(tr_.microbatch) {}
+      : NodeEmitter(job, rank, count_only, count),
+        job_(job),
+        tr_(job_.training()),
+        m_(job_.model()),
+        convs_(resnet_convs(m_)),
+        b_(tr_.microbatch) {}
 
  private:
   void run_unit(const TrainingJob::Unit& u) override {
@@ -74,8 +79,8 @@ class ResnetNodes final : public NodeEmitter {
   void batch_norm(std::uint32_t channels, std::uint32_t side) {
     const Tensor stat = tensor({channels}, 4);
     compute("aten::native_batch_norm", kBatchNorm,
-            {Arg::of(map(channels, side)), Arg::of(stat), Arg::of(stat), Arg::of(stat), Arg::of(stat), Arg::value("True"),
-             Arg::value("0.1"), Arg::value("1e-05")},
+            {Arg::of(map(channels, side)), Arg::of(stat), Arg::of(stat), Arg::of(stat), Arg::of(stat),
+             Arg::value("True"), Arg::value("0.1"), Arg::value("1e-05")},
             {Arg::of(map(channels, side)), Arg::of(tensor({channels}, 4)), Arg::of(tensor({channels}, 4))});
   }
   void batch_norm_backward(std::uint32_t channels, std::uint32_t side) {
@@ -127,7 +132,8 @@ class ResnetNodes final : public NodeEmitter {
              Arg::of(tensor({kResnetFeatures, m_.classes})), Arg::value("1"), Arg::value("1")},
             {Arg::of(tensor({b_, m_.classes}))});
     elementwise("aten::_log_softmax", {tensor({b_, m_.classes}, 4)}, {tensor({b_, m_.classes}, 4)});
-    elementwise("aten::nll_loss_forward", {tensor({b_, m_.classes}, 4), tensor({b_}, 8)}, {tensor({}, 4), tensor({}, 4)});
+    elementwise("aten::nll_loss_forward", {tensor({b_, m_.classes}, 4), tensor({b_}, 8)},
+                {tensor({}, 4), tensor({}, 4)});
   }
 
   void backward(bool last_microbatch) {
@@ -142,7 +148,8 @@ class ResnetNodes final : public NodeEmitter {
             {Arg::of(tensor({b_, kResnetFeatures}))});
     compute("aten::mm", kMm, {Arg::of(tensor({m_.classes, b_})), Arg::of(tensor({b_, kResnetFeatures}))},
             {Arg::of(tensor({m_.classes, kResnetFeatures}))});
-    compute("aten::sum", nullptr, {Arg::of(grad), Arg::value("[0]"), Arg::value("True")}, {Arg::of(tensor({m_.classes}))});
+    compute("aten::sum", nullptr, {Arg::of(grad), Arg::value("[0]"), Arg::value("True")},
+            {Arg::of(tensor({m_.classes}))});
     gradients_ready(static_cast<double>(kResnetFeatures) * m_.classes + m_.classes);
     const std::uint32_t side = convs_.back().side_out;
     // The mean's backward: the gradient spread over the map.
@@ -184,7 +191,9 @@ class ResnetNodes final : public NodeEmitter {
     if (bucket_ >= tr_.bucket_params) flush();
   }
   void flush() {
-    if (bucket_ > 0) last_grads_ = collective(ChakraProtoMsg::ALL_REDUCE, bucket_ * tr_.grad_bytes(), "dp", {last_compute_}, "all_reduce_grads");
+    if (bucket_ > 0)
+      last_grads_ =
+          collective(ChakraProtoMsg::ALL_REDUCE, bucket_ * tr_.grad_bytes(), "dp", {last_compute_}, "all_reduce_grads");
     bucket_ = 0;
   }
 

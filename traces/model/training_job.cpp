@@ -1,16 +1,20 @@
 #include "traces/model/training_job.h"
 
-#include "traces/model/resnet.h"
-
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
+#include "traces/model/resnet.h"
+
 namespace fabricsim {
 
 namespace {
-[[noreturn]] void refuse(const std::string& what) { throw std::invalid_argument(what); }
-std::string str(std::uint64_t v) { return std::to_string(v); }
+[[noreturn]] void refuse(const std::string& what) {
+  throw std::invalid_argument(what);
+}
+std::string str(std::uint64_t v) {
+  return std::to_string(v);
+}
 }  // namespace
 
 TrainingJob::TrainingJob(ModelSpec model, TrainingSpec training, int gpus, std::string name)
@@ -24,7 +28,8 @@ TrainingJob::TrainingJob(ModelSpec model, TrainingSpec training, int gpus, std::
              ", pp " + str(t.pp) + ", cp " + str(t.cp) + ", ep " + str(t.ep) + ", vp " + str(t.vp) + ")");
     }
     if (t.zero != 0) refuse("zero " + str(t.zero) + " for a ResNet is not generated: give zero 0 (DDP)");
-    if (t.recompute != TrainingSpec::Recompute::kNone) refuse("recompute for a ResNet is not generated: give recompute none");
+    if (t.recompute != TrainingSpec::Recompute::kNone)
+      refuse("recompute for a ResNet is not generated: give recompute none");
   }
 
   tp_ = static_cast<int>(t.tp);
@@ -87,7 +92,8 @@ TrainingJob::TrainingJob(ModelSpec model, TrainingSpec training, int gpus, std::
   if (t.vp > 1 && t.pp < 2) refuse("vp " + str(t.vp) + " (interleaved chunks) needs pp >= 2");
   if (t.vp > 1 && t.schedule == TrainingSpec::Schedule::kGpipe) refuse("GPipe runs one chunk per stage: give vp 1");
   if (seq_ % (t.cp * (t.cp > 1 ? 2 : 1)) != 0) {
-    refuse("cp " + str(t.cp) + ": the sequence of " + str(seq_) + " splits into 2 x cp chunks (load-balanced causal "
+    refuse("cp " + str(t.cp) + ": the sequence of " + str(seq_) +
+           " splits into 2 x cp chunks (load-balanced causal "
            "attention), which it does not divide into");
   }
   const std::uint32_t local_seq = static_cast<std::uint32_t>(seq_) / t.cp;
@@ -97,7 +103,8 @@ TrainingJob::TrainingJob(ModelSpec model, TrainingSpec training, int gpus, std::
   }
   if (model_.experts > 0) {
     if (dp_ % ep_ != 0) refuse("ep " + str(t.ep) + " does not divide the data-parallel degree " + str(dp_));
-    if (model_.experts % t.ep != 0) refuse("ep " + str(t.ep) + " does not divide the " + str(model_.experts) + " experts");
+    if (model_.experts % t.ep != 0)
+      refuse("ep " + str(t.ep) + " does not divide the " + str(model_.experts) + " experts");
     if (t.tp > 1 && !t.sp) refuse("experts with tp > 1 need sequence parallel (sp: true), as Megatron-Core requires");
   } else if (t.ep > 1) {
     refuse("ep " + str(t.ep) + " for a model without experts");
@@ -129,7 +136,9 @@ RankCoords TrainingJob::coords(int rank) const {
   return c;
 }
 
-int TrainingJob::rank_of(const RankCoords& c) const { return c.t + tp_ * (c.c + cp_ * (c.d + dp_ * c.p)); }
+int TrainingJob::rank_of(const RankCoords& c) const {
+  return c.t + tp_ * (c.c + cp_ * (c.d + dp_ * c.p));
+}
 
 std::vector<std::pair<std::string, std::vector<int>>> TrainingJob::groups_of(int rank) const {
   const RankCoords me = coords(rank);
@@ -205,7 +214,8 @@ std::vector<std::uint32_t> TrainingJob::stage_layers(int stage) const {
   std::vector<std::uint32_t> out;
   for (int c = 0; c < vp_; ++c) {
     const int g = c * pp_ + stage;
-    for (int l = first_layer(g); l < first_layer(g) + chunk_layers(g); ++l) out.push_back(static_cast<std::uint32_t>(l));
+    for (int l = first_layer(g); l < first_layer(g) + chunk_layers(g); ++l)
+      out.push_back(static_cast<std::uint32_t>(l));
   }
   return out;
 }
@@ -222,8 +232,8 @@ TrainingJob::LayerParams TrainingJob::layer_params(std::uint32_t layer) const {
   const double matrices = m.mlp == ModelSpec::Mlp::kSwiglu ? 3 : 2;
   auto mlp = [&](double width) { return matrices * h * width + (m.bias ? (matrices - 1) * width + h : 0.0); };
   if (m.moe_layer(layer)) {
-    lp.dense += h * m.experts;                                       // the router, whole on every rank
-    lp.dense += m.shared_experts * mlp(m.expert_ffn());              // shared experts, whole on every rank
+    lp.dense += h * m.experts;                           // the router, whole on every rank
+    lp.dense += m.shared_experts * mlp(m.expert_ffn());  // shared experts, whole on every rank
     lp.experts = static_cast<double>(m.experts) / ep_ * mlp(m.expert_ffn());
   } else {
     lp.dense += mlp(m.ffn() / t);
@@ -247,7 +257,7 @@ std::pair<double, double> TrainingJob::local_params(int rank) const {
   }
   if (me.p == pp_ - 1) {
     dense += (model_.norm == ModelSpec::Norm::kLayerNorm ? 2 : 1) * h;  // the final norm
-    if (!model_.tied_embeddings || pp_ > 1) dense += table;          // the LM head's own (or tied) copy
+    if (!model_.tied_embeddings || pp_ > 1) dense += table;             // the LM head's own (or tied) copy
   }
   return {dense, experts};
 }
@@ -329,18 +339,19 @@ CommVolumes TrainingJob::volumes(int rank) const {
       if (cp_ > 1) {
         const double kv_heads = model_.kv() >= static_cast<std::uint32_t>(tp_) ? model_.kv() / t : 1.0;
         const double kv = 2 * static_cast<double>(tr.microbatch) * (seq_ / cp_) * kv_heads * model_.dhead() * eb;
-        v.cp += m * (cp_ - 1) * kv * ((full ? 2 : 1) + 2);  // forward rings; backward sends keys, values and their gradients
+        v.cp += m * (cp_ - 1) * kv *
+                ((full ? 2 : 1) + 2);  // forward rings; backward sends keys, values and their gradients
       }
     }
-    const bool sends_forward = g < vp_ * pp_ - 1, sends_backward = g > 0;
+    const bool sends_forward = g<vp_ * pp_ - 1, sends_backward = g> 0;
     const double act = (sp || (tr.scatter_gather && tp_ > 1)) ? H / t : H;
     v.pp += m * act * ((sends_forward ? 1 : 0) + (sends_backward ? 1 : 0));
   }
   if (tp_ > 1) {
     if (me.p == 0) v.tp += m * (sp ? H + H : H);  // embedding: forward AR (RS), backward AG with sp
     if (me.p == pp_ - 1) {
-      v.tp += m * (sp ? 3 * H : H);                            // LM head: AG, then AG again and RS backward; AR without sp
-      v.tp += m * 3 * tokens * 4;                              // vocabulary-parallel cross entropy: three fp32 ARs
+      v.tp += m * (sp ? 3 * H : H);  // LM head: AG, then AG again and RS backward; AR without sp
+      v.tp += m * 3 * tokens * 4;    // vocabulary-parallel cross entropy: three fp32 ARs
     }
   }
   const auto [dense, experts] = local_params(rank);
@@ -374,27 +385,27 @@ double TrainingJob::layer_activation_bytes(std::uint32_t layer) const {
   const double eb = tr.element_bytes(), t = tp_, h = model_.hidden, dh = model_.dhead();
   const double tokens = static_cast<double>(tr.microbatch) * seq_ / cp_;
   const bool sp = tr.sp && tp_ > 1;
-  const double split = sp ? tokens / t : tokens;  // tokens a norm or residual holds
+  const double split = sp ? tokens / t : tokens;                              // tokens a norm or residual holds
   if (tr.recompute == TrainingSpec::Recompute::kFull) return split * h * eb;  // the layer's input only
   const double q = model_.heads / t * dh;
   const double kv = (model_.kv() >= static_cast<std::uint32_t>(tp_) ? model_.kv() / t : 1.0) * dh;
   double b = 0;
-  b += 2 * (split * h * eb + split * 8);                  // the norms' inputs and statistics
-  b += tokens * h * eb;                                   // the QKV input (gathered)
-  b += tokens * (q + 2 * kv) * eb;                        // q, k, v
-  b += tokens * q * eb + tokens * model_.heads / t * 4;   // attention's output and log-sum-exp
+  b += 2 * (split * h * eb + split * 8);                 // the norms' inputs and statistics
+  b += tokens * h * eb;                                  // the QKV input (gathered)
+  b += tokens * (q + 2 * kv) * eb;                       // q, k, v
+  b += tokens * q * eb + tokens * model_.heads / t * 4;  // attention's output and log-sum-exp
   if (tr.attention == TrainingSpec::Attention::kUnfused) {
     // The softmax's output (and the dropout's output and mask) per head:
     // Korthikanti et al.'s 5as/h term.
     const double scores = static_cast<double>(tr.microbatch) * (model_.heads / t) * (seq_ / cp_) * (seq_ / cp_);
     b += scores * eb * (tr.dropout > 0 ? 2 : 1) + (tr.dropout > 0 ? scores : 0);
   }
-  if (tr.dropout > 0) b += 2 * split;                     // the two bias-dropout-adds' masks
+  if (tr.dropout > 0) b += 2 * split;  // the two bias-dropout-adds' masks
   const double matrices = model_.mlp == ModelSpec::Mlp::kSwiglu ? 2 : 1;
   if (model_.moe_layer(layer)) {
     const double mt = split, routed = mt * model_.top_k, f = model_.expert_ffn();
-    b += mt * model_.experts * eb;                                // router probabilities
-    b += routed * h * eb + routed * f * eb * (matrices + 1);      // permuted tokens, FC1's output, the activation's
+    b += mt * model_.experts * eb;                            // router probabilities
+    b += routed * h * eb + routed * f * eb * (matrices + 1);  // permuted tokens, FC1's output, the activation's
     b += mt * model_.shared_experts * f * eb * (matrices + 1);
   } else {
     const double f = model_.ffn() / t;
@@ -437,7 +448,8 @@ MemoryEstimate TrainingJob::memory(int rank) const {
   const double weights = dense + experts;
   e.weights = weights * eb;
   e.gradients = weights * tr.grad_bytes();
-  e.optimizer = (dense / (tr.zero >= 1 ? shard_dense : 1) + experts / (tr.zero >= 1 ? shard_experts : 1)) * tr.optimizer_bytes();
+  e.optimizer =
+      (dense / (tr.zero >= 1 ? shard_dense : 1) + experts / (tr.zero >= 1 ? shard_experts : 1)) * tr.optimizer_bytes();
   if (tr.zero >= 2) e.gradients = (dense / shard_dense + experts / shard_experts) * tr.grad_bytes();
   if (tr.zero == 3) {
     // A shard of the weights, and two layers gathered (the running one and
@@ -452,7 +464,8 @@ MemoryEstimate TrainingJob::memory(int rank) const {
   for (int c = 0; c < vp_; ++c) {
     const int g = c * pp_ + me.p;
     double chunk = 0;
-    for (int l = first_layer(g); l < first_layer(g) + chunk_layers(g); ++l) chunk += layer_activation_bytes(static_cast<std::uint32_t>(l));
+    for (int l = first_layer(g); l < first_layer(g) + chunk_layers(g); ++l)
+      chunk += layer_activation_bytes(static_cast<std::uint32_t>(l));
     per_chunk = std::max(per_chunk, chunk);
   }
   e.activations = per_chunk * most;

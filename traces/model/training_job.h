@@ -30,12 +30,12 @@ struct RankCoords {
 
 /// What a GPU holds, in bytes (docs/workload.md, "Memory").
 struct MemoryEstimate {
-  double weights = 0;          // the weights in the training dtype (ZeRO-3: a shard and the layers gathered)
-  double gradients = 0;        // accumulated gradients (grad_dtype; ZeRO-2 and 3: a shard)
-  double optimizer = 0;        // fp32 master weights and Adam's two moments (ZeRO >= 1: a shard)
-  double activations = 0;      // kept for the backward pass, at the most microbatches in flight
-  double communication = 0;    // NCCL's buffers, per process group
-  double reserved = 0;         // training.memory_reserved
+  double weights = 0;           // the weights in the training dtype (ZeRO-3: a shard and the layers gathered)
+  double gradients = 0;         // accumulated gradients (grad_dtype; ZeRO-2 and 3: a shard)
+  double optimizer = 0;         // fp32 master weights and Adam's two moments (ZeRO >= 1: a shard)
+  double activations = 0;       // kept for the backward pass, at the most microbatches in flight
+  double communication = 0;     // NCCL's buffers, per process group
+  double reserved = 0;          // training.memory_reserved
   std::uint32_t in_flight = 0;  // the most microbatch-chunks in flight (the schedule's)
   double total() const { return weights + gradients + optimizer + activations + communication + reserved; }
 };
@@ -74,7 +74,9 @@ class TrainingJob {
   /// the second and second-last..., as Llama 3 split 126 layers over 16
   /// stages (7, 8, ..., 8, 7).
   int first_layer(int g) const { return chunk_start_[static_cast<std::size_t>(g)]; }
-  int chunk_layers(int g) const { return chunk_start_[static_cast<std::size_t>(g) + 1] - chunk_start_[static_cast<std::size_t>(g)]; }
+  int chunk_layers(int g) const {
+    return chunk_start_[static_cast<std::size_t>(g) + 1] - chunk_start_[static_cast<std::size_t>(g)];
+  }
   /// Every layer of a pipeline stage, its chunks in order.
   std::vector<std::uint32_t> stage_layers(int stage) const;
 

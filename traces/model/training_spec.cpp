@@ -4,8 +4,9 @@ namespace fabricsim {
 
 const ParamTable<TrainingSpec>& TrainingSpec::table() {
   static const auto table =
-      ParamTable<TrainingSpec>("training", "how a model is trained: its parallel layout, schedule, batch and "
-                                           "memory savers, as Megatron-Core runs them")
+      ParamTable<TrainingSpec>("training",
+                               "how a model is trained: its parallel layout, schedule, batch and "
+                               "memory savers, as Megatron-Core runs them")
           .add("tp", Quantity::kCount, &TrainingSpec::tp, "tensor-parallel degree (the GPUs a layer is split over)")
           .range(1, 1 << 12)
           .add("pp", Quantity::kCount, &TrainingSpec::pp, "pipeline-parallel degree (stages)")
@@ -87,9 +88,12 @@ const ParamTable<TrainingSpec>& TrainingSpec::table() {
 
 std::uint32_t TrainingSpec::grad_bytes() const {
   switch (grad_dtype) {
-    case GradDtype::kFp32: return 4;
-    case GradDtype::kParams: return element_bytes();
-    case GradDtype::kAuto: break;
+    case GradDtype::kFp32:
+      return 4;
+    case GradDtype::kParams:
+      return element_bytes();
+    case GradDtype::kAuto:
+      break;
   }
   return dtype == Dtype::kBf16 ? 4 : element_bytes();
 }

@@ -1,20 +1,19 @@
 #include "traces/reader/et_reader.h"
 
-#include "tlm/errors.h"
-#include "tlm/input_file.h"
-
 #include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/gzip_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/gzip_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <google/protobuf/stubs/logging.h>
-#include <google/protobuf/wire_format_lite.h>
+#include "tlm/errors.h"
+#include "tlm/input_file.h"
 
 namespace fabricsim::traces {
 
@@ -242,18 +241,30 @@ std::optional<std::int64_t> attr_int(const Node& node, std::string_view name) {
   const AttributeProto* a = find_attr(node, name);
   if (!a) return std::nullopt;
   switch (a->value_case()) {
-    case AttributeProto::kInt32Val: return a->int32_val();
-    case AttributeProto::kInt64Val: return a->int64_val();
-    case AttributeProto::kUint32Val: return a->uint32_val();
-    case AttributeProto::kUint64Val: return static_cast<std::int64_t>(a->uint64_val());
-    case AttributeProto::kSint32Val: return a->sint32_val();
-    case AttributeProto::kSint64Val: return a->sint64_val();
-    case AttributeProto::kFixed32Val: return a->fixed32_val();
-    case AttributeProto::kFixed64Val: return static_cast<std::int64_t>(a->fixed64_val());
-    case AttributeProto::kSfixed32Val: return a->sfixed32_val();
-    case AttributeProto::kSfixed64Val: return a->sfixed64_val();
-    case AttributeProto::kBoolVal: return a->bool_val() ? 1 : 0;
-    default: return std::nullopt;
+    case AttributeProto::kInt32Val:
+      return a->int32_val();
+    case AttributeProto::kInt64Val:
+      return a->int64_val();
+    case AttributeProto::kUint32Val:
+      return a->uint32_val();
+    case AttributeProto::kUint64Val:
+      return static_cast<std::int64_t>(a->uint64_val());
+    case AttributeProto::kSint32Val:
+      return a->sint32_val();
+    case AttributeProto::kSint64Val:
+      return a->sint64_val();
+    case AttributeProto::kFixed32Val:
+      return a->fixed32_val();
+    case AttributeProto::kFixed64Val:
+      return static_cast<std::int64_t>(a->fixed64_val());
+    case AttributeProto::kSfixed32Val:
+      return a->sfixed32_val();
+    case AttributeProto::kSfixed64Val:
+      return a->sfixed64_val();
+    case AttributeProto::kBoolVal:
+      return a->bool_val() ? 1 : 0;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -289,18 +300,41 @@ std::optional<std::vector<std::int64_t>> attr_int_list(const Node& node, std::st
     for (auto v : list.values()) out.push_back(static_cast<std::int64_t>(v));
   };
   switch (a->value_case()) {
-    case AttributeProto::kInt32List: take(a->int32_list()); break;
-    case AttributeProto::kInt64List: take(a->int64_list()); break;
-    case AttributeProto::kUint32List: take(a->uint32_list()); break;
-    case AttributeProto::kUint64List: take(a->uint64_list()); break;
-    case AttributeProto::kSint32List: take(a->sint32_list()); break;
-    case AttributeProto::kSint64List: take(a->sint64_list()); break;
-    case AttributeProto::kFixed32List: take(a->fixed32_list()); break;
-    case AttributeProto::kFixed64List: take(a->fixed64_list()); break;
-    case AttributeProto::kSfixed32List: take(a->sfixed32_list()); break;
-    case AttributeProto::kSfixed64List: take(a->sfixed64_list()); break;
-    case AttributeProto::kBoolList: take(a->bool_list()); break;
-    default: return std::nullopt;
+    case AttributeProto::kInt32List:
+      take(a->int32_list());
+      break;
+    case AttributeProto::kInt64List:
+      take(a->int64_list());
+      break;
+    case AttributeProto::kUint32List:
+      take(a->uint32_list());
+      break;
+    case AttributeProto::kUint64List:
+      take(a->uint64_list());
+      break;
+    case AttributeProto::kSint32List:
+      take(a->sint32_list());
+      break;
+    case AttributeProto::kSint64List:
+      take(a->sint64_list());
+      break;
+    case AttributeProto::kFixed32List:
+      take(a->fixed32_list());
+      break;
+    case AttributeProto::kFixed64List:
+      take(a->fixed64_list());
+      break;
+    case AttributeProto::kSfixed32List:
+      take(a->sfixed32_list());
+      break;
+    case AttributeProto::kSfixed64List:
+      take(a->sfixed64_list());
+      break;
+    case AttributeProto::kBoolList:
+      take(a->bool_list());
+      break;
+    default:
+      return std::nullopt;
   }
   return out;
 }

@@ -22,8 +22,8 @@
 #include <map>
 #include <string>
 #include <tuple>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/collectives/algorithm_choice.h"

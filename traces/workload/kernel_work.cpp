@@ -92,8 +92,7 @@ std::optional<std::int64_t> integer(const Literal& v) {
 
 /// [tensor_id, storage_id, offset, numel, elem_bytes, 'device'] with its shape.
 std::optional<TensorArg> tensor(const Literal& value, const Literal* shape) {
-  if (value.kind != Literal::Kind::kList || value.items.size() != 6 ||
-      value.items[5].kind != Literal::Kind::kString) {
+  if (value.kind != Literal::Kind::kList || value.items.size() != 6 || value.items[5].kind != Literal::Kind::kString) {
     return std::nullopt;
   }
   const auto id = integer(value.items[0]), numel = integer(value.items[3]), elem = integer(value.items[4]);
@@ -112,7 +111,9 @@ std::optional<TensorArg> tensor(const Literal& value, const Literal* shape) {
   return t;
 }
 
-std::string base_op(const std::string& op) { return op.substr(0, op.find('.')); }
+std::string base_op(const std::string& op) {
+  return op.substr(0, op.find('.'));
+}
 
 bool one_of(const std::string& op, std::initializer_list<const char*> names) {
   for (const char* n : names) {
@@ -202,13 +203,15 @@ std::optional<KernelWork> gemm(const std::string& op, const std::vector<OpArg>& 
   const auto& sb = B->shape;
   if (op == "aten::linear") {  // x[..., k] W[n, k]
     if (sb.size() != 2) return std::nullopt;
-    w.m = product(sa, 0, sa.size() - 1), w.k = static_cast<std::uint64_t>(sa.back()), w.n = static_cast<std::uint64_t>(sb[0]);
+    w.m = product(sa, 0, sa.size() - 1), w.k = static_cast<std::uint64_t>(sa.back()),
+    w.n = static_cast<std::uint64_t>(sb[0]);
   } else if (sa.size() >= 3 && sb.size() >= 3) {  // batched: [b.., m, k] [b.., k, n]
     w.batch = product(sa, 0, sa.size() - 2);
     w.m = static_cast<std::uint64_t>(sa[sa.size() - 2]), w.k = static_cast<std::uint64_t>(sa.back());
     w.n = static_cast<std::uint64_t>(sb.back());
   } else if (sa.size() >= 2 && sb.size() == 2) {  // [.., m, k] [k, n]: the leading dims fold into m
-    w.m = product(sa, 0, sa.size() - 1), w.k = static_cast<std::uint64_t>(sa.back()), w.n = static_cast<std::uint64_t>(sb[1]);
+    w.m = product(sa, 0, sa.size() - 1), w.k = static_cast<std::uint64_t>(sa.back()),
+    w.n = static_cast<std::uint64_t>(sb[1]);
   } else {
     return std::nullopt;
   }
@@ -224,7 +227,8 @@ std::optional<KernelWork> gemm(const std::string& op, const std::vector<OpArg>& 
 
 /// A convolution as the implicit GEMM cuDNN runs: one row per output pixel,
 /// one column per output channel, weight[1:] (C/groups x kernel) deep.
-std::optional<KernelWork> convolution(const std::string& op, const std::vector<OpArg>& in, const std::vector<OpArg>& out) {
+std::optional<KernelWork> convolution(const std::string& op, const std::vector<OpArg>& in,
+                                      const std::vector<OpArg>& out) {
   const bool backward = op == "aten::convolution_backward";
   // convolution(input, weight, ...); convolution_backward(grad_output, input, weight, ...)
   const TensorArg* weight = single(in, backward ? 2 : 1);
@@ -287,22 +291,79 @@ std::optional<KernelClass> memory_class(const std::string& op) {
                   "aten::_softmax_backward_data", "aten::_log_softmax_backward_data"})) {
     return KernelClass::kNormBackward;
   }
-  if (one_of(op, {"aten::copy_", "aten::cat", "aten::clone", "aten::_to_copy", "aten::stack"})) return KernelClass::kCopy;
+  if (one_of(op, {"aten::copy_", "aten::cat", "aten::clone", "aten::_to_copy", "aten::stack"}))
+    return KernelClass::kCopy;
   if (op.rfind("aten::_foreach_", 0) == 0 || op.rfind("aten::_fused_adam", 0) == 0) return KernelClass::kElementwise;
-  static const std::unordered_set<std::string> elementwise = {
-      "aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::mul", "aten::mul_", "aten::div", "aten::div_",
-      "aten::pow", "aten::pow_", "aten::neg", "aten::abs", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt",
-      "aten::tanh", "aten::tanh_backward", "aten::gelu", "aten::gelu_backward", "aten::silu",
-      "aten::silu_backward", "aten::relu", "aten::relu_", "aten::threshold_backward", "aten::sigmoid",
-      "aten::sigmoid_backward", "aten::clamp", "aten::clamp_", "aten::where", "aten::masked_fill",
-      "aten::masked_fill_", "aten::fill_", "aten::zero_", "aten::addcmul", "aten::addcmul_", "aten::addcdiv",
-      "aten::addcdiv_", "aten::lerp", "aten::lerp_", "aten::sum", "aten::mean", "aten::amax", "aten::max",
-      "aten::min", "aten::linalg_vector_norm", "aten::embedding", "aten::embedding_dense_backward",
-      "aten::max_pool2d_with_indices", "aten::max_pool2d_with_indices_backward",
-      "aten::index_select", "aten::gather", "aten::scatter", "aten::scatter_add", "aten::index_add_",
-      "aten::nll_loss_forward", "aten::nll_loss_backward", "aten::arange", "aten::native_dropout",
-      "aten::native_dropout_backward", "aten::mse_loss", "aten::mse_loss_backward", "aten::ones_like",
-      "aten::zeros_like", "aten::eq", "aten::ne", "aten::lt", "aten::gt", "aten::ge", "aten::le"};
+  static const std::unordered_set<std::string> elementwise = {"aten::add",
+                                                              "aten::add_",
+                                                              "aten::sub",
+                                                              "aten::sub_",
+                                                              "aten::mul",
+                                                              "aten::mul_",
+                                                              "aten::div",
+                                                              "aten::div_",
+                                                              "aten::pow",
+                                                              "aten::pow_",
+                                                              "aten::neg",
+                                                              "aten::abs",
+                                                              "aten::exp",
+                                                              "aten::log",
+                                                              "aten::sqrt",
+                                                              "aten::rsqrt",
+                                                              "aten::tanh",
+                                                              "aten::tanh_backward",
+                                                              "aten::gelu",
+                                                              "aten::gelu_backward",
+                                                              "aten::silu",
+                                                              "aten::silu_backward",
+                                                              "aten::relu",
+                                                              "aten::relu_",
+                                                              "aten::threshold_backward",
+                                                              "aten::sigmoid",
+                                                              "aten::sigmoid_backward",
+                                                              "aten::clamp",
+                                                              "aten::clamp_",
+                                                              "aten::where",
+                                                              "aten::masked_fill",
+                                                              "aten::masked_fill_",
+                                                              "aten::fill_",
+                                                              "aten::zero_",
+                                                              "aten::addcmul",
+                                                              "aten::addcmul_",
+                                                              "aten::addcdiv",
+                                                              "aten::addcdiv_",
+                                                              "aten::lerp",
+                                                              "aten::lerp_",
+                                                              "aten::sum",
+                                                              "aten::mean",
+                                                              "aten::amax",
+                                                              "aten::max",
+                                                              "aten::min",
+                                                              "aten::linalg_vector_norm",
+                                                              "aten::embedding",
+                                                              "aten::embedding_dense_backward",
+                                                              "aten::max_pool2d_with_indices",
+                                                              "aten::max_pool2d_with_indices_backward",
+                                                              "aten::index_select",
+                                                              "aten::gather",
+                                                              "aten::scatter",
+                                                              "aten::scatter_add",
+                                                              "aten::index_add_",
+                                                              "aten::nll_loss_forward",
+                                                              "aten::nll_loss_backward",
+                                                              "aten::arange",
+                                                              "aten::native_dropout",
+                                                              "aten::native_dropout_backward",
+                                                              "aten::mse_loss",
+                                                              "aten::mse_loss_backward",
+                                                              "aten::ones_like",
+                                                              "aten::zeros_like",
+                                                              "aten::eq",
+                                                              "aten::ne",
+                                                              "aten::lt",
+                                                              "aten::gt",
+                                                              "aten::ge",
+                                                              "aten::le"};
   if (elementwise.count(op)) return KernelClass::kElementwise;
   return std::nullopt;
 }
@@ -324,9 +385,8 @@ std::optional<std::vector<OpArg>> parse_op_args(std::string_view values, std::st
       a.tensors.push_back(std::move(*t));
     } else if (value.kind == Literal::Kind::kList) {  // a list of tensors, or of scalars
       for (std::size_t j = 0; j < value.items.size(); ++j) {
-        const Literal* inner = shape && shape->kind == Literal::Kind::kList && j < shape->items.size()
-                                   ? &shape->items[j]
-                                   : nullptr;
+        const Literal* inner =
+            shape && shape->kind == Literal::Kind::kList && j < shape->items.size() ? &shape->items[j] : nullptr;
         if (auto t = tensor(value.items[j], inner)) a.tensors.push_back(std::move(*t));
       }
     } else {

@@ -1,8 +1,7 @@
 #include "traces/workload/process_groups.h"
 
-#include <stdexcept>
-
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "tlm/json_input.h"
 
@@ -60,7 +59,8 @@ std::vector<std::int64_t> GroupTable::json_ranks(const nlohmann::json& list) con
   std::vector<std::int64_t> wide;
   for (const auto& v : list) {
     if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7fffffffffffffffull)) {
-      throw std::runtime_error("rank " + json_excerpt(v) + " is not a whole number from 0 to " + std::to_string(npus_ - 1));
+      throw std::runtime_error("rank " + json_excerpt(v) + " is not a whole number from 0 to " +
+                               std::to_string(npus_ - 1));
     }
     wide.push_back(v.get<std::int64_t>());
   }

@@ -6,10 +6,9 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 #include "models/collectives/algorithm_choice.h"
 #include "tlm/errors.h"
@@ -81,10 +80,10 @@ std::optional<CollectiveType> collective_from_op_name(const std::string& name) {
   n.erase(std::remove(n.begin(), n.end(), '_'), n.end());
   // Longest names first: "reducescatter" contains "reduce", "allgather" "gather".
   const std::pair<const char*, CollectiveType> names[] = {
-      {"allreduce", CollectiveType::kAllReduce},     {"reducescatter", CollectiveType::kReduceScatter},
-      {"allgather", CollectiveType::kAllGather},     {"alltoall", CollectiveType::kAllToAll},
-      {"broadcast", CollectiveType::kBroadcast},     {"barrier", CollectiveType::kBarrier},
-      {"reduce", CollectiveType::kReduce},           {"gather", CollectiveType::kGather},
+      {"allreduce", CollectiveType::kAllReduce}, {"reducescatter", CollectiveType::kReduceScatter},
+      {"allgather", CollectiveType::kAllGather}, {"alltoall", CollectiveType::kAllToAll},
+      {"broadcast", CollectiveType::kBroadcast}, {"barrier", CollectiveType::kBarrier},
+      {"reduce", CollectiveType::kReduce},       {"gather", CollectiveType::kGather},
       {"scatter", CollectiveType::kScatter}};
   for (const auto& [key, type] : names) {
     if (n.find(key) != std::string::npos) return type;
@@ -112,8 +111,8 @@ void TraceWorkload::define_groups(const void* proto) {
   }
   if (json.empty()) return;
   try {
-    const auto j = parse_json_strictly(json, path_ + ": node " + std::to_string(pn.id()) + " (\"" + pn.name() +
-                                                 "\"): process-group configuration");
+    const auto j = parse_json_strictly(
+        json, path_ + ": node " + std::to_string(pn.id()) + " (\"" + pn.name() + "\"): process-group configuration");
     // A list of groups, or an object of them keyed by their names (as some
     // PyTorch versions write it; it was skipped, and the groups' collectives
     // then ran over the wrong ranks or none). Anything else is refused.
@@ -135,8 +134,8 @@ void TraceWorkload::define_groups(const void* proto) {
       if (wide.empty() && g.contains("group_size") && g["group_size"].is_number_integer() &&
           g["group_size"].get<std::int64_t>() != npus_) {
         throw TraceError(path_ + ": node " + std::to_string(pn.id()) + ": process group \"" + pg +
-                         "\" lists \"ranks\": [] (every rank: " + std::to_string(npus_) + ") but \"group_size\": " +
-                         json_excerpt(g["group_size"]));
+                         "\" lists \"ranks\": [] (every rank: " + std::to_string(npus_) +
+                         ") but \"group_size\": " + json_excerpt(g["group_size"]));
       }
       add_group(pg, wide, pn.id());
     }
@@ -156,7 +155,8 @@ void TraceWorkload::add_group(const std::string& name, const std::vector<std::in
     }
     std::vector<int> ranks = options_.groups->narrow(name, wide);
     if (const Group* g = options_.groups->find(name)) {
-      if (g->ranks != ranks) throw std::runtime_error("process group \"" + name + "\" is defined with other ranks elsewhere");
+      if (g->ranks != ranks)
+        throw std::runtime_error("process group \"" + name + "\" is defined with other ranks elsewhere");
       return;  // every rank's trace defines the same groups
     }
     options_.groups->add(name, std::move(ranks));
@@ -268,9 +268,13 @@ std::string TraceWorkload::describe(const Node& n) const {
   return path_ + ": node " + std::to_string(n.id) + " (\"" + n.name + "\", " + traces::node_type_name(n.type) + ")";
 }
 
-std::string TraceWorkload::where(void* ctx) const { return describe(*static_cast<const Node*>(ctx)); }
+std::string TraceWorkload::where(void* ctx) const {
+  return describe(*static_cast<const Node*>(ctx));
+}
 
-void TraceWorkload::fail(const Node& n, const std::string& what) const { throw TraceError(describe(n) + ": " + what); }
+void TraceWorkload::fail(const Node& n, const std::string& what) const {
+  throw TraceError(describe(n) + ": " + what);
+}
 
 void TraceWorkload::check_work(const Node& n, const WorkBounds::Estimate& e, const std::string& what) {
   try {
@@ -286,10 +290,14 @@ namespace {
 std::string attr_kind(const ChakraProtoMsg::AttributeProto& a) {
   using A = ChakraProtoMsg::AttributeProto;
   switch (a.value_case()) {
-    case A::kStringVal: return "text (\"" + a.string_val().substr(0, 40) + (a.string_val().size() > 40 ? "...\")" : "\")");
-    case A::kBytesVal: return "bytes";
-    case A::VALUE_NOT_SET: return "empty";
-    default: return "a list";
+    case A::kStringVal:
+      return "text (\"" + a.string_val().substr(0, 40) + (a.string_val().size() > 40 ? "...\")" : "\")");
+    case A::kBytesVal:
+      return "bytes";
+    case A::VALUE_NOT_SET:
+      return "empty";
+    default:
+      return "a list";
   }
 }
 }  // namespace
@@ -352,10 +360,9 @@ void TraceWorkload::add(const void* proto) {
     const auto from_tensors = tensor_bytes(pn.inputs().values());
     if (!from_tensors) fail(n, "its input tensors add up to more than 2^64 bytes (num_elem x elem_bytes)");
     n.comm_size = *from_tensors;
-    warn("size:" + std::to_string(n.type), std::string(traces::node_type_name(n.type)) +
-                                               " without comm_size (first: node " + std::to_string(n.id) +
-                                               "): sized from its input tensors (" + std::to_string(n.comm_size) +
-                                               " bytes)");
+    warn("size:" + std::to_string(n.type),
+         std::string(traces::node_type_name(n.type)) + " without comm_size (first: node " + std::to_string(n.id) +
+             "): sized from its input tensors (" + std::to_string(n.comm_size) + " bytes)");
   }
   if (n.type == ChakraProtoMsg::COMM_COLL_NODE && !n.has_comm_type) {
     // Older PyTorch converters name the collective instead (c10d::allreduce_).
@@ -392,7 +399,7 @@ void TraceWorkload::add(const void* proto) {
       n.type == ChakraProtoMsg::CHECKPOINT_NODE || !ChakraProtoMsg::NodeType_IsValid(n.type)) {
     // Nothing to model them with: run as no-ops, counted in one warning.
     ++unrun_types_[ChakraProtoMsg::NodeType_IsValid(n.type) ? traces::node_type_name(n.type)
-                                                             : "type " + std::to_string(n.type)];
+                                                            : "type " + std::to_string(n.type)];
   }
 
   // Dependencies: data and control alike.
@@ -405,8 +412,8 @@ void TraceWorkload::add(const void* proto) {
     const std::int64_t s = slot(dep);
     if (s < 0) {
       ++missing_deps_;
-      warn("missing", "dependencies on nodes absent from the file are ignored (first: node " +
-                          std::to_string(n.id) + " on " + std::to_string(dep) + ")");
+      warn("missing", "dependencies on nodes absent from the file are ignored (first: node " + std::to_string(n.id) +
+                          " on " + std::to_string(dep) + ")");
       return;
     }
     if (done_[static_cast<std::size_t>(s)]) return;
@@ -483,7 +490,7 @@ bool TraceWorkload::break_a_cycle() {
   }
   for (auto& [id, deps] : waits_on) std::sort(deps.begin(), deps.end());
   // Depth-first search from the lowest id for a cycle.
-  std::map<std::uint64_t, int> state;  // 1 on the path, 2 done
+  std::map<std::uint64_t, int> state;                                          // 1 on the path, 2 done
   std::vector<std::pair<std::uint64_t, std::pair<std::uint64_t, bool>>> path;  // (node, edge taken)
   std::function<bool(std::uint64_t)> dfs = [&](std::uint64_t u) -> bool {
     state[u] = 1;
@@ -504,8 +511,8 @@ bool TraceWorkload::break_a_cycle() {
               Node* n = it->node;
               list.erase(it);
               ++broken_cycles_;
-              warn("cycle", "control dependencies that close a cycle are dropped (first: node " +
-                                std::to_string(from) + " on " + std::to_string(to) + ")");
+              warn("cycle", "control dependencies that close a cycle are dropped (first: node " + std::to_string(from) +
+                                " on " + std::to_string(to) + ")");
               if (--n->deps_left == 0) ready_.push_back(n);
               return true;
             }
@@ -564,7 +571,8 @@ void TraceWorkload::time_compute(const void* proto, Node& n) {
       const auto in = traces::parse_op_args(pn.inputs().values(), pn.inputs().shapes());
       const auto out = traces::parse_op_args(pn.outputs().values(), pn.outputs().shapes());
       if (in && out) {
-        if (const auto w = traces::kernel_work(op, schema.value_or(""), *in, *out)) n.recorded_class = static_cast<int>(w->cls);
+        if (const auto w = traces::kernel_work(op, schema.value_or(""), *in, *out))
+          n.recorded_class = static_cast<int>(w->cls);
       }
     }
     return recorded();
@@ -724,7 +732,8 @@ void TraceWorkload::start_collective(Node* n) {
   if (!n->pg_name.empty()) {
     group = options_.groups->find(n->pg_name);
     if (group && group->index_of(npu_.rank()) < 0) {
-      fail(*n, "this NPU (" + std::to_string(npu_.rank()) + ") is not a member of process group \"" + n->pg_name + "\"");
+      fail(*n,
+           "this NPU (" + std::to_string(npu_.rank()) + ") is not a member of process group \"" + n->pg_name + "\"");
     }
     if (!group) {
       group = &options_.groups->world();
@@ -791,11 +800,13 @@ void TraceWorkload::start_collective(Node* n) {
             return ChoiceProbe::Shape::of(*type, bytes, spec.root, is_world, *group, *options_.collectives,
                                           *options_.hints);
           },
-          [&] { return probe_candidates(*options_.collectives, *type, bytes, group->ranks, is_world, *options_.hints); },
+          [&] {
+            return probe_candidates(*options_.collectives, *type, bytes, group->ranks, is_world, *options_.hints);
+          },
           spec.algorithm);
       if (spec.algorithm != choice.algorithm) {  // the probe took another: its own protocol and levels
-        spec.protocol = choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, bytes,
-                                        group->ranks);
+        spec.protocol =
+            choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, bytes, group->ranks);
         spec.dims = spec.algorithm == AlgorithmKind::kHierarchical
                         ? choose_levels(*options_.collectives, *options_.hints, *type, bytes)
                         : &options_.collectives->dims;

@@ -33,14 +33,14 @@ namespace fabricsim {
 class ChoiceProbe;
 
 struct WorkloadOptions {
-  bool replay = false;                      // use recorded durations for compute
-  bool model_operators = false;             // time GPU nodes without num_ops from their op and shapes
-  unsigned max_collectives_in_flight = 1;   // per NPU; 0 = unlimited
-  std::size_t window = 4096;                // nodes held in memory, running ones included (docs/workload.md)
+  bool replay = false;                     // use recorded durations for compute
+  bool model_operators = false;            // time GPU nodes without num_ops from their op and shapes
+  unsigned max_collectives_in_flight = 1;  // per NPU; 0 = unlimited
+  std::size_t window = 4096;               // nodes held in memory, running ones included (docs/workload.md)
   const CollectiveConfig* collectives = nullptr;
   const PlatformHints* hints = nullptr;
   GroupTable* groups = nullptr;
-  const WorkBounds* bounds = nullptr;       // refuses work that would not finish; null: unchecked
+  const WorkBounds* bounds = nullptr;  // refuses work that would not finish; null: unchecked
   /// Per collective type, a Chakra trace prefix run in its place (ASTRA-sim's
   /// custom collectives); null or absent: the collective engine runs it.
   const std::map<CollectiveType, std::string>* custom_collectives = nullptr;
@@ -51,11 +51,11 @@ struct WorkloadOptions {
 
 /// How the compute nodes of a trace were timed, for the report.
 struct ComputeTiming {
-  std::uint64_t gpu_modelled = 0;       // timed by the compute model
-  std::uint64_t gpu_part_of_op = 0;     // later kernels of a modelled op (its time is on the first)
-  std::uint64_t gpu_recorded = 0;       // kept their recorded duration (replay, or nothing to model)
-  std::uint64_t gpu_unmodelled = 0;     // of those: no num_ops, and the platform's model times no ops
-  std::uint64_t cpu_modelled = 0;       // num_ops at cpu_flops, or npu.compute.host_op_time
+  std::uint64_t gpu_modelled = 0;    // timed by the compute model
+  std::uint64_t gpu_part_of_op = 0;  // later kernels of a modelled op (its time is on the first)
+  std::uint64_t gpu_recorded = 0;    // kept their recorded duration (replay, or nothing to model)
+  std::uint64_t gpu_unmodelled = 0;  // of those: no num_ops, and the platform's model times no ops
+  std::uint64_t cpu_modelled = 0;    // num_ops at cpu_flops, or npu.compute.host_op_time
   std::uint64_t cpu_recorded = 0;
   std::map<std::string, std::uint64_t> unknown_ops;  // GPU ops the model does not know, with counts
 };
@@ -156,7 +156,7 @@ class TraceWorkload final : public NpuClient {
   std::deque<Node*> collective_queue_;
   unsigned collectives_running_ = 0;
   std::size_t running_ = 0;
-  bool issuing_ = false;  // inside issue_ready(): nested calls return at once
+  bool issuing_ = false;                 // inside issue_ready(): nested calls return at once
   bool window_full_of_running_ = false;  // the last read_ahead stopped at a window of running nodes
   std::size_t peak_held_ = 0;
   std::uint64_t read_past_window_ = 0;  // times nothing could run within the window
@@ -167,7 +167,7 @@ class TraceWorkload final : public NpuClient {
   std::vector<std::pair<std::string, std::string>> warnings_;
   std::map<std::string, int> warned_;
   ComputeTiming timing_;
-  std::function<void()> on_finished_;  // a custom collective's trace: tell the node it stands for
+  std::function<void()> on_finished_;                        // a custom collective's trace: tell the node it stands for
   std::vector<std::unique_ptr<TraceWorkload>> custom_runs_;  // their traces, running or done
   std::map<std::string, std::uint64_t> unrun_types_;
   std::optional<std::int64_t> last_modelled_op_;  // rf_id of the last GPU kernel the model timed

@@ -9,19 +9,6 @@
 // Protocol checkers sit on every socket pair, fabric and base protocol. The
 // run prints each time beside its closed form and checks the bytes that
 // arrive; it exits 0 only if everything agrees ("result: ok").
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <exception>
-#include <memory>
-#include <string>
-#include <vector>
-
-#include <systemc>
-#include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
-
 #include <fabricsim/models/link/link.h>
 #include <fabricsim/models/memory/memory.h>
 #include <fabricsim/models/nic/base_protocol_bridge.h>
@@ -29,17 +16,29 @@
 #include <fabricsim/models/switch/switch.h>
 #include <fabricsim/tlm/calendar.h>
 #include <fabricsim/tlm/protocol_checker.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <vector>
 
 using fabricsim::Tick;
 
 namespace {
 
 constexpr std::size_t kBytes = 64 << 10;
-constexpr double kHbmGBps = 819;         // one HBM3 stack (fabricsim's default)
+constexpr double kHbmGBps = 819;  // one HBM3 stack (fabricsim's default)
 constexpr double kHbmLatencyPs = 100e3;
-constexpr double kLinkGBps = 50;         // 400 Gb/s
-constexpr Tick kLinkLatency = 200'000;   // 200 ns
-constexpr Tick kHopLatency = 100'000;    // 100 ns per switch
+constexpr double kLinkGBps = 50;           // 400 Gb/s
+constexpr Tick kLinkLatency = 200'000;     // 200 ns
+constexpr Tick kHopLatency = 100'000;      // 100 ns per switch
 constexpr Tick kSendOverhead = 1'000'000;  // 1 us per message at the NIC
 
 /// The user's own initiator: writes a block to memory, reads it back, and
@@ -112,7 +111,9 @@ struct CheckedLink {
     from.bind(before.in);
     after.out.bind(to);
   }
-  bool clean() const { return before.violations() + after.violations() + before.outstanding() + after.outstanding() == 0; }
+  bool clean() const {
+    return before.violations() + after.violations() + before.outstanding() + after.outstanding() == 0;
+  }
 };
 
 bool report(const char* what, Tick model, double closed_form) {

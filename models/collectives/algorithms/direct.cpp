@@ -18,7 +18,8 @@ class DirectProgram : public ProgramBase {
   void vary(Transfer& t, std::uint64_t bytes, int j) const {
     const std::uint64_t e = spec_.element, chunks = spec_.chunks, c = spec_.chunk;
     const std::uint64_t elems = bytes / e;
-    t.offset = spec_.segments.stride * static_cast<std::uint64_t>(j) + (c * (elems / chunks) + std::min(c, elems % chunks)) * e;
+    t.offset = spec_.segments.stride * static_cast<std::uint64_t>(j) +
+               (c * (elems / chunks) + std::min(c, elems % chunks)) * e;
     t.length = (elems / chunks + (c < elems % chunks ? 1 : 0)) * e + (c == chunks - 1 ? bytes % e : 0);
     t.count = 1;
   }

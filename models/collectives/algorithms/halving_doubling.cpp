@@ -24,35 +24,48 @@ class HalvingDoublingProgram : public ProgramBase {
     if (n_ <= 1) return 0;
     const std::uint32_t fold = e_ > 0 ? 1 : 0;
     switch (spec_.type) {
-      case CollectiveType::kAllReduce: return fold + 2 * static_cast<std::uint32_t>(k_) + fold;
+      case CollectiveType::kAllReduce:
+        return fold + 2 * static_cast<std::uint32_t>(k_) + fold;
       case CollectiveType::kReduceScatter:
       case CollectiveType::kReduceScatterBlock:
-      case CollectiveType::kAllGather: return fold + static_cast<std::uint32_t>(k_) + fold;
+      case CollectiveType::kAllGather:
+        return fold + static_cast<std::uint32_t>(k_) + fold;
       case CollectiveType::kBroadcast:
       case CollectiveType::kReduce:
-      case CollectiveType::kBarrier: return static_cast<std::uint32_t>(levels_);
-      default: not_applicable(spec_, "use direct (or ring) for it");
+      case CollectiveType::kBarrier:
+        return static_cast<std::uint32_t>(levels_);
+      default:
+        not_applicable(spec_, "use direct (or ring) for it");
     }
   }
 
   const char* phase(std::uint32_t r) const override {
     switch (spec_.type) {
       case CollectiveType::kBroadcast:
-      case CollectiveType::kReduce: return "binomial tree";
-      case CollectiveType::kBarrier: return "dissemination";
-      case CollectiveType::kAllReduce: return r < num_rounds() / 2 ? "halving" : "doubling";
-      case CollectiveType::kAllGather: return "doubling";
-      default: return "halving";
+      case CollectiveType::kReduce:
+        return "binomial tree";
+      case CollectiveType::kBarrier:
+        return "dissemination";
+      case CollectiveType::kAllReduce:
+        return r < num_rounds() / 2 ? "halving" : "doubling";
+      case CollectiveType::kAllGather:
+        return "doubling";
+      default:
+        return "halving";
     }
   }
 
   void round(std::uint32_t r, Round& out) const override {
     out.clear();
     switch (spec_.type) {
-      case CollectiveType::kBroadcast: return binomial_broadcast(static_cast<int>(r), out);
-      case CollectiveType::kReduce: return binomial_reduce(static_cast<int>(r), out);
-      case CollectiveType::kBarrier: return dissemination(static_cast<int>(r), out);
-      default: break;
+      case CollectiveType::kBroadcast:
+        return binomial_broadcast(static_cast<int>(r), out);
+      case CollectiveType::kReduce:
+        return binomial_reduce(static_cast<int>(r), out);
+      case CollectiveType::kBarrier:
+        return dissemination(static_cast<int>(r), out);
+      default:
+        break;
     }
     const bool fold = e_ > 0;
     int rr = static_cast<int>(r);
@@ -65,7 +78,7 @@ class HalvingDoublingProgram : public ProgramBase {
           out.sends.push_back(spec_.type == CollectiveType::kAllGather ? piece(me_ + 1, me_, me_ + 1) : whole(me_ + 1));
         } else if (me_ < 2 * e_) {
           out.recvs.push_back(spec_.type == CollectiveType::kAllGather ? piece(me_ - 1, me_ - 1, me_)
-                                                                        : whole(me_ - 1, true));
+                                                                       : whole(me_ - 1, true));
         }
         return;
       }
@@ -100,7 +113,7 @@ class HalvingDoublingProgram : public ProgramBase {
   bool folded() const { return me_ < 2 * e_ && me_ % 2 == 0; }
   int participant() const { return me_ < 2 * e_ ? me_ / 2 : me_ - e_; }
   int index_of(int q) const { return q < e_ ? 2 * q + 1 : q + e_; }
-  int lo(int q) const { return q < e_ ? 2 * q : q + e_; }   // first segment participant q owns
+  int lo(int q) const { return q < e_ ? 2 * q : q + e_; }  // first segment participant q owns
   int hi(int q) const { return q < e_ ? 2 * q + 2 : q + e_ + 1; }
 
   // Step s of recursive halving: partners d = p/2^(s+1) apart swap halves of

@@ -66,16 +66,18 @@ class HierarchicalProgram : public Program {
     const int me_rank = (*s.ranks)[static_cast<std::size_t>(s.me)];
     for (std::size_t i = 0; i < s.ranks->size(); ++i) {
       if ((*s.ranks)[i] != static_cast<int>(i)) {
-        not_applicable(s, "its " + std::string(to_string(s.type)) + " needs the group to be the platform's NPUs in order");
+        not_applicable(s,
+                       "its " + std::string(to_string(s.type)) + " needs the group to be the platform's NPUs in order");
       }
     }
     std::vector<std::uint64_t> stride_below(dims.size() + 1, 1);  // s_d
     for (std::size_t d = 0; d < dims.size(); ++d) {
       stride_below[d + 1] = stride_below[d] * static_cast<std::uint64_t>(dims[d].size);
       if (static_cast<std::uint64_t>(dims[d].stride) != stride_below[d] && dims[d].size > 1) {
-        not_applicable(s, "its " + std::string(to_string(s.type)) + " needs dimension d to group NPUs the product "
-                          "of the sizes below it apart (dimension " + std::to_string(d) + " has stride " +
-                          std::to_string(dims[d].stride) + ")");
+        not_applicable(s, "its " + std::string(to_string(s.type)) +
+                              " needs dimension d to group NPUs the product "
+                              "of the sizes below it apart (dimension " +
+                              std::to_string(d) + " has stride " + std::to_string(dims[d].stride) + ")");
       }
     }
     const std::uint64_t n = stride_below[dims.size()];
@@ -88,10 +90,12 @@ class HierarchicalProgram : public Program {
       if (dim.size == 1) continue;
       const bool odd_window = dim.algorithm == AlgorithmKind::kDirect && s.direct_window % 2 == 1 &&
                               s.direct_window < static_cast<std::uint32_t>(dim.size - 1);
-      if (all_to_all && ((dim.algorithm != AlgorithmKind::kDirect && dim.algorithm != AlgorithmKind::kRing) || odd_window)) {
+      if (all_to_all &&
+          ((dim.algorithm != AlgorithmKind::kDirect && dim.algorithm != AlgorithmKind::kRing) || odd_window)) {
         // In place, a direct window takes peers in pairs (direct.cpp).
         not_applicable(s, std::string("a level of its all-to-all runs ring, or direct with all peers at once or an "
-                                      "even window (it works in place), not ") + to_string(dim.algorithm) +
+                                      "even window (it works in place), not ") +
+                              to_string(dim.algorithm) +
                               (odd_window ? " with a window of " + std::to_string(s.direct_window) : std::string()) +
                               " (dimension " + std::to_string(d) + ")");
       }
@@ -142,7 +146,7 @@ class HierarchicalProgram : public Program {
           seg.pieces = static_cast<std::uint32_t>(outer);
           seg.piece_stride = stride_below[d + 1] * s.segments.stride;
         }
-        sub.recv_base = 0;  // in place
+        sub.recv_base = 0;                // in place
         sub.scratch_below = s.recv_base;  // the send half: a ring's relayed blocks wait there
       } else {
         seg.first = s.segments.offset(0) + below * s.segments.stride;

@@ -36,7 +36,8 @@ class InSwitchProgram : public ProgramBase {
         not_applicable(s, "switch reduction units run all_reduce, reduce_scatter, all_gather, broadcast and reduce");
     }
     if (n_ <= 1) return;
-    if (!s.in_switch) not_applicable(s, "the platform's switches have no reduction units (give them a \"reduction\" section)");
+    if (!s.in_switch)
+      not_applicable(s, "the platform's switches have no reduction units (give them a \"reduction\" section)");
     plan_ = s.in_switch->in_switch_plan(*s.ranks, s.me);
     stripes_ = static_cast<int>(plan_.units.size());
     for (auto w : plan_.weights) weight_total_ += w;
@@ -59,10 +60,13 @@ class InSwitchProgram : public ProgramBase {
     if (n_ <= 1) return 0;
     if (!plan_.pull) return 1;
     switch (spec_.type) {
-      case CollectiveType::kAllReduce: return pieces(me_) + 1;
+      case CollectiveType::kAllReduce:
+        return pieces(me_) + 1;
       case CollectiveType::kReduceScatter:
-      case CollectiveType::kReduceScatterBlock: return 2;  // pull, then the closing barrier
-      default: return 1;
+      case CollectiveType::kReduceScatterBlock:
+        return 2;  // pull, then the closing barrier
+      default:
+        return 1;
     }
   }
 
@@ -88,8 +92,10 @@ class InSwitchProgram : public ProgramBase {
       case CollectiveType::kReduceScatter:
       case CollectiveType::kReduceScatterBlock:
         return r == 0 ? (plan_.pull ? "pull" : "reduce in switch") : "barrier";
-      case CollectiveType::kReduce: return "reduce in switch";
-      default: return "multicast";
+      case CollectiveType::kReduce:
+        return "reduce in switch";
+      default:
+        return "multicast";
     }
   }
 
@@ -149,7 +155,8 @@ class InSwitchProgram : public ProgramBase {
       case CollectiveType::kReduce:
         for (int s = 0; s < stripes_; ++s) {
           add(out.sends, unit(s), all_offset, all_length, s, MessageKind::kReduce, spec_.root, s);
-          if (me_ == spec_.root) add(out.recvs, kReductionUnitPeer, all_offset, all_length, s, MessageKind::kUnicast, -1, s);
+          if (me_ == spec_.root)
+            add(out.recvs, kReductionUnitPeer, all_offset, all_length, s, MessageKind::kUnicast, -1, s);
         }
         return;
       default:
@@ -233,7 +240,8 @@ class InSwitchProgram : public ProgramBase {
     for (int s = 0; s < stripes_; ++s) {
       const std::uint32_t tag = tag0 + static_cast<std::uint32_t>(s);
       add(out.sends, unit(s), seg.offset(me_), seg.length(me_), s, MessageKind::kMulticast, -1, tag);
-      for (int j = 0; j < n_; ++j) add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);
+      for (int j = 0; j < n_; ++j)
+        add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);
     }
   }
   /// Stripe s of [offset, offset + length), split by weight on element

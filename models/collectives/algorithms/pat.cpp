@@ -29,8 +29,10 @@ class PatProgram : public ProgramBase {
     switch (spec_.type) {
       case CollectiveType::kAllGather:
       case CollectiveType::kReduceScatter:
-      case CollectiveType::kReduceScatterBlock: return n_ <= 1 ? 0 : static_cast<std::uint32_t>(levels_);
-      default: not_applicable(spec_, "PAT runs all-gather and reduce-scatter, as NCCL's does");
+      case CollectiveType::kReduceScatterBlock:
+        return n_ <= 1 ? 0 : static_cast<std::uint32_t>(levels_);
+      default:
+        not_applicable(spec_, "PAT runs all-gather and reduce-scatter, as NCCL's does");
     }
   }
 

@@ -10,7 +10,9 @@
 
 namespace fabricsim::algorithms {
 
-inline int mod(int a, int n) { return ((a % n) + n) % n; }
+inline int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
 
 /// ProgramSpec::variant of the double binary tree: the whole chunk down one
 /// tree, A for even chunks, B for odd.

@@ -17,21 +17,28 @@ class RingProgram : public ProgramBase {
     if (n_ <= 1) return 0;
     switch (spec_.type) {
       case CollectiveType::kAllReduce:
-      case CollectiveType::kBarrier: return static_cast<std::uint32_t>(2 * (n_ - 1));
+      case CollectiveType::kBarrier:
+        return static_cast<std::uint32_t>(2 * (n_ - 1));
       case CollectiveType::kBroadcast:
-      case CollectiveType::kReduce: return 2;  // receive, then pass on
-      case CollectiveType::kAllToAll: return static_cast<std::uint32_t>(n_ * (n_ - 1) / 2);
-      default: return static_cast<std::uint32_t>(n_ - 1);
+      case CollectiveType::kReduce:
+        return 2;  // receive, then pass on
+      case CollectiveType::kAllToAll:
+        return static_cast<std::uint32_t>(n_ * (n_ - 1) / 2);
+      default:
+        return static_cast<std::uint32_t>(n_ - 1);
     }
   }
 
   const char* phase(std::uint32_t r) const override {
     switch (spec_.type) {
       case CollectiveType::kAllReduce:
-      case CollectiveType::kBarrier: return static_cast<int>(r) < n_ - 1 ? "reduce-scatter" : "all-gather";
+      case CollectiveType::kBarrier:
+        return static_cast<int>(r) < n_ - 1 ? "reduce-scatter" : "all-gather";
       case CollectiveType::kBroadcast:
-      case CollectiveType::kReduce: return "chain";
-      default: return to_string(spec_.type);
+      case CollectiveType::kReduce:
+        return "chain";
+      default:
+        return to_string(spec_.type);
     }
   }
 
