@@ -12,6 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev zlib1g-dev
   verilator
   clang libclang-rt-14-dev  # the sanitizer build and libFuzzer (scripts/sanitize-and-fuzz.sh)
+  clang-format  # the committed .clang-format, checked by the tests (scripts/check-format.sh)
   python3 python3-matplotlib
   time valgrind  # valgrind: the RTL paths under memcheck (scripts/sanitize-and-fuzz.sh)
   slurm-wlm munge  # the sweep's Slurm backend, tried on a one-node cluster (scripts/slurm-local.sh)
