@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <stdexcept>
+#include <type_traits>
 
 #include "platforms/reduction_models.h"
 #include "platforms/routing.h"
@@ -27,6 +28,39 @@ WorkBounds work_bounds(const PlatformSpec& spec, bool force) {
 }
 
 Platform::~Platform() = default;
+
+template <class Checker, class Initiator, class Target>
+void Platform::bind(Initiator& from, Target& to) {
+  if (!spec_.protocol_checks) {
+    from.bind(to);
+    return;
+  }
+  auto checker = std::make_unique<Checker>(sc_core::sc_gen_unique_name("protocol_checker"));
+  from.bind(checker->in);
+  checker->out.bind(to);
+  if constexpr (std::is_same_v<Checker, MessageChecker>) {
+    message_checkers_.push_back(std::move(checker));
+  } else if constexpr (std::is_same_v<Checker, FrameChecker>) {
+    frame_checkers_.push_back(std::move(checker));
+  } else {
+    memory_checkers_.push_back(std::move(checker));
+  }
+}
+
+Platform::ProtocolCheckSummary Platform::protocol_checks() const {
+  ProtocolCheckSummary s;
+  const auto add = [&s](const auto& checkers) {
+    for (const auto& c : checkers) {
+      ++s.checkers;
+      s.transactions += c->transactions();
+      s.violations += c->violations();
+    }
+  };
+  add(message_checkers_);
+  add(frame_checkers_);
+  add(memory_checkers_);
+  return s;
+}
 
 Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   Calendar::instance();  // the fabric's calendar is a top-level module
@@ -62,7 +96,7 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
       bm.name = "npu" + std::to_string(r) + "_hbm";
       bm.memory = std::make_unique<Memory>(bm.name.c_str(), *spec_.hbm);
       Npu& npu = *npus_[static_cast<std::size_t>(r)];
-      npu.hbm.socket.bind(bm.memory->in);
+      bind<BaseProtocolChecker>(npu.hbm.socket, bm.memory->in);
       // Compute streams through the lower half, NIC DMA through the upper.
       npu.hbm.set_window(spec_.hbm->base, spec_.hbm->size_bytes / 2);
       memories_.push_back(std::move(bm));
@@ -284,8 +318,8 @@ Forwarder* Platform::make_nic(const NodeContext& c) {
   Npu& npu = *npus_[static_cast<std::size_t>(n.npu)];
   for (const auto& a : directory_.attachments(n.npu)) {
     if (a.fabric == fi) {
-      npu.to_nic[a.nic].bind(m->in);
-      m->out.bind(npu.from_nic[a.nic]);
+      bind<MessageChecker>(npu.to_nic[a.nic], m->in);
+      bind<MessageChecker>(m->out, npu.from_nic[a.nic]);
     }
   }
   if (spec_.hbm) {
@@ -302,10 +336,10 @@ Forwarder* Platform::make_nic(const NodeContext& c) {
         bf.pcie_switches.push_back(std::make_unique<PcieSwitch>(name.c_str(), pp));
         pcie = bf.pcie_switches.back().get();
       }
-      m->dma.socket.bind(pcie->from_devices);
-      pcie->to_memory.bind(hbm.in);
+      bind<BaseProtocolChecker>(m->dma.socket, pcie->from_devices);
+      bind<BaseProtocolChecker>(pcie->to_memory, hbm.in);
     } else {
-      m->dma.socket.bind(hbm.in);
+      bind<BaseProtocolChecker>(m->dma.socket, hbm.in);
     }
     m->dma.set_window(spec_.hbm->base + spec_.hbm->size_bytes / 2, spec_.hbm->size_bytes / 2);
   }
@@ -332,9 +366,9 @@ Forwarder* Platform::make_memory_node(const NodeContext& c) {
   bm.name = ms.name;
   bm.memory = std::make_unique<Memory>((prefix + n.name).c_str(), ms.memory);
   bm.endpoint = std::make_unique<MemoryEndpoint>((prefix + n.name + "_controller").c_str(), n.address);
-  m->out.bind(bm.endpoint->from_nic);
-  bm.endpoint->to_nic.bind(m->in);
-  bm.endpoint->memory.socket.bind(bm.memory->in);
+  bind<MessageChecker>(m->out, bm.endpoint->from_nic);
+  bind<MessageChecker>(bm.endpoint->to_nic, m->in);
+  bind<BaseProtocolChecker>(bm.endpoint->memory.socket, bm.memory->in);
   for (int rank : ms.serves) {
     const Directory::Attachment* a = nullptr;
     for (const auto& x : directory_.attachments(rank)) {
@@ -405,8 +439,8 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
     const unsigned pa = next_port[a]++, pb = next_port[b]++;
     if (edge.internal) {  // a switch (a) and its reduction unit (b): the crossbar, no link
       ReductionUnit& unit = *bf.units.at(next_unit++);
-      router[a]->output(pa).bind(unit.in);
-      unit.out.bind(router[a]->input(pa));
+      bind<FrameChecker>(router[a]->output(pa), unit.in);
+      bind<FrameChecker>(unit.out, router[a]->input(pa));
       continue;
     }
     Link::Params lp = edge.link;
@@ -419,10 +453,10 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
     const std::string& nb = f.nodes[b].name;
     auto ab = std::make_unique<Link>((prefix + na + "_to_" + nb).c_str(), lp);
     auto ba = std::make_unique<Link>((prefix + nb + "_to_" + na).c_str(), lp);
-    router[a]->output(pa).bind(ab->in);
-    ab->out.bind(router[b]->input(pb));
-    router[b]->output(pb).bind(ba->in);
-    ba->out.bind(router[a]->input(pa));
+    bind<FrameChecker>(router[a]->output(pa), ab->in);
+    bind<FrameChecker>(ab->out, router[b]->input(pb));
+    bind<FrameChecker>(router[b]->output(pb), ba->in);
+    bind<FrameChecker>(ba->out, router[a]->input(pa));
     router[a]->set_backlog(pa, ab.get());
     router[b]->set_backlog(pb, ba.get());
     // A shared NIC's port and its functions are one chip: no transport

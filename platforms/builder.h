@@ -23,6 +23,7 @@
 #include "platforms/platform_spec.h"
 #include "platforms/routing.h"
 #include "platforms/traffic_paths.h"
+#include "tlm/protocol_checker.h"
 
 namespace fabricsim {
 
@@ -91,10 +92,23 @@ class Platform {
   /// channels changes its timing.
   void rewind_memory_streams();
   std::vector<const BuiltLink*> links() const;
+  /// With protocol_checks: how many checkers sit on the bindings, the
+  /// transactions they saw and the breaches they found (a breach also stops
+  /// the run with its report).
+  struct ProtocolCheckSummary {
+    std::size_t checkers = 0;
+    std::uint64_t transactions = 0;
+    std::uint64_t violations = 0;
+  };
+  ProtocolCheckSummary protocol_checks() const;
   /// "nic", "switch", "memory", "reduction_unit": a node kind's name in reports.
   static const char* kind_name(FabricNode::Kind kind);
 
  private:
+  /// Binds an initiator socket to a target socket, through a `Checker`
+  /// when the spec asks for protocol checks.
+  template <class Checker, class Initiator, class Target>
+  void bind(Initiator& from, Target& to);
   void check_build_memory() const;
   /// Elaborates fabric `index`: its nodes by kind, its links, lookaheads
   /// and routes, and its reduction units' groups.
@@ -146,6 +160,10 @@ class Platform {
   InNetworkControl in_network_{directory_};
   CollectiveAgreement agreement_;  // shared by the NPUs' collective engines
   std::vector<std::unique_ptr<Npu>> npus_;
+  // With protocol_checks, by protocol.
+  std::vector<std::unique_ptr<MessageChecker>> message_checkers_;
+  std::vector<std::unique_ptr<FrameChecker>> frame_checkers_;
+  std::vector<std::unique_ptr<BaseProtocolChecker>> memory_checkers_;
   std::vector<BuiltFabric> fabrics_;
   std::vector<BuiltMemory> memories_;
   std::vector<std::string> notes_;

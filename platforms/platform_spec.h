@@ -146,6 +146,9 @@ struct PlatformSpec {
   std::optional<Memory::Params> hbm;  // each NPU's local memory, if modeled
   bool no_remote_memory = false;      // ASTRA-sim NO_MEMORY_EXPANSION: MEM nodes are errors
   RtlOptions rtl;
+  /// A protocol checker (tlm/protocol_checker.h) on every socket binding:
+  /// fabric messages and frames, and the base protocol of memories (--check-protocol).
+  bool protocol_checks = false;
 };
 
 }  // namespace fabricsim

@@ -266,6 +266,9 @@ mutations=(
   "a process-group configuration keyed by name skipped|traces/workload/trace_workload.cpp|    if (!j.is_array() && !j.is_object()) {|    if (!j.is_array()) return;\n    if (false) {|Workload.AProcessGroupConfigurationKeyed"
   "a platform built whatever its size|platforms/builder.cpp|  check_build_memory();\n|\n|BadWork.APlatformPast"
   "calendar events lose their argument|tlm/calendar.h|    add(when, Entry{owner, &Traits::template run<Handler>, Traits::pack(arg)});|    add(when, Entry{owner, &Traits::template run<Handler>, 0});|Calendar"
+  "a memory ends a delayed request before it began|models/memory/memory.cpp|  phase = tlm::END_REQ;\n  return tlm::TLM_UPDATED;|  phase = tlm::END_REQ;\n  delay = sc_core::SC_ZERO_TIME;\n  return tlm::TLM_UPDATED;|BaseProtocolChecker.ADelayedRequest"
+  "a memory client reuses a payload inside its response|tlm/memory_client.cpp|  listener_.memory_done(ctx, status);\n  gp.release();|  gp.release();\n  listener_.memory_done(ctx, status);|BaseProtocolChecker.AMemoryClientAsking"
+  "the protocol-check option installs no checker|platforms/builder.cpp|  if (!spec_.protocol_checks) {|  if (true) {|RemoteMemory.EveryBindingOfThePool"
 )
 
 # Applies one mutation's text to its file (exit 1 and a message if the text

@@ -73,6 +73,6 @@ job run-selene-megatron-1.7b run --platform platforms/selene.yaml --npus 32 --mo
 job run-dgx_h100-resnet50 run --platform platforms/dgx_h100.yaml --model resnet50 \
   --report "$out/run-dgx_h100-resnet50.json"
 job run-dgx_h100-mixtral run --platform platforms/dgx_h100.yaml --model mixtral-8x7b \
-  --set training.tp=2 --set training.ep=4 --set training.seq=1024 --set training.global_batch=8 \
+  --set training.tp=2 --set training.sp=true --set training.ep=4 --set training.seq=1024 --set training.global_batch=8 \
   --set model.layers=4 --report "$out/run-dgx_h100-mixtral.json"
 echo "$(find "$out" -type f | wc -l) files in $out"

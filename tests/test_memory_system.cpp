@@ -350,3 +350,24 @@ TEST(RemoteMemory, NoMemoryExpansionRefusesMemoryNodes) {
 }
 
 }  // namespace
+
+TEST(RemoteMemory, EveryBindingOfThePoolPlatformPassesItsProtocolCheckerAndTimesStayTheSame) {
+  // --check-protocol puts a checker on every socket binding: NPU-NIC
+  // messages, every link's frames, the NICs' and NPUs' HBM and the pool's
+  // base protocol. The shipped pool sample passes them all, in the same time.
+  const std::string src = FABRICSIM_SOURCE_DIR;
+  const std::string args =
+      "--platform " + src + "/platforms/pool8.yaml --workload " + src + "/traces/samples/offload_8npus/offload";
+  const auto plain = run(args);
+  const std::string dir = testutil::scratch_dir("checked");
+  const auto r = testutil::run_fabricsim("run --report " + dir + "/r.json --check-protocol " + args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("fabricsim/protocol"), std::string::npos) << r.err;
+  const auto at = r.err.find("protocol checks: 127 checkers saw ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+  EXPECT_NE(line.find(" transactions, 0 breaches"), std::string::npos) << line;
+  EXPECT_GT(std::stoull(line.substr(std::string("protocol checks: 127 checkers saw ").size())), 1000000u) << line;
+  const auto checked = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  EXPECT_EQ(checked["sim_time_ns"], plain["sim_time_ns"]);
+}

@@ -11,6 +11,8 @@
 #include "models/link/link.h"
 #include "models/memory/memory.h"
 #include "support/frame_harness.h"
+#include "tlm/calendar.h"
+#include "tlm/memory_client.h"
 #include "tlm/protocol_checker.h"
 
 using namespace fabricsim;
@@ -383,3 +385,64 @@ TEST(BaseProtocolChecker, OnAMemoryBothTransportsPassUnchanged) {
 }
 
 }  // namespace
+
+namespace {
+/// Streams `left` reads through a MemoryClient, each asked for from inside
+/// the previous one's memory_done, as the NIC and the NPU do.
+struct ChainedReads : sc_core::sc_module, MemoryClient::Listener {
+  MemoryClient client{"client", *this};
+  int left = 0;
+  std::vector<Tick> done;
+  explicit ChainedReads(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
+    Calendar::instance().schedule<&ChainedReads::start>(0, this);
+  }
+  void start() { client.stream(false, 4096, nullptr); }
+  void memory_done(void*, tlm::tlm_response_status) override {
+    done.push_back(now_ticks());
+    if (--left > 0) client.stream(false, 4096, nullptr);
+  }
+};
+}  // namespace
+
+TEST(BaseProtocolChecker, ADelayedRequestToAMemoryEndsItsRequestAtItsOwnTime) {
+  // A read posted with 10 ns of annotated delay: the memory accepts it at
+  // once (TLM_UPDATED, END_REQ), at the request's time, not before it.
+  PlainInitiator initiator("initiator");
+  BaseProtocolChecker checker("checker");
+  Memory hbm("hbm", Memory::Params{});
+  initiator.socket.bind(checker.in);
+  checker.out.bind(hbm.in);
+  initiator.on_response = tlm::TLM_COMPLETED;
+  std::vector<unsigned char> data(4096);
+  tlm::tlm_generic_payload read;
+  sc_core::sc_time end_req_delay;
+  tlm::tlm_sync_enum answer = tlm::TLM_ACCEPTED;
+  initiator.program = [&](PlainInitiator& i) {
+    request(read, tlm::TLM_READ_COMMAND, data);
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    end_req_delay = sc_core::sc_time(10, sc_core::SC_NS);
+    answer = i.socket->nb_transport_fw(read, phase, end_req_delay);
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(answer, tlm::TLM_UPDATED);
+  EXPECT_EQ(end_req_delay, sc_core::sc_time(10, sc_core::SC_NS));
+  EXPECT_EQ(checker.violations(), 0u);
+  EXPECT_EQ(checker.outstanding(), 0u);
+}
+
+TEST(BaseProtocolChecker, AMemoryClientAskingAgainFromItsCallbackBeginsANewTransaction) {
+  // Each read is asked for inside the previous one's BEGIN_RESP: its payload
+  // must not be the one whose response is still being answered.
+  ChainedReads reads("reads");
+  BaseProtocolChecker checker("checker");
+  Memory hbm("hbm", Memory::Params{});
+  reads.client.socket.bind(checker.in);
+  checker.out.bind(hbm.in);
+  reads.client.set_window(0, 1 << 20);
+  reads.left = 4;
+  sc_core::sc_start();
+  ASSERT_EQ(reads.done.size(), 4u);
+  EXPECT_EQ(checker.transactions(), 4u);
+  EXPECT_EQ(checker.violations(), 0u);
+  EXPECT_EQ(checker.outstanding(), 0u);
+}

@@ -72,8 +72,12 @@ void MemoryClient::done(tlm::tlm_generic_payload& gp) {
   const auto status = gp.get_response_status();
   const StreamTiming* timing = gp.get_extension<StreamTiming>();
   first_byte_in_ = gp.is_read() && timing->first_byte != kNever ? timing->first_byte : now_ticks();
-  gp.release();
+  // The transaction ends when this call returns: the payload goes back to
+  // the pool after the listener, so a request it makes at once takes
+  // another (reusing this one would begin it again while its BEGIN_RESP is
+  // still being answered).
   listener_.memory_done(ctx, status);
+  gp.release();
 }
 
 }  // namespace fabricsim

@@ -326,8 +326,9 @@ tlm::tlm_sync_enum Memory::nb_transport_fw(int id, tlm::tlm_generic_payload& gp,
   } else {
     calendar_.schedule<&Memory::on_delayed_start>(now_ticks() + delay.value(), this, new Delayed{&gp, id});
   }
-  phase = tlm::END_REQ;  // accepted at once: requests queue inside
-  delay = sc_core::SC_ZERO_TIME;
+  // Accepted as it arrives (requests queue inside): END_REQ at the request's
+  // own time, `delay` as it came (never before the BEGIN_REQ it answers).
+  phase = tlm::END_REQ;
   return tlm::TLM_UPDATED;
 }
 

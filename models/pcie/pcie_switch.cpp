@@ -206,8 +206,7 @@ tlm::tlm_sync_enum PcieSwitch::nb_transport_fw(int device, tlm::tlm_generic_payl
   }
   // Pipes are reserved in time order: every access is handled at its own time.
   calendar_.schedule<&PcieSwitch::arrive>(now_ticks() + delay.value(), this, new_access(gp, device));
-  phase = tlm::END_REQ;
-  delay = sc_core::SC_ZERO_TIME;
+  phase = tlm::END_REQ;  // at the request's own time: `delay` stays as it came
   return tlm::TLM_UPDATED;
 }
 

@@ -124,9 +124,11 @@ std::string json_text(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-/// How the switch reduction units run, for run and collbench.
-struct RtlArgs {
-  std::string model;  // --reduction-model: tlm, rtl or empty (as the platform says)
+/// How the models run, for run and collbench: the switch reduction units
+/// (TLM or RTL, the RTL's waveform and plusargs) and the protocol checkers.
+struct ModelArgs {
+  bool check_protocol = false;  // --check-protocol
+  std::string model;            // --reduction-model: tlm, rtl or empty (as the platform says)
   std::string vcd;
   std::string vcd_window;
   std::vector<std::string> plusargs;
@@ -154,12 +156,13 @@ struct RunArgs {
   std::string timeline_npus;
   std::string timeline_window;
   bool timeline_links = false;
-  RtlArgs rtl;
+  ModelArgs models;
 };
 
 /// --reduction-model, --vcd and --rtl-plusarg: every switch reduction
 /// unit's model, where RTL units dump their waveforms, what their RTL reads.
-void apply_rtl_options(const RtlArgs& a, PlatformSpec& spec) {
+void apply_model_options(const ModelArgs& a, PlatformSpec& spec) {
+  spec.protocol_checks = a.check_protocol;
   const std::string& model = a.model;
   const std::string& vcd = a.vcd;
   const std::string& window = a.vcd_window;
@@ -209,7 +212,10 @@ void apply_rtl_options(const RtlArgs& a, PlatformSpec& spec) {
   spec.rtl.plusargs = a.plusargs;
 }
 
-void add_rtl_options(CLI::App* cmd, RtlArgs& a) {
+void add_model_options(CLI::App* cmd, ModelArgs& a) {
+  cmd->add_flag("--check-protocol", a.check_protocol,
+                "A protocol checker on every socket binding (fabric messages and frames, memories' base protocol): "
+                "a breach stops the run naming the checker, the rule and the payload (docs/architecture.md)");
   cmd->add_option("--reduction-model", a.model,
                   "Every switch reduction unit as the TLM model (tlm) or the Verilated RTL (rtl)");
   cmd->add_option("--vcd", a.vcd, "RTL reduction units: dump a waveform (one file per unit)")->check(kPath);
@@ -299,14 +305,14 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
 }
 
 int run(const RunArgs& a) {
-  check_distinct_outputs({{"--report", a.report}, {"--timeline", a.timeline}, {"--vcd", a.rtl.vcd}});
+  check_distinct_outputs({{"--report", a.report}, {"--timeline", a.timeline}, {"--vcd", a.models.vcd}});
   PlatformSpec spec = load_platform(a.platform, overrides_of(a.sets));
   std::vector<std::string> notes;
   const auto system_sets = system_overrides_of(a.sets, a.system);
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes, system_sets);
   if (!a.remote_memory.empty()) apply_astra_remote_memory(a.remote_memory, spec, notes);
   apply_overrides(a, spec);
-  apply_rtl_options(a.rtl, spec);
+  apply_model_options(a.models, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   std::shared_ptr<const TrainingJob> job;
   if (!a.model.empty()) {
@@ -352,6 +358,11 @@ int run(const RunArgs& a) {
     if (!a.quiet) std::cerr << "timeline: " << timeline->events() << " events in " << a.timeline << "\n";
   }
   for (const auto& w : sim.warnings()) std::cerr << "warning: " << w << "\n";
+  if (a.models.check_protocol && !a.quiet) {
+    const auto checks = sim.platform().protocol_checks();
+    std::cerr << "protocol checks: " << checks.checkers << " checkers saw " << checks.transactions << " transactions, "
+              << checks.violations << " breaches\n";
+  }
   if (!a.quiet) sim.print_summary(std::cout);
   if (!a.report.empty()) {
     auto report = sim.report();
@@ -395,11 +406,11 @@ struct CollbenchArgs {
   bool quiet = false;
   bool why = false;
   int jobs = 0;  // 0: one per CPU
-  RtlArgs rtl;
+  ModelArgs models;
 };
 
 int collbench(const CollbenchArgs& a) {
-  if (!a.rtl.vcd.empty() && a.jobs > 1) {
+  if (!a.models.vcd.empty() && a.jobs > 1) {
     throw InputError("--jobs " + std::to_string(a.jobs) +
                      " with --vcd: every row would write the same waveform files; "
                      "leave --jobs out or give --jobs 1");
@@ -408,7 +419,7 @@ int collbench(const CollbenchArgs& a) {
   std::vector<std::string> notes;
   const auto system_sets = system_overrides_of(a.sets, a.system);
   if (!a.system.empty()) apply_astra_system(a.system, spec, notes, system_sets);
-  apply_rtl_options(a.rtl, spec);
+  apply_model_options(a.models, spec);
   apply_levels(a.levels, spec);
   apply_scheduler(a.scheduler, spec);
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
@@ -455,7 +466,7 @@ int collbench(const CollbenchArgs& a) {
   o.data = a.data;
   o.force = a.force;
   o.why = a.why;
-  o.jobs = a.jobs > 0 ? static_cast<unsigned>(a.jobs) : a.rtl.vcd.empty() ? cpus_available() : 1u;
+  o.jobs = a.jobs > 0 ? static_cast<unsigned>(a.jobs) : a.models.vcd.empty() ? cpus_available() : 1u;
   if (!parse_data_type(a.dtype, o.dtype)) throw InputError("--dtype " + a.dtype + ": use fp32, fp16, bf16 or int32");
   if (!parse_reduce_op(a.redop, o.op)) throw InputError("--redop " + a.redop + ": use sum, min or max");
   static Platform* kept_until_exit = nullptr;  // never destroyed: see run()
@@ -565,7 +576,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                   "Record only what overlaps START:END (units ns, us, ms, s; either end may be left out)");
   cmd->add_flag("--timeline-links", a.timeline_links,
                 "Add link utilization and buffer counters (links of the recorded NPUs, or all)");
-  add_rtl_options(cmd, a.rtl);
+  add_model_options(cmd, a.models);
   return cmd;
 }
 
@@ -598,7 +609,7 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchArgs& a) {
   cmd->add_flag("--force", a.force, kForceHelp);
   cmd->add_option("--dtype", a.dtype, "fp32, fp16, bf16, int32");
   cmd->add_option("--redop", a.redop, "sum, min, max");
-  add_rtl_options(cmd, a.rtl);
+  add_model_options(cmd, a.models);
   cmd->add_option("--npus", a.npus, "Run over the first N NPUs only, the others idle (as CUDA_VISIBLE_DEVICES does)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--stride", a.stride,
