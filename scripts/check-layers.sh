@@ -21,4 +21,9 @@ check models/npu 'tlm/|models/npu/|models/collectives/|models/memory/'
 check traces/workload 'tlm/|traces/reader/|traces/workload/|models/npu/|models/collectives/'
 check traces/model 'tlm/|traces/reader/|traces/model/|traces/generator/et_writer.h'
 check rtl 'tlm/|rtl/|models/switch/|V'
+# platforms/: assembly beneath importers, importers beneath the run driver,
+# the tools on top. The loader reads ASTRA-sim's network files as platforms.
+check platforms/assembly 'tlm/|models/|rtl/|traces/model/model_spec.h|traces/model/training_spec.h|platforms/assembly/|platforms/importers/astra_network.h'
+check platforms/importers 'tlm/|traces/reader/|platforms/assembly/|platforms/importers/'
+check platforms/run 'tlm/|models/|traces/|platforms/assembly/|platforms/run/'
 exit $status

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "models/collectives/algorithm_choice.h"
-#include "platforms/astra_system.h"
-#include "platforms/collbench.h"
-#include "platforms/simulation.h"
+#include "platforms/importers/astra_system.h"
+#include "platforms/run/simulation.h"
+#include "platforms/tools/collbench.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
 #include "traces/generator/et_writer.h"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "platforms/simulation.h"
+#include "platforms/run/simulation.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
 #include "traces/generator/generators.h"

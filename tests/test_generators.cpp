@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "platforms/generators.h"
-#include "platforms/loader.h"
-#include "platforms/routing.h"
+#include "platforms/assembly/loader.h"
+#include "platforms/assembly/routing.h"
+#include "platforms/assembly/topology_generators.h"
 #include "support/test_util.h"
 
 using namespace fabricsim;

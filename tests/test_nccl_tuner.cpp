@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "platforms/builder.h"
-#include "platforms/collective_library.h"
-#include "platforms/loader.h"
+#include "platforms/assembly/collective_library.h"
+#include "platforms/assembly/loader.h"
+#include "platforms/assembly/platform.h"
 #include "support/test_util.h"
 
 using namespace fabricsim;

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "models/switch/switch.h"
-#include "platforms/loader.h"
-#include "platforms/parameter_catalogue.h"
-#include "platforms/topologies.h"
+#include "platforms/assembly/loader.h"
+#include "platforms/assembly/parameter_catalogue.h"
+#include "platforms/assembly/topologies.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
 

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "models/collectives/algorithm_choice.h"
-#include "platforms/collbench.h"
-#include "platforms/reduction_models.h"
+#include "platforms/assembly/reduction_models.h"
+#include "platforms/tools/collbench.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <tuple>
 
-#include "platforms/loader.h"
-#include "platforms/simulation.h"
+#include "platforms/assembly/loader.h"
+#include "platforms/run/simulation.h"
 #include "support/test_util.h"
 #include "traces/generator/generators.h"
 

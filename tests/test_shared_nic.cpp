@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "platforms/loader.h"
+#include "platforms/assembly/loader.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
 

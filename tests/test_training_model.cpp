@@ -10,7 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "platforms/training_loader.h"
+#include "platforms/run/training_loader.h"
 #include "support/test_util.h"
 #include "traces/model/resnet.h"
 #include "traces/workload/kernel_work.h"

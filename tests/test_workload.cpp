@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "platforms/simulation.h"
+#include "platforms/run/simulation.h"
 #include "support/fabric_harness.h"
 #include "support/test_util.h"
 #include "traces/generator/et_writer.h"

@@ -23,7 +23,7 @@
 #include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/parameters.h"
-#include "tlm/timeline.h"
+#include "tlm/timeline_sink.h"
 
 namespace fabricsim {
 

@@ -31,7 +31,7 @@
 #include "tlm/fifo.h"
 #include "tlm/output_backlog.h"
 #include "tlm/parameters.h"
-#include "tlm/timeline.h"
+#include "tlm/timeline_sink.h"
 
 namespace fabricsim {
 

@@ -77,7 +77,7 @@ struct ComputeParams {
   Tick host_op_time = 0;
   std::string source;  // where the coefficients came from, for reports
   /// The scalar settings (model, compute_units, host, host_op_time); the
-  /// classes and gemm_tiles are read beside them (platforms/loader.cpp).
+  /// classes and gemm_tiles are read beside them (platforms/assembly/loader.cpp).
   static const ParamTable<ComputeParams>& table();
   KernelClassParams& of(KernelClass c) { return classes[static_cast<std::size_t>(c)]; }
   const KernelClassParams& of(KernelClass c) const { return classes[static_cast<std::size_t>(c)]; }

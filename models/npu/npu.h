@@ -26,7 +26,7 @@
 #include "tlm/fabric_protocol.h"
 #include "tlm/memory_client.h"
 #include "tlm/parameters.h"
-#include "tlm/timeline.h"
+#include "tlm/timeline_sink.h"
 
 namespace fabricsim {
 

@@ -1,8 +1,8 @@
 // libFuzzer target: ASTRA-sim's system and remote-memory JSON files applied
 // to a small platform. Bad input must be an InputError, nothing else.
 #include "fuzz_input.h"
-#include "platforms/astra_system.h"
-#include "platforms/generators.h"
+#include "platforms/assembly/topology_generators.h"
+#include "platforms/importers/astra_system.h"
 
 using namespace fabricsim;
 

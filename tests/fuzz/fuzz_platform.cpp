@@ -1,7 +1,7 @@
 // libFuzzer target: the platform loader (our YAML and ASTRA-sim's network
 // format) on arbitrary text. Bad input must be an InputError, nothing else.
 #include "fuzz_input.h"
-#include "platforms/loader.h"
+#include "platforms/assembly/loader.h"
 
 using namespace fabricsim;
 

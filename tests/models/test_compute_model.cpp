@@ -7,8 +7,8 @@
 #include <fstream>
 #include <map>
 
-#include "platforms/calibrate.h"
-#include "platforms/loader.h"
+#include "platforms/assembly/loader.h"
+#include "platforms/tools/calibrate.h"
 #include "support/test_util.h"
 #include "traces/workload/kernel_work.h"
 

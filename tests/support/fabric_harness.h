@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "platforms/builder.h"
-#include "platforms/loader.h"
+#include "platforms/assembly/loader.h"
+#include "platforms/assembly/platform.h"
 
 namespace fabricsim::testutil {
 
