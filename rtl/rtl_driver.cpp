@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "Vreduction_unit.h"
-#include "tlm/errors.h"
+#include "tlm/util/errors.h"
 #include "verilated.h"
 #include "verilated_vcd_c.h"
 

@@ -6,8 +6,8 @@
 
 #include "models/switch/reduction_alu.h"
 #include "rtl/rtl_compare.h"
-#include "tlm/errors.h"
 #include "tlm/reduction.h"
+#include "tlm/util/errors.h"
 
 namespace fabricsim {
 

@@ -29,7 +29,7 @@
 
 #include "rtl/rtl_driver.h"
 #include "tlm/fabric_protocol.h"
-#include "tlm/time.h"
+#include "tlm/kernel/time.h"
 
 namespace fabricsim {
 

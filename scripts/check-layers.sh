@@ -13,6 +13,11 @@ check() {  # folder, allowed prefixes (regex alternatives)
            grep -vE "#include \"(${allowed})" || true)
 }
 check tlm 'tlm/'
+# Beneath the fabric protocol: utilities that know nothing of simulation, and
+# the kernel (time, calendar, parameters), whose calendar hands retired
+# frames back to their pool after each event.
+check tlm/util 'tlm/util/'
+check tlm/kernel 'tlm/kernel/|tlm/util/|tlm/fabric_protocol.h'
 check models/collectives 'tlm/|models/collectives/'
 for c in link switch memory pcie; do check "models/$c" "tlm/|models/$c/"; done
 # A NIC passes on others' frames by the switch's forwarding policy.

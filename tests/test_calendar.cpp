@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "tlm/calendar.h"
+#include "tlm/kernel/calendar.h"
 
 using namespace fabricsim;
 

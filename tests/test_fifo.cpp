@@ -4,7 +4,7 @@
 
 #include <deque>
 
-#include "tlm/fifo.h"
+#include "tlm/kernel/fifo.h"
 
 using namespace fabricsim;
 

@@ -1,4 +1,4 @@
-// The parameter system (tlm/parameters.h): every component's parameters
+// The parameter system (tlm/kernel/parameters.h): every component's parameters
 // declared once; an empty section loads each to its declared default; values
 // with units mean what the older unit-named keys meant; `fabricsim params`
 // lists them; reports record the values a platform resolved to.

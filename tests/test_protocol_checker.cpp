@@ -11,7 +11,7 @@
 #include "models/link/link.h"
 #include "models/memory/memory.h"
 #include "support/frame_harness.h"
-#include "tlm/calendar.h"
+#include "tlm/kernel/calendar.h"
 #include "tlm/memory_client.h"
 #include "tlm/protocol_checker.h"
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/test_util.h"
-#include "tlm/sha256.h"
+#include "tlm/util/sha256.h"
 
 using namespace fabricsim;
 

@@ -35,7 +35,7 @@
 //
 // Timing is annotated: every call carries the absolute time of what it reports
 // as now+delay, and a receiver that needs to act in time order schedules the
-// work in the fabric calendar (tlm/calendar.h) at that time.
+// work in the fabric calendar (tlm/kernel/calendar.h) at that time.
 #pragma once
 
 #include <cstdint>
@@ -43,9 +43,9 @@
 #include <vector>
 
 #include "tlm/data_type.h"
+#include "tlm/kernel/time.h"
 #include "tlm/message_kind.h"
 #include "tlm/sockets.h"
-#include "tlm/time.h"
 
 namespace fabricsim {
 

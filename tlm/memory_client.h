@@ -10,8 +10,8 @@
 #include <tlm>
 #include <vector>
 
+#include "tlm/kernel/time.h"
 #include "tlm/stream_timing.h"
-#include "tlm/time.h"
 
 namespace fabricsim {
 

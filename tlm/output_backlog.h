@@ -4,7 +4,7 @@
 // compares ports. Links implement it; forwarders only read it.
 #pragma once
 
-#include "tlm/time.h"
+#include "tlm/kernel/time.h"
 
 namespace fabricsim {
 

@@ -8,7 +8,7 @@
 
 #include <tlm>
 
-#include "tlm/time.h"
+#include "tlm/kernel/time.h"
 
 namespace fabricsim {
 

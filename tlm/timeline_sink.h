@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tlm/time.h"
+#include "tlm/kernel/time.h"
 
 namespace fabricsim {
 

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "models/collectives/collective.h"
-#include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
-#include "tlm/parameters.h"
+#include "tlm/kernel/calendar.h"
+#include "tlm/kernel/parameters.h"
 #include "tlm/timeline_sink.h"
 
 namespace fabricsim {

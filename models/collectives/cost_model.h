@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "models/collectives/collective.h"
+#include "tlm/kernel/time.h"
 #include "tlm/message_kind.h"
-#include "tlm/time.h"
 
 namespace fabricsim {
 

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "models/collectives/collective.h"
+#include "tlm/kernel/parameters.h"
 #include "tlm/message_kind.h"
-#include "tlm/parameters.h"
 
 namespace fabricsim {
 

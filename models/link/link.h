@@ -26,11 +26,11 @@
 #include <vector>
 
 #include "models/link/shared_buffer.h"
-#include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
-#include "tlm/fifo.h"
+#include "tlm/kernel/calendar.h"
+#include "tlm/kernel/fifo.h"
+#include "tlm/kernel/parameters.h"
 #include "tlm/output_backlog.h"
-#include "tlm/parameters.h"
 #include "tlm/timeline_sink.h"
 
 namespace fabricsim {

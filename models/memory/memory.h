@@ -26,9 +26,9 @@
 #include <tlm>
 #include <vector>
 
-#include "tlm/calendar.h"
-#include "tlm/parameters.h"
-#include "tlm/time.h"
+#include "tlm/kernel/calendar.h"
+#include "tlm/kernel/parameters.h"
+#include "tlm/kernel/time.h"
 
 namespace fabricsim {
 

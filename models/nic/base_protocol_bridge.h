@@ -43,8 +43,8 @@
 #include <tlm>
 #include <utility>
 
-#include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/kernel/calendar.h"
 
 namespace fabricsim {
 

@@ -24,8 +24,8 @@
 #include <cstdint>
 #include <unordered_map>
 
-#include "tlm/parameters.h"
-#include "tlm/time.h"
+#include "tlm/kernel/parameters.h"
+#include "tlm/kernel/time.h"
 
 namespace fabricsim {
 

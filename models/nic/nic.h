@@ -31,10 +31,10 @@
 #include "models/nic/dcqcn.h"
 #include "models/nic/window_transport.h"
 #include "models/switch/forwarding.h"
-#include "tlm/calendar.h"
-#include "tlm/fifo.h"
+#include "tlm/kernel/calendar.h"
+#include "tlm/kernel/fifo.h"
+#include "tlm/kernel/parameters.h"
 #include "tlm/memory_client.h"
-#include "tlm/parameters.h"
 
 namespace fabricsim {
 

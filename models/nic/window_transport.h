@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "tlm/fabric_protocol.h"
-#include "tlm/parameters.h"
+#include "tlm/kernel/parameters.h"
 
 namespace fabricsim {
 

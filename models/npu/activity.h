@@ -3,7 +3,7 @@
 // time is booked to every category that applies.
 #pragma once
 
-#include "tlm/time.h"
+#include "tlm/kernel/time.h"
 
 namespace fabricsim {
 

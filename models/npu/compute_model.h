@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "tlm/parameters.h"
-#include "tlm/time.h"
+#include "tlm/kernel/parameters.h"
+#include "tlm/kernel/time.h"
 
 namespace fabricsim {
 

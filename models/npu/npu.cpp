@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "models/memory/memory_endpoint.h"
-#include "tlm/errors.h"
+#include "tlm/util/errors.h"
 
 namespace fabricsim {
 

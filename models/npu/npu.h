@@ -22,10 +22,10 @@
 #include "models/npu/activity.h"
 #include "models/npu/compute_model.h"
 #include "models/npu/directory.h"
-#include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/kernel/calendar.h"
+#include "tlm/kernel/parameters.h"
 #include "tlm/memory_client.h"
-#include "tlm/parameters.h"
 #include "tlm/timeline_sink.h"
 
 namespace fabricsim {

@@ -108,9 +108,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tlm/calendar.h"
-#include "tlm/parameters.h"
-#include "tlm/time.h"
+#include "tlm/kernel/calendar.h"
+#include "tlm/kernel/parameters.h"
+#include "tlm/kernel/time.h"
 
 namespace fabricsim {
 

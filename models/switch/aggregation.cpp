@@ -4,7 +4,7 @@
 #include <deque>
 #include <set>
 
-#include "tlm/errors.h"
+#include "tlm/util/errors.h"
 
 namespace fabricsim {
 

@@ -21,8 +21,8 @@
 #include <systemc>
 #include <vector>
 
-#include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/kernel/calendar.h"
 #include "tlm/output_backlog.h"
 #include "tlm/routing_table.h"
 

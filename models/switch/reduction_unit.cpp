@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "models/switch/reduction_alu.h"
-#include "tlm/errors.h"
 #include "tlm/reduction.h"
+#include "tlm/util/errors.h"
 
 namespace fabricsim {
 

@@ -60,9 +60,9 @@
 #include <vector>
 
 #include "models/switch/aggregation.h"
-#include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
-#include "tlm/parameters.h"
+#include "tlm/kernel/calendar.h"
+#include "tlm/kernel/parameters.h"
 #include "tlm/timeline_sink.h"
 
 namespace fabricsim {

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "models/switch/forwarding.h"
-#include "tlm/parameters.h"
+#include "tlm/kernel/parameters.h"
 
 namespace fabricsim {
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "tlm/errors.h"
+#include "tlm/util/errors.h"
 
 namespace fabricsim {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "platforms/assembly/platform_spec.h"
-#include "tlm/parameters.h"
+#include "tlm/kernel/parameters.h"
 
 namespace fabricsim {
 

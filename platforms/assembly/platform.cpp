@@ -9,7 +9,7 @@
 
 #include "platforms/assembly/reduction_models.h"
 #include "platforms/assembly/routing.h"
-#include "tlm/calendar.h"
+#include "tlm/kernel/calendar.h"
 
 namespace fabricsim {
 

@@ -18,7 +18,7 @@
 #include "models/pcie/pcie_switch.h"
 #include "models/switch/forwarding.h"
 #include "models/switch/reduction_unit.h"
-#include "tlm/errors.h"
+#include "tlm/util/errors.h"
 
 namespace fabricsim {
 

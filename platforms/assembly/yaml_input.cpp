@@ -13,7 +13,7 @@
 #include <sstream>
 #include <utility>
 
-#include "tlm/input_file.h"
+#include "tlm/util/input_file.h"
 
 namespace fabricsim {
 

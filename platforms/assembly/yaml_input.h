@@ -19,14 +19,14 @@
 #include <vector>
 
 #include "platforms/assembly/platform_spec.h"
-#include "tlm/errors.h"
-#include "tlm/parameters.h"
-#include "tlm/time.h"
+#include "tlm/kernel/parameters.h"
+#include "tlm/kernel/time.h"
+#include "tlm/util/errors.h"
 
 namespace fabricsim {
 
 /// The ranges a platform's quantities may take (docs/platforms.md, "Limits");
-/// those of parameters are in tlm/parameters.h.
+/// those of parameters are in tlm/kernel/parameters.h.
 namespace limits {
 constexpr int kMaxNpus = 1 << 17;  // 131,072 NPUs: past what one machine can hold (docs/performance.md)
 }  // namespace limits

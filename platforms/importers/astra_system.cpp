@@ -10,7 +10,7 @@
 
 #include "platforms/assembly/topology_generators.h"
 #include "platforms/assembly/yaml_input.h"
-#include "tlm/json_input.h"
+#include "tlm/util/json_input.h"
 #include "traces/reader/et_reader.h"
 
 namespace fabricsim {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "platforms/assembly/platform.h"
-#include "tlm/output_file.h"
 #include "tlm/timeline_sink.h"
+#include "tlm/util/output_file.h"
 
 namespace fabricsim {
 

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "platforms/assembly/parameter_catalogue.h"
-#include "tlm/calendar.h"
+#include "tlm/kernel/calendar.h"
 #include "traces/reader/et_reader.h"
 
 namespace fabricsim {

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "models/npu/work_bounds.h"
-#include "tlm/errors.h"
-#include "tlm/input_file.h"
-#include "tlm/json_input.h"
+#include "tlm/util/errors.h"
+#include "tlm/util/input_file.h"
+#include "tlm/util/json_input.h"
 #include "traces/generator/et_writer.h"
 
 namespace fabricsim {

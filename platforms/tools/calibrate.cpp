@@ -8,8 +8,8 @@
 #include <map>
 #include <sstream>
 
-#include "tlm/errors.h"
-#include "tlm/input_file.h"
+#include "tlm/util/errors.h"
+#include "tlm/util/input_file.h"
 
 namespace fabricsim {
 

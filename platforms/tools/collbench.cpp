@@ -22,10 +22,10 @@
 #include "models/collectives/algorithm_choice.h"
 #include "platforms/assembly/parameter_catalogue.h"
 #include "platforms/assembly/yaml_input.h"
-#include "tlm/calendar.h"
-#include "tlm/errors.h"
+#include "tlm/kernel/calendar.h"
 #include "tlm/reduction.h"
-#include "tlm/simulation_copy.h"
+#include "tlm/util/errors.h"
+#include "tlm/util/simulation_copy.h"
 
 namespace fabricsim {
 

@@ -26,11 +26,11 @@
 #include "platforms/assembly/loader.h"
 #include "platforms/assembly/yaml_input.h"
 #include "platforms/run/simulation.h"
-#include "tlm/errors.h"
-#include "tlm/input_file.h"
-#include "tlm/json_input.h"
-#include "tlm/output_file.h"
-#include "tlm/sha256.h"
+#include "tlm/util/errors.h"
+#include "tlm/util/input_file.h"
+#include "tlm/util/json_input.h"
+#include "tlm/util/output_file.h"
+#include "tlm/util/sha256.h"
 #include "traces/reader/et_reader.h"
 
 namespace fabricsim {

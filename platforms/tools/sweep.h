@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "tlm/sha256.h"
+#include "tlm/util/sha256.h"
 
 namespace fabricsim {
 

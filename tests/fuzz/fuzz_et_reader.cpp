@@ -1,7 +1,7 @@
 // libFuzzer target: the Chakra ET reader on arbitrary bytes (plain and
 // gzip), with every attribute accessor the workload uses.
 #include "fuzz_input.h"
-#include "tlm/errors.h"
+#include "tlm/util/errors.h"
 #include "traces/reader/et_reader.h"
 
 using namespace fabricsim;

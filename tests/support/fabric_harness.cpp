@@ -1,7 +1,7 @@
 #include "support/fabric_harness.h"
 
 #include "support/test_util.h"
-#include "tlm/calendar.h"
+#include "tlm/kernel/calendar.h"
 
 namespace fabricsim::testutil {
 

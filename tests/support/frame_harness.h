@@ -15,8 +15,8 @@
 #include <systemc>
 #include <vector>
 
-#include "tlm/calendar.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/kernel/calendar.h"
 
 namespace fabricsim::testutil {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "tlm/output_file.h"
+#include "tlm/util/output_file.h"
 #include "traces/et_def.pb.h"
 
 namespace fabricsim::traces {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tlm/parameters.h"
+#include "tlm/kernel/parameters.h"
 
 namespace fabricsim {
 

@@ -12,8 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "tlm/errors.h"
-#include "tlm/input_file.h"
+#include "tlm/util/errors.h"
+#include "tlm/util/input_file.h"
 
 namespace fabricsim::traces {
 

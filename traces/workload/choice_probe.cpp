@@ -12,8 +12,8 @@
 #include <string>
 #include <system_error>
 
-#include "tlm/calendar.h"
-#include "tlm/simulation_copy.h"
+#include "tlm/kernel/calendar.h"
+#include "tlm/util/simulation_copy.h"
 
 namespace fabricsim {
 

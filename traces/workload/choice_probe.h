@@ -28,8 +28,8 @@
 
 #include "models/collectives/algorithm_choice.h"
 #include "models/collectives/collective.h"
-#include "tlm/simulation_copy.h"
-#include "tlm/time.h"
+#include "tlm/kernel/time.h"
+#include "tlm/util/simulation_copy.h"
 
 namespace fabricsim {
 

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "tlm/json_input.h"
+#include "tlm/util/json_input.h"
 
 namespace fabricsim {
 

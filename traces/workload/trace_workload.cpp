@@ -11,8 +11,8 @@
 #include <stdexcept>
 
 #include "models/collectives/algorithm_choice.h"
-#include "tlm/errors.h"
-#include "tlm/json_input.h"
+#include "tlm/util/errors.h"
+#include "tlm/util/json_input.h"
 #include "traces/reader/et_reader.h"
 #include "traces/workload/choice_probe.h"
 #include "traces/workload/kernel_work.h"

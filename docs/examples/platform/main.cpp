@@ -14,7 +14,7 @@
 #include <fabricsim/models/nic/base_protocol_bridge.h>
 #include <fabricsim/models/nic/nic.h>
 #include <fabricsim/models/switch/switch.h>
-#include <fabricsim/tlm/calendar.h>
+#include <fabricsim/tlm/kernel/calendar.h>
 #include <fabricsim/tlm/protocol_checker.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>

@@ -36,13 +36,13 @@
 #include "platforms/tools/calibrate.h"
 #include "platforms/tools/collbench.h"
 #include "platforms/tools/sweep.h"
-#include "tlm/calendar.h"
-#include "tlm/errors.h"
-#include "tlm/input_file.h"
-#include "tlm/interrupt_cleanup.h"
-#include "tlm/output_file.h"
+#include "tlm/kernel/calendar.h"
 #include "tlm/reduction.h"
-#include "tlm/simulation_copy.h"
+#include "tlm/util/errors.h"
+#include "tlm/util/input_file.h"
+#include "tlm/util/interrupt_cleanup.h"
+#include "tlm/util/output_file.h"
+#include "tlm/util/simulation_copy.h"
 #include "traces/generator/et_writer.h"
 #include "traces/generator/generators.h"
 #include "traces/reader/et_reader.h"
@@ -1161,7 +1161,7 @@ int sc_main(int argc, char* argv[]) {
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   // An interrupted command removes its outputs' temporaries and stops its
-  // children (tlm/interrupt_cleanup.h).
+  // children (tlm/util/interrupt_cleanup.h).
   fabricsim::interrupt_cleanup::install();
   return sc_core::sc_elab_and_sim(argc, argv);
 }

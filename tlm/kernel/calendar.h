@@ -27,7 +27,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "tlm/time.h"
+#include "tlm/kernel/time.h"
 
 namespace fabricsim {
 

@@ -1,4 +1,4 @@
-#include "tlm/output_file.h"
+#include "tlm/util/output_file.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -13,8 +13,8 @@
 #include <initializer_list>
 #include <vector>
 
-#include "tlm/errors.h"
-#include "tlm/interrupt_cleanup.h"
+#include "tlm/util/errors.h"
+#include "tlm/util/interrupt_cleanup.h"
 
 namespace fabricsim {
 

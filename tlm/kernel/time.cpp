@@ -1,8 +1,8 @@
-#include "tlm/time.h"
+#include "tlm/kernel/time.h"
 
 #include <sstream>
 
-#include "tlm/errors.h"
+#include "tlm/util/errors.h"
 
 namespace fabricsim {
 

@@ -1,4 +1,4 @@
-#include "tlm/simulation_copy.h"
+#include "tlm/util/simulation_copy.h"
 
 #include <dirent.h>
 #include <fcntl.h>

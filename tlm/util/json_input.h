@@ -23,7 +23,7 @@ nlohmann::json parse_json_strictly(const std::string& text, const std::string& w
 /// marks the cut): a message quotes what it refuses, not all of it.
 std::string json_excerpt(const nlohmann::json& v, std::size_t max = 80);
 
-/// The whole of `path` (a regular file, tlm/input_file.h), parsed as above.
+/// The whole of `path` (a regular file, tlm/util/input_file.h), parsed as above.
 nlohmann::json read_json_file(const std::string& path, const std::string& what);
 
 }  // namespace fabricsim

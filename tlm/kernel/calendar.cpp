@@ -1,12 +1,12 @@
-#include "tlm/calendar.h"
+#include "tlm/kernel/calendar.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
-#include "tlm/errors.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/util/errors.h"
 
 namespace fabricsim {
 

@@ -1,11 +1,11 @@
-#include "tlm/json_input.h"
+#include "tlm/util/json_input.h"
 
 #include <algorithm>
 #include <set>
 #include <vector>
 
-#include "tlm/errors.h"
-#include "tlm/input_file.h"
+#include "tlm/util/errors.h"
+#include "tlm/util/input_file.h"
 
 namespace fabricsim {
 

@@ -5,7 +5,7 @@
 //   beside it and renamed over it by commit(): readers see the old file or
 //   the whole new one, two jobs aimed at one path do not clobber each
 //   other's temporaries, and nothing partial is left behind, not even when
-//   a signal ends the process (tlm/interrupt_cleanup.h).
+//   a signal ends the process (tlm/util/interrupt_cleanup.h).
 // - A symlink is followed: its target is replaced that way; the link stays.
 // - A device, FIFO or socket (/dev/null, /dev/stdout, a pipe) is written in
 //   place: it is never replaced by a regular file. A FIFO nobody reads is
@@ -40,7 +40,7 @@ class OutputFile {
   std::string what_;
   std::ofstream out_;
   bool committed_ = false;
-  int cleanup_slot_ = -1;  // the temporary's slot for removal on a signal (tlm/interrupt_cleanup.h)
+  int cleanup_slot_ = -1;  // the temporary's slot for removal on a signal (tlm/util/interrupt_cleanup.h)
 };
 
 /// Writes `text` to `path` as OutputFile does.

@@ -1,4 +1,4 @@
-#include "tlm/parameters.h"
+#include "tlm/kernel/parameters.h"
 
 #include <cerrno>
 #include <cmath>

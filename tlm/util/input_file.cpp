@@ -1,4 +1,4 @@
-#include "tlm/input_file.h"
+#include "tlm/util/input_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,8 +9,8 @@
 #include <functional>
 #include <unordered_set>
 
-#include "tlm/errors.h"
-#include "tlm/sha256.h"
+#include "tlm/util/errors.h"
+#include "tlm/util/sha256.h"
 
 namespace fabricsim {
 

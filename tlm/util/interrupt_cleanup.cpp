@@ -1,4 +1,4 @@
-#include "tlm/interrupt_cleanup.h"
+#include "tlm/util/interrupt_cleanup.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "tlm/sha256.h"
+#include "tlm/util/sha256.h"
 
 #include <algorithm>
 #include <array>
