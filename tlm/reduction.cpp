@@ -67,18 +67,6 @@ std::uint16_t float_to_bf16(float f) {
 }
 
 namespace {
-template <typename T>
-T combine(T a, T b, ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return a + b;
-    case ReduceOp::kMin:
-      return std::min(a, b);
-    case ReduceOp::kMax:
-      return std::max(a, b);
-  }
-  return a;
-}
 // Floating-point results: every NaN becomes the canonical quiet NaN, as the
 // RTL unit's (rtl/reduction_pkg.sv) do, whatever NaN the host's arithmetic made.
 float combine_float(float a, float b, ReduceOp op) {

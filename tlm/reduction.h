@@ -10,6 +10,7 @@
 // documents its order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -27,6 +28,21 @@ inline float bf16_to_float(std::uint16_t b) {
   return f;
 }
 std::uint16_t float_to_bf16(float f);
+
+/// op(a, b) on two values of one arithmetic type, as every element type is
+/// combined once widened (min and max as std::min and std::max).
+template <typename T>
+T combine(T a, T b, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return a + b;
+    case ReduceOp::kMin:
+      return std::min(a, b);
+    case ReduceOp::kMax:
+      return std::max(a, b);
+  }
+  return a;
+}
 
 /// dst[i] = op(dst[i], src[i]) for `bytes / element_bytes(type)` elements.
 /// Stray bytes past the last whole element are copied from src.

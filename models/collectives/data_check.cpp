@@ -44,18 +44,6 @@ void write_element(std::uint8_t* p, std::int64_t v, DataType type) {
   }
 }
 
-std::int64_t reduce_ints(std::int64_t a, std::int64_t b, ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return a + b;
-    case ReduceOp::kMin:
-      return std::min(a, b);
-    case ReduceOp::kMax:
-      return std::max(a, b);
-  }
-  return a;
-}
-
 /// What should be at element i of this NPU's working buffer at the end, or
 /// false when the collective leaves that element undefined.
 bool expected(const CollectiveRun& run, std::uint64_t i, std::int64_t& out) {
@@ -70,7 +58,7 @@ bool expected(const CollectiveRun& run, std::uint64_t i, std::int64_t& out) {
   auto all_reduced = [&](std::uint64_t idx) {
     std::int64_t v = pattern_value(ranks[0], idx, n, s.dtype);
     for (int k = 1; k < n; ++k)
-      v = reduce_ints(v, pattern_value(ranks[static_cast<std::size_t>(k)], idx, n, s.dtype), s.op);
+      v = combine<std::int64_t>(v, pattern_value(ranks[static_cast<std::size_t>(k)], idx, n, s.dtype), s.op);
     return v;
   };
   const bool in_my_block = block > 0 && byte / block == me && byte < s.bytes;
