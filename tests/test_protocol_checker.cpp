@@ -348,16 +348,26 @@ TEST(BaseProtocolChecker, APhaseAnnotatedBeforeTheTransactionsPreviousOneFires) 
       << error;
 }
 
+/// A plain initiator, a base-protocol checker and one HBM3 stack, bound in
+/// a row; the initiator completes every response at once.
+struct CheckedHbm {
+  PlainInitiator initiator{"initiator"};
+  BaseProtocolChecker checker{"checker"};
+  Memory hbm{"hbm", Memory::Params{}};
+  CheckedHbm() {
+    initiator.socket.bind(checker.in);
+    checker.out.bind(hbm.in);
+    initiator.on_response = tlm::TLM_COMPLETED;
+  }
+};
+
 TEST(BaseProtocolChecker, OnAMemoryBothTransportsPassUnchanged) {
   // A 64 KiB write by b_transport, then a 64 KiB read by nb_transport, on one
   // HBM3 stack (819 GB/s, 100 ns): each takes 64 KiB / 819 GB/s + 100 ns,
   // with the checker in between.
-  PlainInitiator initiator("initiator");
-  BaseProtocolChecker checker("checker");
-  Memory hbm("hbm", Memory::Params{});
-  initiator.socket.bind(checker.in);
-  checker.out.bind(hbm.in);
-  initiator.on_response = tlm::TLM_COMPLETED;
+  CheckedHbm bench;
+  PlainInitiator& initiator = bench.initiator;
+  BaseProtocolChecker& checker = bench.checker;
   std::vector<unsigned char> data(64 << 10);
   Tick written = 0;
   tlm::tlm_sync_enum read_return = tlm::TLM_ACCEPTED;
@@ -407,12 +417,9 @@ struct ChainedReads : sc_core::sc_module, MemoryClient::Listener {
 TEST(BaseProtocolChecker, ADelayedRequestToAMemoryEndsItsRequestAtItsOwnTime) {
   // A read posted with 10 ns of annotated delay: the memory accepts it at
   // once (TLM_UPDATED, END_REQ), at the request's time, not before it.
-  PlainInitiator initiator("initiator");
-  BaseProtocolChecker checker("checker");
-  Memory hbm("hbm", Memory::Params{});
-  initiator.socket.bind(checker.in);
-  checker.out.bind(hbm.in);
-  initiator.on_response = tlm::TLM_COMPLETED;
+  CheckedHbm bench;
+  PlainInitiator& initiator = bench.initiator;
+  BaseProtocolChecker& checker = bench.checker;
   std::vector<unsigned char> data(4096);
   tlm::tlm_generic_payload read;
   sc_core::sc_time end_req_delay;
