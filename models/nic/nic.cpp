@@ -105,11 +105,6 @@ void Nic::end_of_elaboration() {
   dma_bound_ = dma.bound();
 }
 
-std::uint64_t Nic::wire_bytes(std::uint64_t bytes) const {
-  const std::uint64_t packets = std::max<std::uint64_t>(1, (bytes + params_.mtu_bytes - 1) / params_.mtu_bytes);
-  return bytes + packets * params_.header_bytes;
-}
-
 tlm::tlm_sync_enum Nic::in_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase on in");
   Message* m = Message::cast(gp);
@@ -580,13 +575,7 @@ std::uint64_t Nic::frame_bytes(const Message& m, std::uint32_t index) const {
 }
 
 std::uint64_t Nic::frame_wire_bytes(const Message& m, std::uint64_t bytes) const {
-  // A pull request names the bytes it asks for; its packets are headers only.
-  // LL and LL128 put their flags on the wire with the data.
-  if (m.kind == MessageKind::kPullRequest) return wire_bytes(bytes) - bytes;
-  if (m.protocol == CommProtocol::kLL || m.protocol == CommProtocol::kLL128) {
-    return wire_bytes(protocol_bytes(bytes, m.protocol));
-  }
-  return wire_bytes(bytes);
+  return params_.wire_bytes(bytes, m.kind, m.protocol);
 }
 
 void Nic::acknowledge(const Frame& f) {

@@ -23,6 +23,7 @@
 // Statistics: stats() (messages and bytes each way), frames_forwarded().
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -70,6 +71,22 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
     Tick overhead(CommProtocol p) const {
       return per_protocol(p, message_overhead, step_overhead_simple, step_overhead_ll, step_overhead_ll128);
     }
+    /// Bytes on the wire for `bytes` of payload: packets of mtu_bytes, a
+    /// header each.
+    std::uint64_t wire_bytes(std::uint64_t bytes) const {
+      const std::uint64_t packets = std::max<std::uint64_t>(1, (bytes + mtu_bytes - 1) / mtu_bytes);
+      return bytes + packets * header_bytes;
+    }
+    /// Wire bytes of a run of `bytes` of a message of `kind` and `protocol`:
+    /// a pull request names the bytes it asks for, its packets are headers
+    /// only; LL and LL128 put their flags on the wire with the data.
+    std::uint64_t wire_bytes(std::uint64_t bytes, MessageKind kind, CommProtocol protocol) const {
+      if (kind == MessageKind::kPullRequest) return wire_bytes(bytes) - bytes;
+      if (protocol == CommProtocol::kLL || protocol == CommProtocol::kLL128) {
+        return wire_bytes(protocol_bytes(bytes, protocol));
+      }
+      return wire_bytes(bytes);
+    }
     /// Every user-settable parameter, with unit, range and description.
     static const ParamTable<Params>& table();
   };
@@ -112,7 +129,7 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
   const Forwarder& forwarder() const { return forwarder_; }
   std::uint64_t frames_forwarded() const { return forwarder_.frames_forwarded(); }
   /// Bytes on the wire for `bytes` of payload, headers included.
-  std::uint64_t wire_bytes(std::uint64_t bytes) const;
+  std::uint64_t wire_bytes(std::uint64_t bytes) const { return params_.wire_bytes(bytes); }
 
   /// What the fabric's transport asks of its NICs (RoCE: platforms set it
   /// from the fabric's `transport` section).
