@@ -385,50 +385,95 @@ std::vector<std::string> split_path(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+/// The paths `keys` stands for in `root`: a "*" is every entry of the list
+/// it is at (fabrics.*.transport.model: each fabric's).
+void expand_wildcards(const YAML::Node& node, const std::vector<std::string>& keys, std::size_t k,
+                      std::vector<std::string>& walked, const std::string& flag,
+                      std::vector<std::vector<std::string>>& out) {
+  if (k == keys.size()) {
+    out.push_back(walked);
+    return;
+  }
+  if (keys[k] == "*") {
+    if (!node || !node.IsSequence()) {
+      std::string at;
+      for (const auto& w : walked) at += (at.empty() ? "" : ".") + w;
+      throw InputError(flag + ": \"*\" stands for every entry of a list, and " +
+                       (at.empty() ? std::string("the top") : "\"" + at + "\"") + " is not a list");
+    }
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      walked.push_back(std::to_string(i));
+      expand_wildcards(node[i], keys, k + 1, walked, flag, out);
+      walked.pop_back();
+    }
+    return;
+  }
+  walked.push_back(keys[k]);
+  const std::string& key = keys[k];
+  const bool numeric = !key.empty() && key.size() < 10 && key.find_first_not_of("0123456789") == std::string::npos;
+  if (node && node.IsSequence() && numeric && std::stoul(key) < node.size()) {
+    expand_wildcards(node[std::stoul(key)], keys, k + 1, walked, flag, out);
+  } else if (node && node.IsMap()) {
+    expand_wildcards(node[key], keys, k + 1, walked, flag, out);
+  } else {  // not there yet: the rest is made as it is set, and holds no list
+    expand_wildcards(YAML::Node(), keys, k + 1, walked, flag, out);
+  }
+  walked.pop_back();
+}
+
+}  // namespace
+
 OverrideOrigins apply_overrides(YAML::Node& root, const std::vector<YamlOverride>& overrides) {
   OverrideOrigins origins;
   for (const YamlOverride& o : overrides) {
     const std::string flag = o.flag();
     const YAML::Node value = load_override_value(o);
-    const std::vector<std::string> keys = split_path(o.path);
-    YAML::Node node = root;
-    std::string walked;
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-      const std::string& key = keys[k];
-      const bool last = k + 1 == keys.size();
-      const std::string here = walked.empty() ? "the top" : "\"" + walked + "\"";
-      if (node.IsSequence()) {
-        std::size_t index = 0;
-        const bool numeric =
-            !key.empty() && key.size() < 10 && key.find_first_not_of("0123456789") == std::string::npos;
-        if (numeric) index = std::stoul(key);
-        if (!numeric || index >= node.size()) {
-          throw InputError(flag + ": " + here + " is a list of " + std::to_string(node.size()) + " entries: \"" + key +
-                           "\" must be an index from 0 to " + std::to_string(node.size() == 0 ? 0 : node.size() - 1));
-        }
-        if (last) {
-          node[index] = value;
-          record_origin(origins, node[index], flag);
-        } else {
-          node.reset(node[index]);
-        }
-      } else if (node.IsMap() || node.IsNull()) {
-        if (last) {
-          node[key] = value;
-          record_origin(origins, node[key], flag);
-          origins.nodes.emplace_back(key_node(node, key), flag);
-        } else {
-          if (!node[key]) {
-            node[key] = YAML::Node(YAML::NodeType::Map);
-            origins.nodes.emplace_back(key_node(node, key), flag);
+    std::vector<std::vector<std::string>> paths;
+    std::vector<std::string> walked_keys;
+    expand_wildcards(root, split_path(o.path), 0, walked_keys, flag, paths);
+    for (const std::vector<std::string>& keys : paths) {
+      YAML::Node node = root;
+      std::string walked;
+      for (std::size_t k = 0; k < keys.size(); ++k) {
+        const std::string& key = keys[k];
+        const bool last = k + 1 == keys.size();
+        const std::string here = walked.empty() ? "the top" : "\"" + walked + "\"";
+        if (node.IsSequence()) {
+          std::size_t index = 0;
+          const bool numeric =
+              !key.empty() && key.size() < 10 && key.find_first_not_of("0123456789") == std::string::npos;
+          if (numeric) index = std::stoul(key);
+          if (!numeric || index >= node.size()) {
+            throw InputError(flag + ": " + here + " is a list of " + std::to_string(node.size()) + " entries: \"" +
+                             key + "\" must be an index from 0 to " +
+                             std::to_string(node.size() == 0 ? 0 : node.size() - 1));
           }
-          node.reset(node[key]);
+          if (last) {
+            node[index] = value;
+            record_origin(origins, node[index], flag);
+          } else {
+            node.reset(node[index]);
+          }
+        } else if (node.IsMap() || node.IsNull()) {
+          if (last) {
+            node[key] = value;
+            record_origin(origins, node[key], flag);
+            origins.nodes.emplace_back(key_node(node, key), flag);
+          } else {
+            if (!node[key]) {
+              node[key] = YAML::Node(YAML::NodeType::Map);
+              origins.nodes.emplace_back(key_node(node, key), flag);
+            }
+            node.reset(node[key]);
+          }
+        } else {
+          throw InputError(flag + ": " + here + " is a value (" + node.Scalar() + "), not a mapping or list with \"" +
+                           key + "\" in it");
         }
-      } else {
-        throw InputError(flag + ": " + here + " is a value (" + node.Scalar() + "), not a mapping or list with \"" +
-                         key + "\" in it");
+        walked += (walked.empty() ? "" : ".") + key;
       }
-      walked += (walked.empty() ? "" : ".") + key;
     }
   }
   return origins;
