@@ -22,6 +22,8 @@ check models/collectives 'tlm/|models/collectives/'
 for c in link switch memory pcie; do check "models/$c" "tlm/|models/$c/"; done
 # A NIC passes on others' frames by the switch's forwarding policy.
 check models/nic 'tlm/|models/nic/|models/switch/forwarding.h'
+# A flow fabric stands in for the NICs: their parameters (overheads, packets) are its own.
+check models/flow 'tlm/|models/flow/|models/nic/nic.h'
 check models/npu 'tlm/|models/npu/|models/collectives/|models/memory/'
 check traces/workload 'tlm/|traces/reader/|traces/workload/|models/npu/|models/collectives/'
 check traces/model 'tlm/|traces/reader/|traces/model/|traces/generator/et_writer.h'

@@ -95,7 +95,7 @@ mutations=(
   "chunks not pipelined|models/collectives/collective_engine.cpp|    while (config_.active_chunks == 0 |    while ((active_chunks_ < 1 && config_.active_chunks == 0) |RingAllReduce"
   "in-switch multicast skips the sender|models/collectives/algorithms/in_switch.cpp|      for (int j = 0; j < n_; ++j)\n        add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);|      for (int j = 0; j < n_; ++j)\n        if (j != me_) add(out.recvs, rank(j), seg.offset(j), seg.length(j), s, MessageKind::kUnicast, -1, tag);|CollectivePrograms.Every"
   # NCCL's protocols, launch latency and the default choice's cost model.
-  "LL flags not on the wire|models/nic/nic.cpp|    return wire_bytes(protocol_bytes(bytes, m.protocol));|    return wire_bytes(bytes);|NicTiming.ACollectiveStep"
+  "LL flags not on the wire|models/nic/nic.h|        return wire_bytes(protocol_bytes(bytes, protocol));|        return wire_bytes(bytes);|NicTiming.ACollectiveStep"
   "a striped message goes in whole segments|models/nic/nic.cpp|    m->nic.frame_payload = (per_port + frames_per_port - 1) / frames_per_port * params_.mtu_bytes;|    m->nic.frame_payload = params_.segment_bytes;|Striping.AMessageSmaller"
   "the first port reads a striped message ahead whole|models/nic/nic.cpp|  return held < share;|  return true;|Striping.AMessageSmaller|Striping.TwoSmall"
   "a port reads a large striped message a frame at a time|models/nic/nic.cpp|  const std::uint32_t share = (m->nic.frames_total + m->nic.stripe_ports - 1) / m->nic.stripe_ports;|  const std::uint32_t share = 1;|Striping.ALargeMessage"
@@ -125,7 +125,7 @@ mutations=(
   "adaptive routing takes the busiest port|models/switch/forwarding.cpp|    if (b < least) {|    if (b > least) {|LoadBalancing.AdaptiveRoutingRuns"
   "adaptive routing ignores queued frames|models/link/link.cpp|  return sending + params_.bandwidth.time_for(static_cast<double>(waiting_bytes_));|  return sending;|LoadBalancing.AdaptiveRoutingRuns"
   "spraying keeps one port|models/switch/forwarding.cpp|return choices[spray_next_++ % count];|return choices[0];|LoadBalancing.Spraying"
-  "load balancing never applied|platforms/assembly/platform.cpp|        router[u]->set_port_choice(f.transport.load_balancing);|        (void)0;|LoadBalancing"
+  "load balancing never applied|platforms/assembly/platform.cpp|      if (r) r->set_port_choice(f.transport.load_balancing);|      (void)r;|LoadBalancing"
   "ECN queue measured when the frame is handed over|models/link/link.cpp|  const Tick at = std::max(now_ticks(), f->head);|  const Tick at = now_ticks();|Ecn\\."
   "ECN queue ignores what the port sends meanwhile|models/link/link.cpp|    if (end <= at) continue;|    if (false) continue;|Ecn\\.AnIncast|Ecn\\.ATwo"
   "read-ahead left at one segment|platforms/assembly/loader.cpp|  if (f.nic.read_ahead_bytes != 0 |  if (true |ReadAhead.Derived"
@@ -170,7 +170,7 @@ mutations=(
   "a slower input's tail overtaken|models/link/link.cpp|    const Tick end = std::max(start + duration, f->tail);|    const Tick end = start + duration;|LinkTiming.AFrameFedMoreSlowly"
   "read requests take no time from data|models/link/link.cpp|  busy_until_ = std::max(busy_until_, start) + duration;|  busy_until_ = std::max(busy_until_, start);|LinkTiming.AReadRequest"
   "message overhead ignored (NIC alone)|models/nic/nic.h|{ return m.nic.posted_at + (m.hardware ? 0 : params_.overhead(m.protocol)); }|{ return m.nic.posted_at; }|NicTiming.AMessageIsCut"
-  "packet headers not on the wire|models/nic/nic.cpp|  return bytes + packets * params_.header_bytes;|  return bytes + packets * 0;|NicTiming.AMessageIsCut"
+  "packet headers not on the wire|models/nic/nic.h|      return bytes + packets * header_bytes;|      return bytes + packets * 0;|NicTiming.AMessageIsCut\|FlowFourHops"
   "frames not whole packets|models/nic/nic.cpp|  params_.segment_bytes -= params_.segment_bytes % params_.mtu_bytes;|  (void)0;|NicTiming.AMessageIsCut"
   "injection bandwidth ignored (NIC alone)|models/nic/nic.cpp|        f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));|        f->tail = f->head;|NicTiming.InjectionBandwidthBelow"
   "injection not shared by the ports|models/nic/nic.cpp|        if (!params_.injection.is_unlimited()) injection_free_ = f->tail;|        (void)0;|NicTiming.InjectionBandwidthIsShared"
@@ -269,6 +269,16 @@ mutations=(
   "a memory ends a delayed request before it began|models/memory/memory.cpp|  phase = tlm::END_REQ;\n  return tlm::TLM_UPDATED;|  phase = tlm::END_REQ;\n  delay = sc_core::SC_ZERO_TIME;\n  return tlm::TLM_UPDATED;|BaseProtocolChecker.ADelayedRequest"
   "a memory client reuses a payload inside its response|tlm/memory_client.cpp|  listener_.memory_done(ctx, status);\n  gp.release();|  gp.release();\n  listener_.memory_done(ctx, status);|BaseProtocolChecker.AMemoryClientAsking"
   "the protocol-check option installs no checker|platforms/assembly/platform.cpp|  if (!spec_.protocol_checks) {|  if (true) {|RemoteMemory.EveryBindingOfThePool"
+  "max-min: a fixed flow takes nothing from its other resources|models/flow/max_min_shares.cpp|            left_[q] -= level;\n|\n|MaxMinShares\|FlowFabric"
+  "max-min: recomputes only the changed resources, not their component|models/flow/max_min_shares.cpp|      for (ResourceId r : flow.path) {\n        if (resource_seen_[r] == stamp_) continue;|      for (ResourceId r : {ResourceId{0}}) {\n        if (true) continue;|MaxMinShares.ARecomputation"
+  "max-min: an added flow's least rate taken as its whole path's capacity|models/flow/max_min_shares.cpp|  for (ResourceId r : path) least = std::min(least, capacity_[r] / static_cast<double>(on_[r].size()));|  for (ResourceId r : path) least = std::min(least, capacity_[r]);|MaxMinShares.Recomputing"
+  "max-min: a removed flow frees nothing for the slower flows (threshold from the wrong side)|models/flow/max_min_shares.cpp|  threshold_ = std::min(threshold_, flow.fresh ? 0.0 : flow.rate * (1 - 1e-9));|  threshold_ = std::min(threshold_, flow.fresh ? 0.0 : flow.rate * 2);|MaxMinShares.Recomputing"
+  "flows: bytes moved at the old rate not settled|models/flow/flow_fabric.cpp|        st.remaining = std::max(0.0, st.remaining - shares_.rate(f) * static_cast<double>(now - st.settled_at));|        (void)st;|FlowFabric.TwoFlows\|FlowFabric.ThreeFlows"
+  "flows: link latency left out|models/flow/flow_fabric.cpp|    latency += l.latency;|    (void)l.latency;|FlowFourHops"
+  "flows: switch hop latency left out|models/flow/flow_fabric.cpp|    latency += n.hop_latency;|    (void)n.hop_latency;|FlowFourHops\|FlowFabric.FlowsOnARing"
+  "flows: a stripe split evenly, not by rate|models/flow/flow_fabric.cpp|    const double share = sum > 0 && bw > 0 ? bw / sum : 1.0 / static_cast<double>(count);|    const double share = 1.0 / static_cast<double>(count);|FlowFabric.AStriping"
+  "flows: no injection cap|models/flow/flow_fabric.cpp|  if (resource_of_endpoint_[t->endpoint] >= 0) {\n    path_scratch_|  if (false) {\n    path_scratch_|FlowFabric.TheInjectionCap"
+  "flows: no DMA at the receiver|models/flow/flow_fabric.cpp|  t->arrive_at += dma_time(m, static_cast<std::uint32_t>(endpoint_of_address_[m.dst]));  // its last frame written|  (void)0;|FlowFabric.WithAnHbm"
 )
 
 # Applies one mutation's text to its file (exit 1 and a message if the text

@@ -444,6 +444,15 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
       if (!any)
         in.fail(node["switch"]["reduction"], "a " + topology + " fabric has no switches to hold reduction units");
     }
+    if (transport.model == TransportSpec::Model::kFlow) {
+      // Switch reduction units are not modelled as flows: the fabric runs
+      // without them (the platform notes it), so no collective is planned
+      // on them and NCCL's tuner does not count them.
+      for (FabricNode& n : f.nodes) {
+        if (n.reduction) f.reduction_units_dropped = true;
+        n.reduction.reset();
+      }
+    }
     if (const YAML::Node mems = node["memories"]; mems && topology != "netlist") {
       try {
         attach_memories(f, read_memories(in, mems, ranks, spec.npus), link);

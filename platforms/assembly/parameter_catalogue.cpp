@@ -50,6 +50,16 @@ const ParamTable<TransportSpec>& transport_spec_table() {
                   "credit or infiniband: credit flow control on every link; roce: PFC instead of credits, ECN "
                   "marking at switch egress, DCQCN at the NICs, one packet per frame; tcp: no flow control, "
                   "switches drop what their buffer has no room for, the NICs retransmit")
+          .choice("model", &TransportSpec::model, {"packet", "flow"},
+                  "how the fabric is simulated: packet moves every frame through every link and switch (exact: "
+                  "queues, credits, PFC, ECN, drops); flow makes each message a flow along its routed path, sharing "
+                  "links and NIC injection by max-min fairness, recomputed when a flow starts or ends: much faster "
+                  "at scale, and blind to what docs/flow-model.md lists (switch reduction units, DMA, transports)")
+          .add("flow_quantum", Quantity::kDuration, &TransportSpec::flow_quantum,
+               "model flow: recompute the rates at most once per quantum, on its boundaries (flows starting or "
+               "ending in between wait for it: each start and end is late by less than a quantum); 0: at every "
+               "start and end, exact but costly when thousands of flows share links (docs/flow-model.md)")
+          .range(0, 1e9)
           .add("pfc_xoff", Quantity::kBytes, &TransportSpec::pfc_xoff,
                "roce: bytes in a receiver's input buffer above which it pauses the link; 0: the buffer less the "
                "headroom PFC needs (two latencies at line rate and two packets)")
@@ -197,7 +207,8 @@ nlohmann::ordered_json resolved_parameters(const PlatformSpec& spec) {
     fe["name"] = f.name;
     fe["nic"] = values(Nic::Params::table(), f.nic);
     if (f.pcie) fe["pcie"] = values(PcieSwitch::Params::table(), *f.pcie);
-    if (f.transport.kind != TransportSpec::Kind::kCredit) fe["transport"] = values(transport_spec_table(), f.transport);
+    if (f.transport.kind != TransportSpec::Kind::kCredit || f.transport.model != TransportSpec::Model::kPacket)
+      fe["transport"] = values(transport_spec_table(), f.transport);
     std::vector<Link::Params> links;
     for (const FabricEdge& e : f.edges) {
       if (!e.internal) links.push_back(e.link);

@@ -104,12 +104,13 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   }
   fabrics_.resize(spec_.fabrics.size());
   for (std::size_t fi = 0; fi < spec_.fabrics.size(); ++fi) build_fabric(fi, spec_.fabrics[fi]);
+  note_flow_caveats();
   // The default choices' cost model follows the routes just installed.
   if (spec_.hints.fabric_costs.size() == spec_.fabrics.size()) {
     std::vector<PlatformPaths::Fabric> paths;
     for (std::size_t fi = 0; fi < spec_.fabrics.size(); ++fi) {
       const bool built = !spec_.fabrics[fi].edges.empty();
-      paths.push_back(PlatformPaths::Fabric{built ? &spec_.fabrics[fi] : nullptr, fabrics_[fi].routers,
+      paths.push_back(PlatformPaths::Fabric{built ? &spec_.fabrics[fi] : nullptr, fabrics_[fi].routes,
                                             fabrics_[fi].ports, &spec_.hints.fabric_costs[fi]});
     }
     paths_ = std::make_unique<PlatformPaths>(directory_, std::move(paths));
@@ -120,6 +121,27 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   if (in_network_.any()) {
     for (auto& npu : npus_) npu->set_in_switch(&in_network_);
   }
+}
+
+void Platform::note_flow_caveats() {
+  std::vector<std::string> reasons;  // in the order first met
+  for (const auto& [reason, fabric] : flow_caveats_) {
+    if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(reason);
+  }
+  for (const std::string& reason : reasons) {
+    std::vector<std::string> names;
+    for (const auto& [r, fabric] : flow_caveats_) {
+      if (r == reason) names.push_back(fabric);
+    }
+    std::string list;
+    for (std::size_t i = 0; i < names.size() && i < 3; ++i) list += (i ? ", \"" : "\"") + names[i] + "\"";
+    if (names.size() > 3) list += " and " + std::to_string(names.size() - 3) + " more";
+    const bool one = names.size() == 1;
+    const std::string said = one && reason.rfind("their ", 0) == 0 ? "its " + reason.substr(6) : reason;
+    notes_.push_back((one ? "fabric " : "fabrics ") + list + (one ? " runs" : " run") +
+                     " as flows (transport.model: flow): " + said);
+  }
+  flow_caveats_.clear();
 }
 
 void Platform::check_build_memory() const {
@@ -172,6 +194,10 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   bf.name = f.name;
   bf.nic_of_rank.assign(static_cast<std::size_t>(spec_.npus), nullptr);
   if (f.edges.empty()) return;
+  if (f.transport.model == TransportSpec::Model::kFlow) {
+    build_flow_fabric(fi, f);
+    return;
+  }
 
   add_reduction_units(f);
   const auto ports = port_map(f);
@@ -192,10 +218,107 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   }
   make_links(fi, f, router, frame_wire);
   set_lookaheads(f, router);
-  install_routes(f, ports, router);
+  if (f.routing != Routing::kDimensionOrder) {
+    for (Forwarder* r : router) {
+      if (r) r->set_port_choice(f.transport.load_balancing);
+    }
+  }
+  install_routes(f, ports, [&](std::size_t u) { return router[u] ? &router[u]->routes() : nullptr; });
   if (bf.aggregation) set_up_aggregation(fi, f);
-  bf.routers.assign(router.begin(), router.end());
+  for (Forwarder* r : router) bf.routes.push_back(r ? &r->routes() : nullptr);
   bf.ports = ports;
+}
+
+void Platform::build_flow_fabric(std::size_t fi, const FabricSpec& f) {
+  BuiltFabric& bf = fabrics_[fi];
+  // What flows leave out that this fabric has, said once per kind for all
+  // the fabrics it applies to (flow_caveats_, noted by the constructor).
+  if (f.reduction_units_dropped) {
+    flow_caveats_.emplace_back(
+        "their switch reduction units are not modelled as flows and were left out; in-switch "
+        "collectives need model: packet",
+        f.name);
+  }
+  if (f.transport.ethernet()) {
+    flow_caveats_.emplace_back(
+        "their transport's PFC, ECN marking, " +
+            std::string(f.transport.needs_order() ? "drops, window congestion control" : "DCQCN rate control") +
+            " and switch buffers are not represented; links are shared by max-min fairness",
+        f.name);
+  }
+  if (f.transport.load_balancing != PortChoice::kFlowHash) {
+    flow_caveats_.emplace_back("load_balancing adaptive and spray are per packet; each flow keeps its hashed path",
+                               f.name);
+  }
+  if (spec_.hbm) {
+    flow_caveats_.emplace_back(std::string("their NICs' DMA to and from HBM") + (f.pcie ? " through PCIe" : "") +
+                                   " is a fixed cost per message and shares no bandwidth with compute or other NICs",
+                               f.name);
+  }
+  const auto ports = port_map(f);
+  FlowFabric::Graph g;
+  const std::string prefix = bf.name + "_";
+  for (std::size_t u = 0; u < f.nodes.size(); ++u) {
+    const FabricNode& n = f.nodes[u];
+    if (ports[u].empty()) {
+      throw InputError(spec_.file + ": fabric \"" + f.name + "\": " + n.name + " is not connected to anything");
+    }
+    FlowFabric::Graph::Node gn;
+    gn.name = n.name;
+    gn.address = n.address;
+    gn.endpoint = n.kind == FabricNode::Kind::kNic || n.kind == FabricNode::Kind::kMemory;
+    // As the packet model's nodes: a switch's hop latency, a NIC's forward latency.
+    gn.hop_latency = n.kind == FabricNode::Kind::kSwitch ? n.hop_latency : f.nic.forward_latency;
+    for (const PortInfo& p : ports[u]) {
+      const FabricEdge& e = f.edges[static_cast<std::size_t>(p.edge)];
+      gn.ports.push_back(2 * static_cast<std::uint32_t>(p.edge) + (e.a == static_cast<int>(u) ? 0u : 1u));
+    }
+    g.nodes.push_back(std::move(gn));
+  }
+  for (const FabricEdge& e : f.edges) {
+    const auto a = static_cast<std::uint32_t>(e.a), b = static_cast<std::uint32_t>(e.b);
+    const std::string& na = f.nodes[a].name;
+    const std::string& nb = f.nodes[b].name;
+    g.links.push_back(FlowFabric::Graph::Link{a, b, e.link.bandwidth, e.link.latency, prefix + na + "_to_" + nb});
+    g.links.push_back(FlowFabric::Graph::Link{b, a, e.link.bandwidth, e.link.latency, prefix + nb + "_to_" + na});
+  }
+  FlowFabric::Params fp;
+  fp.nic = f.nic;
+  fp.queue_pairs = f.transport.queue_pairs;
+  fp.quantum = f.transport.flow_quantum;
+  if (spec_.hbm) {  // a frame read from (written to) HBM, through the PCIe switch and back if there is one
+    fp.dma_latency = spec_.hbm->latency + (f.pcie ? 2 * f.pcie->latency : 0);
+    fp.dma_rate = spec_.hbm->bandwidth;
+    if (f.pcie && f.pcie->data_bandwidth().bytes_per_ps() < fp.dma_rate.bytes_per_ps()) {
+      fp.dma_rate = f.pcie->data_bandwidth();
+    }
+  }
+  bf.flow = std::make_unique<FlowFabric>((prefix + "flows").c_str(), fp, std::move(g));
+  FlowFabric& flow = *bf.flow;
+  install_routes(f, ports, [&](std::size_t u) { return &flow.routes(static_cast<std::uint32_t>(u)); });
+  for (std::size_t u = 0; u < f.nodes.size(); ++u) bf.routes.push_back(&flow.routes(static_cast<std::uint32_t>(u)));
+  bf.ports = ports;
+  // Bind each endpoint as its NIC would be: NPUs by their NIC on this fabric, memories by their controller.
+  for (std::size_t u = 0; u < f.nodes.size(); ++u) {
+    const FabricNode& n = f.nodes[u];
+    const int e = flow.endpoint_of_node(static_cast<std::uint32_t>(u));
+    if (e < 0) continue;
+    const auto ei = static_cast<std::size_t>(e);
+    if (n.kind == FabricNode::Kind::kNic) {
+      Npu& npu = *npus_[static_cast<std::size_t>(n.npu)];
+      for (const auto& a : directory_.attachments(n.npu)) {
+        if (a.fabric == fi) {
+          bind<MessageChecker>(npu.to_nic[a.nic], flow.in[ei]);
+          bind<MessageChecker>(flow.out[ei], npu.from_nic[a.nic]);
+        }
+      }
+    } else {
+      BuiltMemory bm = make_fabric_memory(fi, f, n);
+      bind<MessageChecker>(flow.out[ei], bm.endpoint->from_nic);
+      bind<MessageChecker>(bm.endpoint->to_nic, flow.in[ei]);
+      memories_.push_back(std::move(bm));
+    }
+  }
 }
 
 Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire) {
@@ -354,20 +477,27 @@ Forwarder* Platform::make_memory_node(const NodeContext& c) {
   const FabricSpec& f = c.spec;
   const FabricNode& n = c.node;
   BuiltFabric& bf = fabrics_[fi];
-  const std::string prefix = bf.name + "_";
-  const MemorySpec& ms = f.memories.at(static_cast<std::size_t>(n.memory));
   Nic::Params p = c.nic;
   p.address = n.address;
   p.ports = c.ports;
-  auto m = std::make_unique<Nic>((prefix + n.name + "_nic").c_str(), p);
+  auto m = std::make_unique<Nic>((bf.name + "_" + n.name + "_nic").c_str(), p);
   Nic* raw = m.get();
   apply_transport(f, n, *raw);
+  BuiltMemory bm = make_fabric_memory(fi, f, n);
+  bind<MessageChecker>(m->out, bm.endpoint->from_nic);
+  bind<MessageChecker>(bm.endpoint->to_nic, m->in);
+  bf.nics.push_back(std::move(m));
+  memories_.push_back(std::move(bm));
+  return &raw->forwarder();
+}
+
+Platform::BuiltMemory Platform::make_fabric_memory(std::size_t fi, const FabricSpec& f, const FabricNode& n) {
+  const std::string prefix = fabrics_[fi].name + "_";
+  const MemorySpec& ms = f.memories.at(static_cast<std::size_t>(n.memory));
   BuiltMemory bm;
   bm.name = ms.name;
   bm.memory = std::make_unique<Memory>((prefix + n.name).c_str(), ms.memory);
   bm.endpoint = std::make_unique<MemoryEndpoint>((prefix + n.name + "_controller").c_str(), n.address);
-  bind<MessageChecker>(m->out, bm.endpoint->from_nic);
-  bind<MessageChecker>(bm.endpoint->to_nic, m->in);
   bind<BaseProtocolChecker>(bm.endpoint->memory.socket, bm.memory->in);
   for (int rank : ms.serves) {
     const Directory::Attachment* a = nullptr;
@@ -384,9 +514,7 @@ Forwarder* Platform::make_memory_node(const NodeContext& c) {
     directory_.set_memory(rank,
                           Directory::MemoryRoute{a->nic, n.address, ms.memory.base, ms.memory.size_bytes, ms.name});
   }
-  bf.nics.push_back(std::move(m));
-  memories_.push_back(std::move(bm));
-  return &raw->forwarder();
+  return bm;
 }
 
 Forwarder* Platform::make_reduction_unit(const NodeContext& c) {
@@ -503,7 +631,7 @@ void Platform::set_lookaheads(const FabricSpec& f, const std::vector<Forwarder*>
 }
 
 void Platform::install_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
-                              const std::vector<Forwarder*>& router) {
+                              const std::function<RoutingTable*(std::size_t)>& table) {
   // A NIC with one port needs no table, and dimension-order routing is
   // computed from addresses rather than looked up (no table per node).
   try {
@@ -511,21 +639,19 @@ void Platform::install_routes(const FabricSpec& f, const std::vector<std::vector
       const DimensionOrder dor = dimension_order_of(f);
       compute_routes(f, ports, [](int, Address, const std::vector<std::uint16_t>&) {});  // checks reachability
       for (std::size_t u = 0; u < f.nodes.size(); ++u) {
-        router[u]->routes().set_dimension_order(dor, f.nodes[u].address,
-                                                dimension_ports(f, ports, static_cast<int>(u)));
+        table(u)->set_dimension_order(dor, f.nodes[u].address, dimension_ports(f, ports, static_cast<int>(u)));
       }
     } else {
       for (std::size_t u = 0; u < f.nodes.size(); ++u) {
-        if (!router[u]) continue;
-        router[u]->routes().set_salt(static_cast<std::uint32_t>(u));
-        router[u]->set_port_choice(f.transport.load_balancing);
+        if (RoutingTable* t = table(u)) t->set_salt(static_cast<std::uint32_t>(u));
       }
       compute_routes(f, ports, [&](int node, Address address, const std::vector<std::uint16_t>& p) {
-        Forwarder* r = router[static_cast<std::size_t>(node)];
-        if (r && r->num_ports() > 1) r->routes().set(address, p);
+        const auto u = static_cast<std::size_t>(node);
+        RoutingTable* t = table(u);
+        if (t && ports[u].size() > 1) t->set(address, p);
       });
-      for (Forwarder* r : router) {
-        if (r) r->routes().finalize();
+      for (std::size_t u = 0; u < f.nodes.size(); ++u) {
+        if (RoutingTable* t = table(u)) t->finalize();
       }
     }
   } catch (const InputError& e) {

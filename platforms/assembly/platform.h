@@ -2,12 +2,14 @@
 // and fills the routing tables. The returned Platform owns the modules.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "models/collectives/collective_agreement.h"
+#include "models/flow/flow_fabric.h"
 #include "models/link/link.h"
 #include "models/memory/memory.h"
 #include "models/memory/memory_endpoint.h"
@@ -56,8 +58,11 @@ class Platform {
     std::map<std::size_t, std::unique_ptr<SharedBuffer>> shared_buffers;  // tcp: by switch node
     std::vector<std::string> unit_switch;                                 // the switch each unit is in
     std::vector<std::unique_ptr<sc_core::sc_module>> unit_alus;           // RTL units behind their ALU ports
-    std::vector<const Forwarder*> routers;     // per node: its forwarder (null: bound straight to a switch)
+    std::vector<const RoutingTable*> routes;   // per node: its routing table (null: bound straight to a switch)
     std::vector<std::vector<PortInfo>> ports;  // per node: its ports' edges and peers
+    /// Run as flows (transport.model: flow): the whole fabric, in place of
+    /// its NICs, switches and links (which are then empty).
+    std::unique_ptr<FlowFabric> flow;
   };
 
   /// Elaborates the platform; throws InputError for inconsistent specs, and
@@ -113,6 +118,12 @@ class Platform {
   /// Elaborates fabric `index`: its nodes by kind, its links, lookaheads
   /// and routes, and its reduction units' groups.
   void build_fabric(std::size_t index, FabricSpec& f);
+  /// Elaborates fabric `index` as flows: one FlowFabric for its NICs,
+  /// switches and links, bound to the NPUs and memories as the NICs are.
+  void build_flow_fabric(std::size_t index, const FabricSpec& f);
+  /// A memory node's memory and controller, and the NPUs it serves told
+  /// its address; the caller binds the controller to the fabric.
+  BuiltMemory make_fabric_memory(std::size_t fabric, const FabricSpec& f, const FabricNode& n);
   /// The fabric's NIC parameters with frames shortened to fit its smallest
   /// buffer (noted for the user); `frame_wire` gets a frame's wire bytes.
   Nic::Params fit_frames(const FabricSpec& f, std::uint64_t& frame_wire);
@@ -149,8 +160,10 @@ class Platform {
   void make_links(std::size_t index, const FabricSpec& f, const std::vector<Forwarder*>& router,
                   std::uint64_t frame_wire);
   void set_lookaheads(const FabricSpec& f, const std::vector<Forwarder*>& router);
+  /// Fills the routing tables of the nodes that have one (`table(u)`, null
+  /// for the others) as the fabric's routing says.
   void install_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
-                      const std::vector<Forwarder*>& router);
+                      const std::function<RoutingTable*(std::size_t)>& table);
   /// Gives each switch with a reduction unit an internal port to it.
   void add_reduction_units(FabricSpec& f);
   void set_up_aggregation(std::size_t index, const FabricSpec& f);
@@ -167,6 +180,9 @@ class Platform {
   std::vector<BuiltFabric> fabrics_;
   std::vector<BuiltMemory> memories_;
   std::vector<std::string> notes_;
+  /// What the flow model leaves out of each fabric run as flows: (reason, fabric).
+  std::vector<std::pair<std::string, std::string>> flow_caveats_;
+  void note_flow_caveats();
   std::map<std::string, unsigned> units_of_model_;  // reduction units made so far, by model
   std::unique_ptr<PlatformPaths> paths_;            // for the default choices' cost model (spec_.hints.cost_model)
   std::unique_ptr<CostModel> cost_model_;

@@ -80,7 +80,15 @@ struct TransportSpec {
   enum class Kind { kCredit, kInfiniband, kRoce, kTcp };
   /// auto: dcqcn on roce, reno on tcp.
   enum class CongestionControl { kAuto, kNone, kDcqcn, kReno, kDctcp };
+  /// How the fabric is simulated: packet, every frame through every link
+  /// and switch; flow, each message a flow sharing links by max-min
+  /// fairness (models/flow/flow_fabric.h, docs/flow-model.md).
+  enum class Model { kPacket, kFlow };
   Kind kind = Kind::kCredit;
+  Model model = Model::kPacket;
+  /// Flows: rates recomputed at most once per quantum (0: at every flow's
+  /// start and end, exact).
+  Tick flow_quantum = 0;
   std::uint64_t pfc_xoff = 0;        // 0: the link's buffer less the headroom PFC needs
   std::uint64_t pfc_xon = 0;         // 0: xoff less two packets
   std::uint64_t ecn_kmin = 5'000;    // DCQCN paper: 5 KB
@@ -120,6 +128,9 @@ struct FabricSpec {
   int gpus_per_nic = 1;                    // NPUs sharing each physical NIC (topology_generators.h, share_nics)
   TransportSpec transport;
   std::vector<MemorySpec> memories;
+  /// Run as flows (transport.model), the switches' reduction units the file
+  /// gives were left out: the flow model has none.
+  bool reduction_units_dropped = false;
 };
 
 /// Where the RTL reduction units dump their waveforms (--vcd).

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "models/switch/forwarding.h"
+#include "tlm/routing_table.h"
 
 namespace fabricsim {
 
@@ -57,17 +57,17 @@ int PlatformPaths::walk(std::size_t fi, int u, Address dst, std::uint32_t flow, 
   const FabricNode& node = f.spec->nodes[static_cast<std::size_t>(u)];
   if (node.address == dst && depth > 0) return 0;
   if (depth > static_cast<int>(f.spec->nodes.size())) throw std::logic_error("a route that loops");
-  const Forwarder* r = f.routers[static_cast<std::size_t>(u)];
+  const RoutingTable* r = f.routes[static_cast<std::size_t>(u)];
   if (!r) return 0;
   // A striping NIC spreads a message over every port towards its
   // destination; anything else takes the one its flow hashes to.
   std::vector<std::uint16_t> ports;
-  if (r->num_ports() == 1) {
+  if (f.ports[static_cast<std::size_t>(u)].size() == 1) {
     ports = {0};
   } else if (depth == 0 && f.spec->nic.stripe) {
-    ports = r->routes().ports(dst);
+    ports = r->ports(dst);
   }
-  if (ports.empty()) ports = {r->routes().port(dst, flow)};
+  if (ports.empty()) ports = {r->port(dst, flow)};
   // A stripe splits by the links' rates (each port takes frames as fast as
   // it sends them).
   const auto& pm = f.ports[static_cast<std::size_t>(u)];

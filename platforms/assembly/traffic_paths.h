@@ -14,15 +14,13 @@
 
 namespace fabricsim {
 
-class Forwarder;
-
 class PlatformPaths final : public TrafficPaths {
  public:
-  /// One built fabric: its spec, the forwarder of each node (null for nodes
-  /// bound straight to a switch) and its port map.
+  /// One built fabric: its spec, the routing table of each node (null for
+  /// nodes bound straight to a switch) and its port map.
   struct Fabric {
     const FabricSpec* spec = nullptr;
-    std::vector<const Forwarder*> routers;
+    std::vector<const RoutingTable*> routes;
     std::vector<std::vector<PortInfo>> ports;
     const FabricCosts* costs = nullptr;
   };

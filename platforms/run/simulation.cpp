@@ -174,6 +174,9 @@ Simulation::Outcome Simulation::run_to_end() {
       for (const auto& u : f.units) {
         for (const auto& line : u->describe_unfinished()) stuck_.push_back("  " + line);
       }
+      if (f.flow) {
+        for (const auto& line : f.flow->describe_unfinished()) stuck_.push_back("  " + line);
+      }
     }
     ran_ = true;
     for (int r = 0; r < platform_->npus(); ++r) platform_->npu(r).finalize();
@@ -356,6 +359,25 @@ ordered_json link_entries(const Platform& platform, double span) {
             s.frames > 0 ? static_cast<double>(s.queue_bytes_seen) / static_cast<double>(s.frames) : 0.0;
       }
       links.push_back(std::move(le));
+    }
+    if (const FlowFabric* flow = f.flow.get()) {  // run as flows: the same entries, no buffers
+      const auto& g = flow->graph();
+      for (std::uint32_t l = 0; l < g.links.size(); ++l) {
+        const FlowFabric::LinkStats& s = flow->link_stats(l);
+        const Tick busy = flow->link_busy(l);
+        ordered_json le;
+        le["name"] = g.links[l].name;
+        le["fabric"] = f.name;
+        le["from"] = g.nodes[g.links[l].from].name;
+        le["to"] = g.nodes[g.links[l].to].name;
+        le["bytes"] = s.payload_bytes;
+        le["wire_bytes"] = s.wire_bytes;
+        le["flows"] = s.flows;
+        le["busy_ns"] = ns(busy);
+        le["utilization"] = span > 0 ? static_cast<double>(busy) / span : 0.0;
+        le["peak_flows"] = s.peak_flows;
+        links.push_back(std::move(le));
+      }
     }
   }
   return links;
@@ -589,6 +611,16 @@ nlohmann::ordered_json Simulation::report() const {
   j["links"] = link_entries(*platform_, span);
   if (auto t = transport_entries(*platform_); !t.empty()) j["transports"] = std::move(t);
   j["fabrics"] = fabric_shapes(platform_->spec());
+  for (std::size_t i = 0; i < platform_->fabrics().size() && i < j["fabrics"].size(); ++i) {
+    const FlowFabric* flow = platform_->fabrics()[i].flow.get();
+    if (!flow) continue;
+    const FlowFabric::Stats& s = flow->stats();  // what the flow model did, for its cost
+    j["fabrics"][i]["flows"] = {{"messages", s.messages},
+                                {"flows", s.flows},
+                                {"peak_flows", s.peak_flows},
+                                {"rebalances", s.rebalances},
+                                {"flows_recomputed", s.flows_recomputed}};
+  }
   j["reduction_units"] = unit_entries(*platform_, span);
   j["memories"] = memory_entries(*platform_, span);
   if (auto p = pcie_entries(*platform_, span); !p.empty()) j["pcie_switches"] = std::move(p);
@@ -701,6 +733,33 @@ void Simulation::print_summary(std::ostream& os, std::size_t top_links) const {
         os << ", " << st.drops << " drops, " << st.ecn_marks << " ECN marks";
       }
       os << "\n";
+    }
+    os << std::setprecision(3);
+  }
+  // Fabrics run as flows: their hottest links the same way (no buffers).
+  if (top_links > 0 && span > 0) {
+    struct Hot {
+      const FlowFabric* flow;
+      std::uint32_t link;
+      Tick busy;
+    };
+    std::vector<Hot> hot;
+    for (const auto& f : platform_->fabrics()) {
+      if (!f.flow) continue;
+      for (std::uint32_t l = 0; l < f.flow->graph().links.size(); ++l) {
+        const Tick busy = f.flow->link_busy(l);
+        if (busy > 0) hot.push_back(Hot{f.flow.get(), l, busy});
+      }
+    }
+    std::stable_sort(hot.begin(), hot.end(), [](const Hot& a, const Hot& b) { return a.busy > b.busy; });
+    if (!hot.empty())
+      os << "hottest links run as flows (busy = share of the simulated time its bytes take at full rate):\n";
+    for (std::size_t i = 0; i < std::min(top_links, hot.size()); ++i) {
+      const FlowFabric::LinkStats& st = hot[i].flow->link_stats(hot[i].link);
+      os << "  " << hot[i].flow->graph().links[hot[i].link].name << ": busy " << std::setprecision(1)
+         << 100.0 * static_cast<double>(hot[i].busy) / span << "%, " << st.payload_bytes << " bytes, "
+         << std::setprecision(2) << static_cast<double>(st.payload_bytes) / (span / 1000.0) << " GB/s average, at most "
+         << st.peak_flows << " flows at once\n";
     }
     os << std::setprecision(3);
   }

@@ -321,6 +321,9 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
       for (const auto& u : f.units) {
         for (const auto& line : u->describe_unfinished()) what += "\n  " + line;
       }
+      if (f.flow) {
+        for (const auto& line : f.flow->describe_unfinished()) what += "\n  " + line;
+      }
     }
     throw StuckError(what);
   }

@@ -118,6 +118,12 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
                   "system.KEY=VALUE sets a key of the --system file; docs/platforms.md)")
       ->take_all()
       ->allow_extra_args(false);
+  // An alias, not a flag of its own: the value is checked where the key is declared.
+  cmd->add_option_function<std::string>(
+         "--fabric-model", [&sets](const std::string& model) { sets.push_back("fabrics.*.transport.model=" + model); },
+         "packet or flow: run every fabric as packets or as flows, the same as --set "
+         "fabrics.*.transport.model=MODEL (docs/flow-model.md)")
+      ->check(CLI::IsMember({"packet", "flow"}));
 }
 
 std::string json_text(const nlohmann::json& j) {
