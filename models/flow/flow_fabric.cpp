@@ -1,11 +1,11 @@
 #include "models/flow/flow_fabric.h"
 
-#include "tlm/util/errors.h"
-
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+
+#include "tlm/util/errors.h"
 
 namespace fabricsim {
 
@@ -14,9 +14,9 @@ struct FlowFabric::Transfer {
   Message* message = nullptr;
   std::uint32_t endpoint = 0;  // the sender's
   std::uint32_t flows_left = 0;
-  Tick left_at = 0;     // when its last flow moved its last byte
-  Tick arrive_at = 0;   // when that byte reached the destination
-  bool sending = false;  // posted and not yet all sent
+  Tick left_at = 0;            // when its last flow moved its last byte
+  Tick arrive_at = 0;          // when that byte reached the destination
+  bool sending = false;        // posted and not yet all sent
   Transfer* behind = nullptr;  // the next message of its queue to the same destination
 };
 
@@ -31,7 +31,8 @@ FlowFabric::FlowFabric(const sc_core::sc_module_name& name, const Params& params
     const Graph::Node& n = graph_.nodes[u];
     for (std::uint32_t l : n.ports) {
       if (l >= graph_.links.size() || graph_.links[l].from != u) {
-        throw std::invalid_argument(std::string(this->name()) + ": node " + n.name + " has a port that is not its link");
+        throw std::invalid_argument(std::string(this->name()) + ": node " + n.name +
+                                    " has a port that is not its link");
       }
     }
     if (!n.endpoint) continue;
@@ -52,9 +53,8 @@ FlowFabric::FlowFabric(const sc_core::sc_module_name& name, const Params& params
   }
   // A resource per link direction with a limit, and per NIC injection cap.
   for (const Graph::Link& l : graph_.links) {
-    resource_of_link_.push_back(l.bandwidth.is_unlimited()
-                                    ? -1
-                                    : static_cast<std::int64_t>(shares_.add_resource(l.bandwidth.bytes_per_ps())));
+    resource_of_link_.push_back(
+        l.bandwidth.is_unlimited() ? -1 : static_cast<std::int64_t>(shares_.add_resource(l.bandwidth.bytes_per_ps())));
   }
   for (std::size_t e = 0; e < endpoints; ++e) {
     resource_of_endpoint_.push_back(
@@ -260,8 +260,9 @@ void FlowFabric::on_rebalance() {
         ++st.generation;
         const double ps = st.remaining / rate;
         if (!(ps <= static_cast<double>(kMaxTime - now))) {
-          throw ModelError(std::string(name()) + ": a flow's rate fell so low that it would end past the largest "
-                                                 "simulated time");
+          throw ModelError(std::string(name()) +
+                           ": a flow's rate fell so low that it would end past the largest "
+                           "simulated time");
         }
         const Tick done = now + static_cast<Tick>(std::llround(ps));
         calendar_.schedule<&FlowFabric::on_flow_done>(done, this,

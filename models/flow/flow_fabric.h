@@ -49,8 +49,8 @@ class FlowFabric : public sc_core::sc_module {
     struct Node {
       std::string name;
       Address address = kNoAddress;
-      bool endpoint = false;  // a NIC or memory node: messages start and end here
-      Tick hop_latency = 0;   // head in to head out, for traffic passing through
+      bool endpoint = false;             // a NIC or memory node: messages start and end here
+      Tick hop_latency = 0;              // head in to head out, for traffic passing through
       std::vector<std::uint32_t> ports;  // port p leaves by link ports[p]
     };
     struct Link {
@@ -63,7 +63,7 @@ class FlowFabric : public sc_core::sc_module {
     std::vector<Link> links;
   };
   struct Params {
-    Nic::Params nic;               // every endpoint's: overheads, packets, striping, injection
+    Nic::Params nic;                // every endpoint's: overheads, packets, striping, injection
     std::uint32_t queue_pairs = 1;  // per connection (transport.queue_pairs)
     /// The NICs' DMA, as fixed costs per message (0: no memory behind the
     /// NICs): the path's latency before the message's bytes start and
@@ -80,10 +80,10 @@ class FlowFabric : public sc_core::sc_module {
     Tick quantum = 0;
   };
   struct LinkStats {
-    std::uint64_t flows = 0;        // flows that crossed it
+    std::uint64_t flows = 0;  // flows that crossed it
     std::uint64_t payload_bytes = 0;
     std::uint64_t wire_bytes = 0;
-    std::uint32_t peak_flows = 0;   // most flows sharing it at once
+    std::uint32_t peak_flows = 0;  // most flows sharing it at once
   };
   struct Stats {
     std::uint64_t messages = 0;
@@ -93,7 +93,7 @@ class FlowFabric : public sc_core::sc_module {
     std::size_t peak_flows = 0;          // most flows active at once
   };
 
-  sc_core::sc_vector<MessageTargetSocket<FlowFabric>> in;  // per endpoint, messages to send
+  sc_core::sc_vector<MessageTargetSocket<FlowFabric>> in;      // per endpoint, messages to send
   sc_core::sc_vector<MessageInitiatorSocket<FlowFabric>> out;  // per endpoint, messages arrived
 
   FlowFabric(const sc_core::sc_module_name& name, const Params& params, Graph graph);
@@ -119,24 +119,22 @@ class FlowFabric : public sc_core::sc_module {
   struct Transfer;
   struct FlowState {
     Transfer* transfer = nullptr;
-    double remaining = 0;  // wire bytes still to move
-    Tick settled_at = 0;   // when `remaining` was last brought up to date
-    Tick latency = 0;      // of its path
+    double remaining = 0;          // wire bytes still to move
+    Tick settled_at = 0;           // when `remaining` was last brought up to date
+    Tick latency = 0;              // of its path
     std::uint32_t generation = 0;  // its completion event's: older ones are stale
     bool live = false;
   };
 
-  tlm::tlm_sync_enum in_fw(int endpoint, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
-                           sc_core::sc_time& delay);
-  tlm::tlm_sync_enum out_bw(int endpoint, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
-                            sc_core::sc_time& delay);
+  tlm::tlm_sync_enum in_fw(int endpoint, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum out_bw(int endpoint, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   // Calendar events.
-  void post(Transfer* t);        // the message reaches its NIC
-  void start(Transfer* t);       // past its overhead (and its queue's message ahead): its flows begin
-  void on_rebalance();           // flows began or ended at this time: new rates
+  void post(Transfer* t);                // the message reaches its NIC
+  void start(Transfer* t);               // past its overhead (and its queue's message ahead): its flows begin
+  void on_rebalance();                   // flows began or ended at this time: new rates
   void on_flow_done(std::uint64_t key);  // (generation << 32) | flow: it has moved its last byte
-  void deliver(Transfer* t);     // its last byte has arrived
+  void deliver(Transfer* t);             // its last byte has arrived
 
   void request_rebalance();
   /// The message has left its NIC: tell its sender, start the one queued behind.

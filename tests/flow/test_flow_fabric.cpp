@@ -7,9 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "support/fabric_harness.h"
 #include "support/test_util.h"

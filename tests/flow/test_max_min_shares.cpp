@@ -15,8 +15,11 @@ namespace {
 /// Rebalances and returns the flows whose rate changed.
 std::set<MaxMinShares::FlowId> rebalance(MaxMinShares& s, std::set<MaxMinShares::FlowId>* settled = nullptr) {
   std::set<MaxMinShares::FlowId> changed;
-  s.rebalance([&](MaxMinShares::FlowId f) { if (settled) settled->insert(f); },
-              [&](MaxMinShares::FlowId f) { changed.insert(f); });
+  s.rebalance(
+      [&](MaxMinShares::FlowId f) {
+        if (settled) settled->insert(f);
+      },
+      [&](MaxMinShares::FlowId f) { changed.insert(f); });
   return changed;
 }
 
