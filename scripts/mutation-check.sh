@@ -276,7 +276,7 @@ mutations=(
   "flows: bytes moved at the old rate not settled|models/flow/flow_fabric.cpp|        st.remaining = std::max(0.0, st.remaining - shares_.rate(f) * static_cast<double>(now - st.settled_at));|        (void)st;|FlowFabric.TwoFlows\|FlowFabric.ThreeFlows"
   "flows: link latency left out|models/flow/flow_fabric.cpp|    latency += l.latency;|    (void)l.latency;|FlowFourHops"
   "flows: switch hop latency left out|models/flow/flow_fabric.cpp|    latency += n.hop_latency;|    (void)n.hop_latency;|FlowFourHops\|FlowFabric.FlowsOnARing"
-  "flows: a stripe split evenly, not by rate|models/flow/flow_fabric.cpp|    const double share = sum > 0 && bw > 0 ? bw / sum : 1.0 / static_cast<double>(count);|    const double share = 1.0 / static_cast<double>(count);|FlowFabric.AStriping"
+  "flows: a stripe split evenly, not by rate|models/flow/flow_fabric.cpp|    const double share = sum > 0 ? bw / sum : 1.0 / static_cast<double>(count);|    const double share = 1.0 / static_cast<double>(count);|FlowFabric.AStriping"
   "flows: no injection cap|models/flow/flow_fabric.cpp|  if (resource_of_endpoint_[t->endpoint] >= 0) {\n    path_scratch_|  if (false) {\n    path_scratch_|FlowFabric.TheInjectionCap"
   "flows: no DMA at the receiver|models/flow/flow_fabric.cpp|  t->arrive_at += dma_time(m, static_cast<std::uint32_t>(endpoint_of_address_[m.dst]));  // its last frame written|  (void)0;|FlowFabric.WithAnHbm"
 )

@@ -14,10 +14,11 @@ struct FlowFabric::Transfer {
   Message* message = nullptr;
   std::uint32_t endpoint = 0;  // the sender's
   std::uint32_t flows_left = 0;
-  Tick left_at = 0;            // when its last flow moved its last byte
-  Tick arrive_at = 0;          // when that byte reached the destination
-  bool sending = false;        // posted and not yet all sent
-  Transfer* behind = nullptr;  // the next message of its queue to the same destination
+  Tick left_at = 0;              // when its last flow moved its last byte
+  Tick arrive_at = 0;            // when that byte reached the destination
+  bool sending = false;          // posted and not yet all sent
+  Transfer* behind = nullptr;    // the next message of its queue to the same destination
+  std::int64_t queue_slot = -1;  // its port's entry in last_posted_, if it is in a queue's order
 };
 
 FlowFabric::FlowFabric(const sc_core::sc_module_name& name, const Params& params, Graph graph)
@@ -62,7 +63,10 @@ FlowFabric::FlowFabric(const sc_core::sc_module_name& name, const Params& params
             ? -1
             : static_cast<std::int64_t>(shares_.add_resource(params_.nic.injection.bytes_per_ps())));
   }
-  last_posted_.assign(endpoints, nullptr);
+  for (std::size_t e = 0; e < endpoints; ++e) {
+    port_base_.push_back(static_cast<std::uint32_t>(last_posted_.size()));
+    last_posted_.resize(last_posted_.size() + graph_.nodes[node_of_endpoint_[e]].ports.size(), nullptr);
+  }
   link_stats_.resize(graph_.links.size());
 }
 
@@ -73,6 +77,7 @@ FlowFabric::~FlowFabric() {
 Tick FlowFabric::dma_time(const Message& m, std::uint32_t endpoint) const {
   if (params_.dma_latency == 0 && params_.dma_rate.is_unlimited()) return 0;
   if (m.kind == MessageKind::kPullRequest || m.bytes == 0) return 0;  // nothing to read or write
+  if (!graph_.nodes[node_of_endpoint_[endpoint]].dma) return 0;       // a memory node's NIC has no DMA
   // The NIC streams a frame to the wire as it is read (and writes one as it
   // comes in): only the part of the first (last) frame's transfer its port
   // cannot hide, when memory is slower than the port, adds to the latency.
@@ -80,6 +85,16 @@ Tick FlowFabric::dma_time(const Message& m, std::uint32_t endpoint) const {
   const Tick read = params_.dma_rate.time_for(frame);
   const Tick wire = graph_.links[graph_.nodes[node_of_endpoint_[endpoint]].ports.front()].bandwidth.time_for(frame);
   return params_.dma_latency + (read > wire ? read - wire : 0);
+}
+
+bool FlowFabric::striped(std::uint32_t node, const Message& m) const {
+  if (graph_.nodes[node].ports.size() <= 1 || !params_.nic.stripe || m.kind != MessageKind::kUnicast || m.hardware ||
+      routes_[node].dimension_order()) {
+    return false;
+  }
+  std::uint16_t count = 0;
+  routes_[node].choices(m.dst, &count);
+  return count > 1;
 }
 
 Tick FlowFabric::link_busy(std::uint32_t link) const {
@@ -125,12 +140,17 @@ void FlowFabric::post(Transfer* t) {
   }
   ++stats_.messages;
   t->sending = true;
-  // A queue's unicast messages to one destination go in order (as at the
-  // NIC, models/nic/nic.h): one posted while the one before is still
-  // sending starts when that one has left.
-  if (!m.hardware && m.notice == Message::Notice::kNone && m.kind == MessageKind::kUnicast) {
-    Transfer* last = last_posted_[t->endpoint];
-    last_posted_[t->endpoint] = m.queue != 0 ? t : nullptr;
+  // A queue's unicast messages to one destination go in order, port by
+  // port, as at the NIC (Nic::post): one posted while the one before on its
+  // port is still sending starts when that one has left. A striped message
+  // takes turns with the others on every port, and orders nothing.
+  const std::uint32_t u = node_of_endpoint_[t->endpoint];
+  if (!m.hardware && m.notice == Message::Notice::kNone && m.kind == MessageKind::kUnicast && !striped(u, m)) {
+    const std::uint16_t port = graph_.nodes[u].ports.size() == 1 ? 0 : routes_[u].port(m.dst, m.flow);
+    const std::size_t slot = port_base_[t->endpoint] + port;
+    Transfer* last = last_posted_[slot];
+    last_posted_[slot] = m.queue != 0 ? t : nullptr;
+    t->queue_slot = m.queue != 0 ? static_cast<std::int64_t>(slot) : -1;
     if (last && last->sending && m.queue == last->message->queue && m.dst == last->message->dst) {
       last->behind = t;
       return;
@@ -155,17 +175,18 @@ void FlowFabric::start(Transfer* t) {
   std::uint16_t one = 0;
   std::uint16_t count = 1;
   const std::uint16_t* ports = &one;
-  if (node.ports.size() > 1 && params_.nic.stripe && m.kind == MessageKind::kUnicast && !m.hardware &&
-      !routes_[u].dimension_order()) {
-    ports = routes_[u].choices(m.dst, &count);
-  }
+  if (striped(u, m)) ports = routes_[u].choices(m.dst, &count);
   if (count <= 1) {
     one = node.ports.size() == 1 ? 0 : routes_[u].port(m.dst, m.flow);
     ports = &one;
     count = 1;
   }
+  // By rate; evenly if a port has no limit (its rate says nothing).
   double sum = 0;
-  for (std::uint16_t i = 0; i < count; ++i) sum += graph_.links[node.ports[ports[i]]].bandwidth.bytes_per_ps();
+  for (std::uint16_t i = 0; i < count; ++i) {
+    const Bandwidth bw = graph_.links[node.ports[ports[i]]].bandwidth;
+    sum = bw.is_unlimited() || sum < 0 ? -1 : sum + bw.bytes_per_ps();
+  }
   // Queue pairs: frame i goes on queue pair i mod n, each its own flow to
   // ECMP (Nic::queue_pair_flow); a message of fewer frames uses fewer.
   const std::uint64_t frames = std::max<std::uint64_t>(
@@ -177,7 +198,7 @@ void FlowFabric::start(Transfer* t) {
   for (std::uint16_t i = 0; i < count; ++i) {
     const std::uint16_t p = ports[i];
     const double bw = graph_.links[node.ports[p]].bandwidth.bytes_per_ps();
-    const double share = sum > 0 && bw > 0 ? bw / sum : 1.0 / static_cast<double>(count);
+    const double share = sum > 0 ? bw / sum : 1.0 / static_cast<double>(count);
     for (std::uint32_t q = 0; q < pairs; ++q) {
       const std::uint32_t flow = q == 0 ? m.flow : m.flow + q * 0x9e3779b9u;
       add_flow(t, u, p, m.dst, flow, wire * share / pairs, payload * share / pairs);
@@ -257,6 +278,7 @@ void FlowFabric::on_rebalance() {
       [&](MaxMinShares::FlowId f) {
         FlowState& st = flows_[f];
         const double rate = shares_.rate(f);
+        if (!(rate > 0)) throw std::logic_error(std::string(name()) + ": a flow was given no rate");
         ++st.generation;
         const double ps = st.remaining / rate;
         if (!(ps <= static_cast<double>(kMaxTime - now))) {
@@ -290,8 +312,15 @@ void FlowFabric::sent(Transfer* t) {
   t->arrive_at += dma_time(m, static_cast<std::uint32_t>(endpoint_of_address_[m.dst]));  // its last frame written
   m.nic.left_at = t->left_at;
   m.nic.delivered_at = t->arrive_at;
-  if (last_posted_[t->endpoint] == t) last_posted_[t->endpoint] = nullptr;
-  if (Transfer* next = t->behind) {
+  if (t->queue_slot >= 0 && last_posted_[static_cast<std::size_t>(t->queue_slot)] == t) {
+    last_posted_[static_cast<std::size_t>(t->queue_slot)] = nullptr;
+  }
+  calendar_.schedule<&FlowFabric::deliver>(t->arrive_at, this, t);
+  Transfer* next = t->behind;
+  tlm::tlm_phase phase = tlm::END_REQ;
+  sc_core::sc_time delay = delay_until(t->left_at);
+  to_sender_[t->endpoint](m.payload(), phase, delay);
+  if (next) {  // after t's END_REQ, as the NIC offers the next message once the last frame is taken
     const Tick ready = ready_at(*next->message) + dma_time(*next->message, next->endpoint);
     if (ready > now_ticks()) {
       calendar_.schedule<&FlowFabric::start>(ready, this, next);
@@ -299,12 +328,6 @@ void FlowFabric::sent(Transfer* t) {
       start(next);
     }
   }
-  // Delivered first if it arrives now: the message may be reused once its
-  // sender has heard that it left.
-  calendar_.schedule<&FlowFabric::deliver>(t->arrive_at, this, t);
-  tlm::tlm_phase phase = tlm::END_REQ;
-  sc_core::sc_time delay = delay_until(t->left_at);
-  to_sender_[t->endpoint](m.payload(), phase, delay);
 }
 
 void FlowFabric::deliver(Transfer* t) {

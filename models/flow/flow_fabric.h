@@ -50,6 +50,7 @@ class FlowFabric : public sc_core::sc_module {
       std::string name;
       Address address = kNoAddress;
       bool endpoint = false;             // a NIC or memory node: messages start and end here
+      bool dma = false;                  // an NPU's NIC: it reads and writes its memory (Params::dma_latency)
       Tick hop_latency = 0;              // head in to head out, for traffic passing through
       std::vector<std::uint32_t> ports;  // port p leaves by link ports[p]
     };
@@ -148,6 +149,8 @@ class FlowFabric : public sc_core::sc_module {
   /// What reading (writing) the first (last) frame of `m` from (to) the
   /// memory behind `endpoint` adds to its time.
   Tick dma_time(const Message& m, std::uint32_t endpoint) const;
+  /// Whether node `node`'s NIC spreads `m` over several ports.
+  bool striped(std::uint32_t node, const Message& m) const;
 
   Params params_;
   Graph graph_;
@@ -159,7 +162,8 @@ class FlowFabric : public sc_core::sc_module {
   std::vector<int> endpoint_of_node_;
   std::vector<std::uint32_t> node_of_endpoint_;
   std::vector<int> endpoint_of_address_;
-  std::vector<Transfer*> last_posted_;  // per endpoint: its queue's message still sending
+  std::vector<Transfer*> last_posted_;    // per endpoint port: its queue's message still sending
+  std::vector<std::uint32_t> port_base_;  // per endpoint: its first port's entry in last_posted_
   std::vector<BackwardPath<MessageProtocol>> to_sender_;
   std::vector<ForwardPath<MessageProtocol>> to_receiver_;
   std::vector<FlowState> flows_;  // by MaxMinShares::FlowId

@@ -22,6 +22,9 @@ MaxMinShares::ResourceId MaxMinShares::add_resource(double capacity) {
 
 MaxMinShares::FlowId MaxMinShares::add_flow(const std::vector<ResourceId>& path) {
   if (path.empty()) throw std::invalid_argument("a flow must cross at least one shared resource");
+  for (ResourceId r : path) {
+    if (r >= on_.size()) throw std::out_of_range("a flow crosses a resource that does not exist");
+  }
   FlowId f;
   if (!free_.empty()) {
     f = free_.back();
@@ -36,7 +39,6 @@ MaxMinShares::FlowId MaxMinShares::add_flow(const std::vector<ResourceId>& path)
   flow.previous = 0;
   flow.live = true;
   for (ResourceId r : path) {
-    if (r >= on_.size()) throw std::out_of_range("a flow crosses a resource that does not exist");
     on_[r].push_back(f);
     dirty_.push_back(r);
   }
@@ -115,7 +117,7 @@ void MaxMinShares::fill() {
   // switch) simply gets its narrowest: no level for it.
   for (FlowId f : component_flows_) {
     Flow& flow = flows_[f];
-    flow.previous = flow.rate;
+    flow.previous = flow.fresh ? -1.0 : flow.rate;  // a new flow is always told its rate
     flow.fresh = false;
     flow.fixed = true;
     double rate = std::numeric_limits<double>::infinity();

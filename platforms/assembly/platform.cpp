@@ -267,6 +267,7 @@ void Platform::build_flow_fabric(std::size_t fi, const FabricSpec& f) {
     gn.name = n.name;
     gn.address = n.address;
     gn.endpoint = n.kind == FabricNode::Kind::kNic || n.kind == FabricNode::Kind::kMemory;
+    gn.dma = n.kind == FabricNode::Kind::kNic && spec_.hbm.has_value();  // as make_nic binds its dma
     // As the packet model's nodes: a switch's hop latency, a NIC's forward latency.
     gn.hop_latency = n.kind == FabricNode::Kind::kSwitch ? n.hop_latency : f.nic.forward_latency;
     for (const PortInfo& p : ports[u]) {
@@ -284,6 +285,13 @@ void Platform::build_flow_fabric(std::size_t fi, const FabricSpec& f) {
   }
   FlowFabric::Params fp;
   fp.nic = f.nic;
+  // Frames as the NICs cut them (Nic's constructor, fit_frames): whole
+  // packets, and one packet on Ethernet; they set the queue pairs a message
+  // uses and the frame its DMA reads first.
+  auto& segment = fp.nic.segment_bytes;
+  segment = std::max(segment, fp.nic.mtu_bytes);
+  segment -= segment % fp.nic.mtu_bytes;
+  if (f.transport.ethernet()) segment = fp.nic.mtu_bytes;
   fp.queue_pairs = f.transport.queue_pairs;
   fp.quantum = f.transport.flow_quantum;
   if (spec_.hbm) {  // a frame read from (written to) HBM, through the PCIe switch and back if there is one
