@@ -165,6 +165,24 @@ TEST(MaxMinShares, RecomputingOnlyTheFlowsAChangeCanReachGivesWhatAFreshComputat
       ASSERT_NEAR(s.rate(live[i].id), expected[i], 1e-9 * expected[i]) << "round " << round << ", flow " << i;
       ++checked;
     }
+    // And max-min by its definition, apart from the filling both share: no
+    // resource over its capacity, and every flow has a saturated resource on
+    // which no flow is faster (its bottleneck).
+    std::vector<double> load(capacity.size(), 0), fastest(capacity.size(), 0);
+    for (const auto& l : live) {
+      for (auto r : l.path) {
+        load[r] += s.rate(l.id);
+        fastest[r] = std::max(fastest[r], s.rate(l.id));
+      }
+    }
+    for (std::size_t r = 0; r < capacity.size(); ++r) ASSERT_LE(load[r], capacity[r] * (1 + 1e-9)) << "resource " << r;
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      bool bottleneck = false;
+      for (auto r : live[i].path) {
+        bottleneck |= load[r] >= capacity[r] * (1 - 1e-9) && s.rate(live[i].id) >= fastest[r] * (1 - 1e-9);
+      }
+      ASSERT_TRUE(bottleneck) << "round " << round << ": flow " << i << " could go faster";
+    }
   }
   EXPECT_GT(checked, 1000);
 }
