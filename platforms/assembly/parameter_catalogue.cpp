@@ -54,7 +54,9 @@ const ParamTable<TransportSpec>& transport_spec_table() {
                   "how the fabric is simulated: packet moves every frame through every link and switch (exact: "
                   "queues, credits, PFC, ECN, drops); flow makes each message a flow along its routed path, sharing "
                   "links and NIC injection by max-min fairness, recomputed when a flow starts or ends: much faster "
-                  "at scale, and blind to what docs/flow-model.md lists (switch reduction units, DMA, transports)")
+                  "when messages span many frames (congested fabrics can cost more, unless flow_quantum batches the "
+                  "recomputations), and blind to what docs/flow-model.md lists (switch reduction units, DMA, "
+                  "transports)")
           .add("flow_quantum", Quantity::kDuration, &TransportSpec::flow_quantum,
                "model flow: recompute the rates at most once per quantum, on its boundaries (flows starting or "
                "ending in between wait for it: each start and end is late by less than a quantum); 0: at every "
