@@ -171,7 +171,7 @@ mutations=(
   "read requests take no time from data|models/link/link.cpp|  busy_until_ = std::max(busy_until_, start) + duration;|  busy_until_ = std::max(busy_until_, start);|LinkTiming.AReadRequest"
   "message overhead ignored (NIC alone)|models/nic/nic.h|{ return m.nic.posted_at + (m.hardware ? 0 : params_.overhead(m.protocol)); }|{ return m.nic.posted_at; }|NicTiming.AMessageIsCut"
   "packet headers not on the wire|models/nic/nic.h|      return bytes + packets * header_bytes;|      return bytes + packets * 0;|NicTiming.AMessageIsCut\|FlowFourHops"
-  "frames not whole packets|models/nic/nic.cpp|  params_.segment_bytes -= params_.segment_bytes % params_.mtu_bytes;|  (void)0;|NicTiming.AMessageIsCut"
+  "frames not whole packets|models/nic/nic.h|      return segment - segment % mtu_bytes;|      return segment;|NicTiming.AMessageIsCut"
   "injection bandwidth ignored (NIC alone)|models/nic/nic.cpp|        f->tail = f->head + params_.injection.time_for(static_cast<double>(f->wire_bytes));|        f->tail = f->head;|NicTiming.InjectionBandwidthBelow"
   "injection not shared by the ports|models/nic/nic.cpp|        if (!params_.injection.is_unlimited()) injection_free_ = f->tail;|        (void)0;|NicTiming.InjectionBandwidthIsShared"
   "a NIC port sends messages whole (NIC alone)|models/nic/nic.cpp|  queue.push_back(m);  // round robin between messages|  queue.insert(0, m);|NicTiming.TwoMessages"

@@ -31,51 +31,24 @@ class FourHops : public ::testing::TestWithParam<std::uint64_t> {};
 
 TEST_P(FourHops, OneMessageTakesLatenciesPlusTheBottleneck) {
   // npu0 -100-> sw0 -50-> sw1 -200-> sw2 -100-> npu1 (GB/s); switch hops 50 ns.
-  const std::string yaml = R"(
-npus: 2
-nic: { mtu_bytes: 4096, header_bytes: 64 }
-fabrics:
-  - topology: netlist
-    switch: { latency_ns: 50 }
-    switches: [ {name: sw0}, {name: sw1}, {name: sw2} ]
-    links:
-      - { from: npu0, to: sw0, bandwidth_GBps: 100, latency_ns: 100 }
-      - { from: sw0, to: sw1, bandwidth_GBps: 50, latency_ns: 200 }
-      - { from: sw1, to: sw2, bandwidth_GBps: 200, latency_ns: 300 }
-      - { from: sw2, to: npu1, bandwidth_GBps: 100, latency_ns: 400 }
-)";
   const std::uint64_t bytes = GetParam();
-  const auto run = run_transfers(yaml, {Flow{0, 1, bytes}});
+  const auto run = run_transfers(testutil::kFourHops, {Flow{0, 1, bytes}});
   const double expected = 1000 + 3 * 50 + wire(static_cast<double>(bytes), 4096, 64) / 50.0;
   EXPECT_NEAR(ns(run.done[0]), expected, 0.005 * expected) << bytes << " bytes";
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, FourHops, ::testing::Values(4096u, 10 * MiB, 100 * MiB));
 
-const char* kDumbbell = R"(
-npus: 4
-nic: { mtu_bytes: 4096, header_bytes: 0 }
-fabrics:
-  - topology: netlist
-    switches: [ {name: left}, {name: right} ]
-    links:
-      - { from: npu0, to: left, bandwidth_GBps: 100, latency_ns: 500 }
-      - { from: npu1, to: left, bandwidth_GBps: 100, latency_ns: 500 }
-      - { from: left, to: right, bandwidth_GBps: 100, latency_ns: 500 }
-      - { from: right, to: npu2, bandwidth_GBps: 100, latency_ns: 500 }
-      - { from: right, to: npu3, bandwidth_GBps: 100, latency_ns: 500 }
-)";
-
 TEST(Fabric, AFlowAloneOnTheDumbbellGetsTheFullLink) {
   const std::uint64_t S = 64 * MiB;
-  const auto alone = run_transfers(kDumbbell, {Flow{0, 2, S}});
+  const auto alone = run_transfers(testutil::kDumbbell, {Flow{0, 2, S}});
   const double expected = 1500 + S / 100.0;
   EXPECT_NEAR(ns(alone.done[0]), expected, 0.005 * expected);
 }
 
 TEST(Fabric, TwoFlowsSharingALinkEachGetHalfItsBandwidth) {
   const std::uint64_t S = 64 * MiB;
-  const auto shared = testutil::run_transfers(kDumbbell, {Flow{0, 2, S}, Flow{1, 3, S}});
+  const auto shared = testutil::run_transfers(testutil::kDumbbell, {Flow{0, 2, S}, Flow{1, 3, S}});
   const double half_bandwidth_ns = 1500 + 2 * S / 100.0;
   for (int i = 0; i < 2; ++i) {
     EXPECT_NEAR(ns(shared.done[static_cast<std::size_t>(i)]), half_bandwidth_ns, 0.05 * half_bandwidth_ns)

@@ -19,6 +19,8 @@ struct FlowFabric::Transfer {
   bool sending = false;          // posted and not yet all sent
   Transfer* behind = nullptr;    // the next message of its queue to the same destination
   std::int64_t queue_slot = -1;  // its port's entry in last_posted_, if it is in a queue's order
+  bool striped = false;          // spread over its NIC's ports towards the destination
+  std::uint16_t port = 0;        // else the one it leaves by
 };
 
 FlowFabric::FlowFabric(const sc_core::sc_module_name& name, const Params& params, Graph graph)
@@ -145,9 +147,10 @@ void FlowFabric::post(Transfer* t) {
   // port is still sending starts when that one has left. A striped message
   // takes turns with the others on every port, and orders nothing.
   const std::uint32_t u = node_of_endpoint_[t->endpoint];
-  if (!m.hardware && m.notice == Message::Notice::kNone && m.kind == MessageKind::kUnicast && !striped(u, m)) {
-    const std::uint16_t port = graph_.nodes[u].ports.size() == 1 ? 0 : routes_[u].port(m.dst, m.flow);
-    const std::size_t slot = port_base_[t->endpoint] + port;
+  t->striped = striped(u, m);
+  t->port = t->striped || graph_.nodes[u].ports.size() == 1 ? 0 : routes_[u].port(m.dst, m.flow);
+  if (!m.hardware && m.notice == Message::Notice::kNone && m.kind == MessageKind::kUnicast && !t->striped) {
+    const std::size_t slot = port_base_[t->endpoint] + t->port;
     Transfer* last = last_posted_[slot];
     last_posted_[slot] = m.queue != 0 ? t : nullptr;
     t->queue_slot = m.queue != 0 ? static_cast<std::int64_t>(slot) : -1;
@@ -172,15 +175,9 @@ void FlowFabric::start(Transfer* t) {
   const double payload = m.kind == MessageKind::kPullRequest ? 0.0 : static_cast<double>(m.bytes);
   // A striping NIC spreads a message over every port towards its
   // destination, each taking frames as fast as it sends them: by rate.
-  std::uint16_t one = 0;
   std::uint16_t count = 1;
-  const std::uint16_t* ports = &one;
-  if (striped(u, m)) ports = routes_[u].choices(m.dst, &count);
-  if (count <= 1) {
-    one = node.ports.size() == 1 ? 0 : routes_[u].port(m.dst, m.flow);
-    ports = &one;
-    count = 1;
-  }
+  const std::uint16_t* ports = &t->port;
+  if (t->striped) ports = routes_[u].choices(m.dst, &count);
   // By rate; evenly if a port has no limit (its rate says nothing).
   double sum = 0;
   for (std::uint16_t i = 0; i < count; ++i) {

@@ -90,8 +90,7 @@ Nic::Nic(const sc_core::sc_module_name& name, const Params& params)
   if (params_.read_ahead_bytes == 0) {
     params_.read_ahead_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(params_.segment_bytes, 1u << 30));
   }
-  // Frames are whole packets.
-  params_.segment_bytes -= params_.segment_bytes % params_.mtu_bytes;
+  params_.segment_bytes = params_.frame_bytes();
   for (unsigned p = 0; p < params_.ports; ++p) {
     forwarder_.add_port(tx[p], rx[p]);
     tx[p].register_nb_transport_bw<&Nic::tx_bw>(this, static_cast<int>(p));

@@ -71,6 +71,12 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
     Tick overhead(CommProtocol p) const {
       return per_protocol(p, message_overhead, step_overhead_simple, step_overhead_ll, step_overhead_ll128);
     }
+    /// The message bytes a frame carries: segment_bytes in whole packets,
+    /// at least one.
+    std::uint64_t frame_bytes() const {
+      const std::uint64_t segment = std::max(segment_bytes, mtu_bytes);
+      return segment - segment % mtu_bytes;
+    }
     /// Bytes on the wire for `bytes` of payload: packets of mtu_bytes, a
     /// header each.
     std::uint64_t wire_bytes(std::uint64_t bytes) const {

@@ -47,6 +47,18 @@ void Platform::bind(Initiator& from, Target& to) {
   }
 }
 
+template <class Target, class Initiator>
+void Platform::bind_to_npu(std::size_t fabric, int rank, Target& in, Initiator& out) {
+  // The NIC index is the fabric's position among the NPU's fabrics.
+  Npu& npu = *npus_[static_cast<std::size_t>(rank)];
+  for (const auto& a : directory_.attachments(rank)) {
+    if (a.fabric == fabric) {
+      bind<MessageChecker>(npu.to_nic[a.nic], in);
+      bind<MessageChecker>(out, npu.from_nic[a.nic]);
+    }
+  }
+}
+
 Platform::ProtocolCheckSummary Platform::protocol_checks() const {
   ProtocolCheckSummary s;
   const auto add = [&s](const auto& checkers) {
@@ -288,10 +300,7 @@ void Platform::build_flow_fabric(std::size_t fi, const FabricSpec& f) {
   // Frames as the NICs cut them (Nic's constructor, fit_frames): whole
   // packets, and one packet on Ethernet; they set the queue pairs a message
   // uses and the frame its DMA reads first.
-  auto& segment = fp.nic.segment_bytes;
-  segment = std::max(segment, fp.nic.mtu_bytes);
-  segment -= segment % fp.nic.mtu_bytes;
-  if (f.transport.ethernet()) segment = fp.nic.mtu_bytes;
+  fp.nic.segment_bytes = f.transport.ethernet() ? fp.nic.mtu_bytes : fp.nic.frame_bytes();
   fp.queue_pairs = f.transport.queue_pairs;
   fp.quantum = f.transport.flow_quantum;
   if (spec_.hbm) {  // a frame read from (written to) HBM, through the PCIe switch and back if there is one
@@ -313,13 +322,7 @@ void Platform::build_flow_fabric(std::size_t fi, const FabricSpec& f) {
     if (e < 0) continue;
     const auto ei = static_cast<std::size_t>(e);
     if (n.kind == FabricNode::Kind::kNic) {
-      Npu& npu = *npus_[static_cast<std::size_t>(n.npu)];
-      for (const auto& a : directory_.attachments(n.npu)) {
-        if (a.fabric == fi) {
-          bind<MessageChecker>(npu.to_nic[a.nic], flow.in[ei]);
-          bind<MessageChecker>(flow.out[ei], npu.from_nic[a.nic]);
-        }
-      }
+      bind_to_npu(fi, n.npu, flow.in[ei], flow.out[ei]);
     } else {
       BuiltMemory bm = make_fabric_memory(fi, f, n);
       bind<MessageChecker>(flow.out[ei], bm.endpoint->from_nic);
@@ -445,14 +448,7 @@ Forwarder* Platform::make_nic(const NodeContext& c) {
   Nic* raw = m.get();
   bf.nic_of_rank[static_cast<std::size_t>(n.npu)] = raw;
   apply_transport(c.spec, n, *raw);
-  // Bind to its NPU: the NIC index is the fabric's position among the NPU's fabrics.
-  Npu& npu = *npus_[static_cast<std::size_t>(n.npu)];
-  for (const auto& a : directory_.attachments(n.npu)) {
-    if (a.fabric == fi) {
-      bind<MessageChecker>(npu.to_nic[a.nic], m->in);
-      bind<MessageChecker>(m->out, npu.from_nic[a.nic]);
-    }
-  }
+  bind_to_npu(fi, n.npu, m->in, m->out);
   if (spec_.hbm) {
     Memory& hbm = *memories_[static_cast<std::size_t>(n.npu)].memory;
     if (c.spec.pcie) {  // the NIC reaches the GPU's memory through a PCIe switch

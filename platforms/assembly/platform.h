@@ -114,6 +114,10 @@ class Platform {
   /// when the spec asks for protocol checks.
   template <class Checker, class Initiator, class Target>
   void bind(Initiator& from, Target& to);
+  /// Binds an NPU's NIC sockets on `fabric` (a Nic's or a FlowFabric
+  /// endpoint's in and out) to NPU `rank`.
+  template <class Target, class Initiator>
+  void bind_to_npu(std::size_t fabric, int rank, Target& in, Initiator& out);
   void check_build_memory() const;
   /// Elaborates fabric `index`: its nodes by kind, its links, lookaheads
   /// and routes, and its reduction units' groups.

@@ -335,19 +335,28 @@ ordered_json npu_entries(const Platform& platform, const std::vector<std::unique
 /// Per link direction: traffic, busy time over the run of `span` ticks, peak buffer.
 ordered_json link_entries(const Platform& platform, double span) {
   ordered_json links = ordered_json::array();
+  // What every link direction reports, packets or flows: `units` counts its
+  // frames or its flows.
+  const auto entry = [span](const std::string& name, const std::string& fabric, const std::string& from,
+                            const std::string& to, std::uint64_t bytes, std::uint64_t wire_bytes, const char* unit,
+                            std::uint64_t units, Tick busy) {
+    ordered_json le;
+    le["name"] = name;
+    le["fabric"] = fabric;
+    le["from"] = from;
+    le["to"] = to;
+    le["bytes"] = bytes;
+    le["wire_bytes"] = wire_bytes;
+    le[unit] = units;
+    le["busy_ns"] = ns(busy);
+    le["utilization"] = span > 0 ? static_cast<double>(busy) / span : 0.0;
+    return le;
+  };
   for (const auto& f : platform.fabrics()) {
     for (const auto& l : f.links) {
       const Link::Stats& s = l.link->stats();
-      ordered_json le;
-      le["name"] = l.link->name();
-      le["fabric"] = f.name;
-      le["from"] = l.from;
-      le["to"] = l.to;
-      le["bytes"] = s.payload_bytes;
-      le["wire_bytes"] = s.wire_bytes;
-      le["frames"] = s.frames;
-      le["busy_ns"] = ns(s.busy);
-      le["utilization"] = span > 0 ? static_cast<double>(s.busy) / span : 0.0;
+      ordered_json le =
+          entry(l.link->name(), f.name, l.from, l.to, s.payload_bytes, s.wire_bytes, "frames", s.frames, s.busy);
       le["peak_buffer_bytes"] = s.peak_buffer_bytes;
       if (l.link->is_lossy()) le["drops"] = s.drops;
       if (l.link->has_pfc() || l.link->is_lossy()) {  // Ethernet: what PFC and ECN did
@@ -364,17 +373,8 @@ ordered_json link_entries(const Platform& platform, double span) {
       const auto& g = flow->graph();
       for (std::uint32_t l = 0; l < g.links.size(); ++l) {
         const FlowFabric::LinkStats& s = flow->link_stats(l);
-        const Tick busy = flow->link_busy(l);
-        ordered_json le;
-        le["name"] = g.links[l].name;
-        le["fabric"] = f.name;
-        le["from"] = g.nodes[g.links[l].from].name;
-        le["to"] = g.nodes[g.links[l].to].name;
-        le["bytes"] = s.payload_bytes;
-        le["wire_bytes"] = s.wire_bytes;
-        le["flows"] = s.flows;
-        le["busy_ns"] = ns(busy);
-        le["utilization"] = span > 0 ? static_cast<double>(busy) / span : 0.0;
+        ordered_json le = entry(g.links[l].name, f.name, g.nodes[g.links[l].from].name, g.nodes[g.links[l].to].name,
+                                s.payload_bytes, s.wire_bytes, "flows", s.flows, flow->link_busy(l));
         le["peak_flows"] = s.peak_flows;
         links.push_back(std::move(le));
       }

@@ -38,21 +38,8 @@ class FlowFourHops : public ::testing::TestWithParam<std::uint64_t> {};
 
 TEST_P(FlowFourHops, OneMessageTakesItsPathsLatenciesPlusItsWireBytesAtTheBottleneck) {
   // npu0 -100-> sw0 -50-> sw1 -200-> sw2 -100-> npu1 (GB/s); switch hops 50 ns.
-  const std::string yaml = as_flows(R"(
-npus: 2
-nic: { mtu_bytes: 4096, header_bytes: 64 }
-fabrics:
-  - topology: netlist
-    switch: { latency_ns: 50 }
-    switches: [ {name: sw0}, {name: sw1}, {name: sw2} ]
-    links:
-      - { from: npu0, to: sw0, bandwidth_GBps: 100, latency_ns: 100 }
-      - { from: sw0, to: sw1, bandwidth_GBps: 50, latency_ns: 200 }
-      - { from: sw1, to: sw2, bandwidth_GBps: 200, latency_ns: 300 }
-      - { from: sw2, to: npu1, bandwidth_GBps: 100, latency_ns: 400 }
-)");
   const std::uint64_t bytes = GetParam();
-  const auto run = run_transfers(yaml, {Flow{0, 1, bytes}});
+  const auto run = run_transfers(as_flows(testutil::kFourHops), {Flow{0, 1, bytes}});
   const double packets = std::ceil(static_cast<double>(bytes) / 4096);
   const double expected = 1000 + 3 * 50 + (static_cast<double>(bytes) + 64 * packets) / 50.0;
   EXPECT_NEAR(ns(run.done[0]), expected, kExact) << bytes << " bytes";
@@ -60,25 +47,11 @@ fabrics:
 
 INSTANTIATE_TEST_SUITE_P(Sizes, FlowFourHops, ::testing::Values(4096u, 10 * MiB + 5));
 
-const char* kDumbbell = R"(
-npus: 4
-nic: { mtu_bytes: 4096, header_bytes: 0 }
-fabrics:
-  - topology: netlist
-    switches: [ {name: left}, {name: right} ]
-    links:
-      - { from: npu0, to: left, bandwidth_GBps: 100, latency_ns: 500 }
-      - { from: npu1, to: left, bandwidth_GBps: 100, latency_ns: 500 }
-      - { from: left, to: right, bandwidth_GBps: 100, latency_ns: 500 }
-      - { from: right, to: npu2, bandwidth_GBps: 100, latency_ns: 500 }
-      - { from: right, to: npu3, bandwidth_GBps: 100, latency_ns: 500 }
-)";
-
 TEST(FlowFabric, TwoFlowsOnABottleneckEachGetHalfAndTheLaterOneAllOnceAlone) {
   // Both start at 0; the second is twice as long: half each until the first
   // ends at 2S/B, then the second alone moves its last S at the full rate.
   const std::uint64_t S = 16 * MiB;
-  const auto run = run_transfers(as_flows(kDumbbell), {Flow{0, 2, S}, Flow{1, 3, 2 * S}});
+  const auto run = run_transfers(as_flows(testutil::kDumbbell), {Flow{0, 2, S}, Flow{1, 3, 2 * S}});
   EXPECT_NEAR(ns(run.done[0]), 1500 + 2.0 * S / 100, kExact);
   EXPECT_NEAR(ns(run.done[1]), 1500 + 3.0 * S / 100, kExact);
 }
