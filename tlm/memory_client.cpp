@@ -1,6 +1,7 @@
 #include "tlm/memory_client.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace fabricsim {
 
@@ -34,7 +35,10 @@ void MemoryClient::request(bool write, std::uint64_t address, std::uint64_t byte
   gp->acquire();
   gp->set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   gp->set_address(address);
-  gp->set_data_ptr(nullptr);  // timing only
+  gp->set_data_ptr(nullptr);    // timing only
+  if (bytes > 0xffffffffull) {  // a TLM payload's length is 32 bits: callers cut larger requests
+    throw std::logic_error("MemoryClient: a request of " + std::to_string(bytes) + " bytes (at most 2^32 - 1)");
+  }
   gp->set_data_length(static_cast<unsigned>(bytes));
   gp->set_streaming_width(static_cast<unsigned>(bytes));
   gp->set_byte_enable_ptr(nullptr);

@@ -1,5 +1,6 @@
 #include "models/memory/memory_endpoint.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -23,12 +24,27 @@ tlm::tlm_sync_enum MemoryEndpoint::from_nic_fw(int, tlm::tlm_generic_payload& gp
   ++requests_;
   // Keep the request until the memory is done: it names who asked and what.
   const bool store = m->tag.step == kStoreData;
-  memory.request(store, m->memory.address, m->memory.bytes, m);
+  const std::uint64_t bytes = m->memory.bytes;
+  if (bytes <= kMaxPiece) {
+    memory.request(store, m->memory.address, bytes, m);
+    return tlm::TLM_COMPLETED;
+  }
+  Pieces& p = pieces_[m];
+  p.left = static_cast<std::uint32_t>((bytes + kMaxPiece - 1) / kMaxPiece);
+  for (std::uint64_t at = 0; at < bytes; at += kMaxPiece) {
+    memory.request(store, m->memory.address + at, std::min(kMaxPiece, bytes - at), m);
+  }
   return tlm::TLM_COMPLETED;
 }
 
 void MemoryEndpoint::memory_done(void* ctx, tlm::tlm_response_status status) {
   Message* req = static_cast<Message*>(ctx);
+  if (const auto it = pieces_.find(req); it != pieces_.end()) {
+    it->second.failed |= status != tlm::TLM_OK_RESPONSE;
+    if (--it->second.left > 0) return;
+    if (it->second.failed) status = tlm::TLM_ADDRESS_ERROR_RESPONSE;
+    pieces_.erase(it);
+  }
   Message* reply = Message::allocate();
   reply->ref();  // the NIC's END_REQ and the receiver each drop one
   reply->src = address_;

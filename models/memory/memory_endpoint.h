@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <systemc>
+#include <unordered_map>
 
 #include "tlm/fabric_protocol.h"
 #include "tlm/memory_client.h"
@@ -38,6 +39,14 @@ class MemoryEndpoint : public sc_core::sc_module, private MemoryClient::Listener
   ForwardPath<MessageProtocol> to_nic_path_{to_nic};
   Address address_;
   std::uint64_t requests_ = 0;
+  /// A request larger than a TLM payload's 32-bit length goes to the memory
+  /// in pieces (kMaxPiece); it is answered when its last piece is done.
+  static constexpr std::uint64_t kMaxPiece = 1ull << 30;
+  struct Pieces {
+    std::uint32_t left = 0;
+    bool failed = false;
+  };
+  std::unordered_map<const Message*, Pieces> pieces_;
 };
 
 }  // namespace fabricsim

@@ -80,6 +80,11 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
           p.supported |= reduction_bit(op, type);
         }
       }
+      if (p.supported == 0) {  // a unit that reduces nothing would refuse every collective, far from here
+        in.fail(ops,
+                "\"ops\" lists no reduction: give all, nvls or a map from operation to types "
+                "(sum: [fp32, bf16]), or remove the reduction section");
+      }
     }
   }
   const ReductionModel& model = reduction_model(r);
@@ -104,7 +109,7 @@ void read_compute_classes(const YamlInput& platform, const YAML::Node& node, Com
       path = from.substr(0, from.rfind('/') + 1) + path;
     }
     try {
-      map = load_yaml_file(path);
+      map = load_yaml_file(path, "kernel classes file");
     } catch (const InputError& e) {
       platform.fail(node, std::string("npu.compute.classes names a file that cannot be read: ") + e.what());
     }

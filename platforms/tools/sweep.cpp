@@ -176,7 +176,7 @@ std::string generated_prefix(const std::string& out_dir, const std::string& gene
 }  // namespace
 
 SweepPlan plan_sweep(const std::string& spec_file, const std::string& out_dir, const nlohmann::json& fabricsim) {
-  const YAML::Node root = load_yaml_file(spec_file);
+  const YAML::Node root = load_yaml_file(spec_file, "sweep spec");
   const YamlInput in(spec_file);
   in.only_keys(root, {"name", "command", "args", "grid", "zip", "metrics"}, "the sweep spec");
   SweepPlan plan;
@@ -380,6 +380,51 @@ nlohmann::json manifest_of(const SweepPlan& plan, const nlohmann::json& fabricsi
           {"points", points}};
 }
 
+/// A sweep folder's manifest, checked to be the shape manifest_of writes
+/// (a file edited or cut short, or another tool's JSON, is refused naming
+/// it, not read with missing keys).
+nlohmann::json read_manifest(const std::string& path) {
+  nlohmann::json m = read_json_file(path, "sweep manifest");
+  auto strings = [](const nlohmann::json& j) {
+    if (!j.is_array()) return false;
+    for (const auto& v : j) {
+      if (!v.is_string()) return false;
+    }
+    return true;
+  };
+  std::string problem;
+  if (!m.is_object()) {
+    problem = "it is not a JSON object";
+  } else if (!m.contains("spec_sha256") || !m["spec_sha256"].is_string() || !m.contains("command") ||
+             !m["command"].is_string() || !m.contains("fabricsim")) {
+    problem = "it lacks \"spec_sha256\", \"command\" or \"fabricsim\"";
+  } else if (!m.contains("axes") || !strings(m["axes"]) || !m.contains("metrics") || !strings(m["metrics"])) {
+    problem = "its \"axes\" and \"metrics\" are not lists of names";
+  } else if (!m.contains("points") || !m["points"].is_array()) {
+    problem = "its \"points\" is not a list";
+  } else {
+    for (const auto& p : m["points"]) {
+      if (!p.is_object() || !p.contains("index") || !p["index"].is_number_unsigned() || !p.contains("id") ||
+          !p["id"].is_string() || !p.contains("axes") || !p["axes"].is_object() || !p.contains("args") ||
+          !strings(p["args"])) {
+        problem = "a point is not {\"index\", \"id\", \"axes\", \"args\"}";
+        break;
+      }
+      for (const auto& a : m["axes"]) {
+        if (!p["axes"].contains(a.get<std::string>()) || !p["axes"][a.get<std::string>()].is_string()) {
+          problem = "point " + p["id"].get<std::string>() + " has no value for axis " + a.get<std::string>();
+        }
+      }
+      if (!problem.empty()) break;
+    }
+  }
+  if (!problem.empty()) {
+    throw InputError(path + ": not a sweep manifest as fabricsim sweep writes it (" + problem +
+                     "): remove the folder or give another --out");
+  }
+  return m;
+}
+
 /// A value in `j` at a dotted path (rows.0.time_us); null when absent.
 const nlohmann::json* at_path(const nlohmann::json& j, const std::string& path) {
   const nlohmann::json* node = &j;
@@ -556,12 +601,13 @@ void finish_point(const std::string& dir, const nlohmann::json& manifest, const 
     metrics[m.get<std::string>()] = v ? *v : nlohmann::json();
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
-  nlohmann::ordered_json out = {{"id", point["id"]},      {"index", point["index"]},
-                                {"axes", point["axes"]},  {"status", exit_code == 0 ? "ok" : "failed"},
-                                {"exit_code", exit_code}, {"message", exit_code == 0 ? "" : message},
-                                {"command", command},     {"inputs", point["inputs"]},
-                                {"fabricsim", fabricsim}, {"wall_s", wall},
-                                {"metrics", metrics},     {"result", result}};
+  nlohmann::ordered_json out = {
+      {"id", point["id"]},      {"index", point["index"]},
+      {"axes", point["axes"]},  {"status", exit_code == 0 ? "ok" : "failed"},
+      {"exit_code", exit_code}, {"message", exit_code == 0 ? "" : message},
+      {"command", command},     {"inputs", point.contains("inputs") ? point["inputs"] : nlohmann::json::object()},
+      {"fabricsim", fabricsim}, {"wall_s", wall},
+      {"metrics", metrics},     {"result", result}};
   write_output_file(point_file(dir, point["id"]), out.dump(1) + "\n", "sweep point");
   fs::remove(r.result_tmp, ec);
   fs::remove(r.stderr_tmp, ec);
@@ -767,7 +813,7 @@ std::string run_for_output(const std::string& cmd) {
 }  // namespace
 
 int collect_sweep(const std::string& dir) {
-  const nlohmann::json manifest = read_json_file(dir + "/manifest.json", "sweep manifest");
+  const nlohmann::json manifest = read_manifest(dir + "/manifest.json");
   std::ostringstream csv;
   csv << "id,status";
   for (const auto& a : manifest["axes"]) csv << "," << csv_cell(a.get<std::string>());
@@ -822,7 +868,7 @@ int collect_sweep(const std::string& dir) {
 }
 
 int run_sweep_point(const std::string& dir, std::size_t index, const nlohmann::json& fabricsim) {
-  const nlohmann::json manifest = read_json_file(dir + "/manifest.json", "sweep manifest");
+  const nlohmann::json manifest = read_manifest(dir + "/manifest.json");
   if (manifest["fabricsim"] != fabricsim) {
     // A point's id names the build that computes it: another build's result
     // filed under it would be taken for this one's when the sweep resumes.
@@ -847,7 +893,6 @@ int run_sweep_point(const std::string& dir, std::size_t index, const nlohmann::j
 int run_sweep(const std::string& spec_file, const SweepOptions& o, const nlohmann::json& fabricsim) {
   const std::string& dir = o.out_dir;
   const SweepPlan plan = plan_sweep(spec_file, dir, fabricsim);
-  const nlohmann::json manifest = manifest_of(plan, fabricsim);
   if (o.dry_run) {
     std::cout << plan.points.size() << " points of " << plan.spec_file << " (fabricsim " << plan.command << "):\n";
     for (const auto& p : plan.points) {
@@ -857,12 +902,13 @@ int run_sweep(const std::string& spec_file, const SweepOptions& o, const nlohman
     }
     return 0;
   }
+  const nlohmann::json manifest = manifest_of(plan, fabricsim);  // not for a dry run: a JSON copy of every point
   std::error_code ec;
   fs::create_directories(dir + "/points", ec);
   if (ec) throw InputError(dir + ": cannot make the sweep's folder: " + ec.message());
   const std::string manifest_path = dir + "/manifest.json";
   if (fs::exists(manifest_path, ec)) {
-    const nlohmann::json old = read_json_file(manifest_path, "sweep manifest");
+    const nlohmann::json old = read_manifest(manifest_path);
     if (old.value("spec_sha256", "") != manifest["spec_sha256"] || old["points"].size() != manifest["points"].size()) {
       throw InputError(dir + " holds another sweep (" + old.value("spec_file", std::string("?")) +
                        "): give another --out, or remove it");
