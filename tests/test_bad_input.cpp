@@ -727,13 +727,13 @@ TEST(BadWork, WorkThatWouldNotFinishIsRefusedWithItsEstimateUnlessForced) {
   const std::string dgx = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/dgx_h100.yaml";
   auto r = testutil::run_fabricsim("collbench --platform " + dgx + " -b 1P -e 1P");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("the sweep (all_reduce up to 1125899906842624 bytes over 8 NPUs) is about "), std::string::npos)
+  EXPECT_NE(r.err.find("the sweep (all_reduce up to 1125899906842624 bytes over 8 NPUs) is "), std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("past the limit of 2 hours (give --force to run it anyway)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("past the limit of 2 hours of wall time (give --force to run it anyway)"), std::string::npos)
+      << r.err;
   r = testutil::run_fabricsim("collbench --platform " + dgx + " --data -b 1T -e 1T");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("would hold about 24576.0 GiB of data buffers (--data), more than the "), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("24576.0 GiB of it data buffers (--data), more than the "), std::string::npos) << r.err;
 
   const std::string dir = testutil::scratch_dir("bad-work");
   testutil::write_text(dir + "/p.yaml", kRing4);
@@ -744,9 +744,88 @@ TEST(BadWork, WorkThatWouldNotFinishIsRefusedWithItsEstimateUnlessForced) {
   });
   r = testutil::run_fabricsim("run --quiet --platform " + dir + "/p.yaml --workload " + dir + "/huge");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find(dir + "/huge.0.et: node 0 (\"node\", COMM_COLL_NODE): all_reduce of 1125899906842624 bytes "
-                             "over 4 NPUs is about "),
+  EXPECT_NE(r.err.find("the workload " + dir +
+                       "/huge on 4 NPUs (most of it: all_reduce of 1125899906842624 bytes "
+                       "over 4 NPUs (group \"world\", "),
             std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("past the limit of 2 hours of wall time"), std::string::npos) << r.err;
+}
+
+/// Each of `ranks` trace files holds `count` independent all-reduces of `bytes`.
+void write_all_reduces(const std::string& prefix, int ranks, int count, std::uint64_t bytes) {
+  for (int r = 0; r < ranks; ++r) {
+    traces::EtWriter w(prefix + "." + std::to_string(r) + ".et");
+    for (int k = 0; k < count; ++k) {
+      ChakraProtoMsg::Node n;
+      n.set_id(static_cast<std::uint64_t>(k));
+      n.set_name("all_reduce_" + std::to_string(k));
+      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      traces::add_int(n, "comm_type", ChakraProtoMsg::ALL_REDUCE);
+      traces::add_uint(n, "comm_size", bytes);
+      w.write(n);
+    }
+    w.close();
+  }
+}
+
+TEST(BadWork, TheWholeRunIsEstimatedBeforeItStartsNotOneCollectiveAtATime) {
+  // One 256 TiB all-reduce on 4 NPUs is estimated at about half an hour:
+  // warned. Five of them pass the 2-hour limit together, though each alone
+  // is under it: once each was weighed alone and all five ran. --estimate
+  // prints the estimate and stops either way.
+  const std::string dir = testutil::scratch_dir("bad-work-sum");
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  write_all_reduces(dir + "/one", 4, 1, std::uint64_t{1} << 48);
+  write_all_reduces(dir + "/five", 4, 5, std::uint64_t{1} << 48);
+  const std::string run = "run --platform " + dir + "/p.yaml --estimate --workload " + dir;
+  auto r = testutil::run_fabricsim(run + "/one");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("estimate: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("warning: the workload " + dir + "/one on 4 NPUs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("minutes of wall time"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("finish"), std::string::npos) << r.out;  // nothing ran
+  r = testutil::run_fabricsim(run + "/five");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("the workload " + dir + "/five on 4 NPUs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("5 runs)) is "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("past the limit of 2 hours"), std::string::npos) << r.err;
+}
+
+TEST(BadWork, TheEstimateCountsEveryMessageOfTheAlgorithmAndItsChunks) {
+  // A ring all-reduce over 8 NPUs in 2 chunks: 8 x 2 x 7 x 2 = 224
+  // messages (the old estimate counted bytes / frame: 8 frames). The
+  // report holds the same estimate beside what ran.
+  const std::string dir = testutil::scratch_dir("bad-work-count");
+  write_all_reduces(dir + "/ar", 8, 1, 1 << 20);
+  const std::string ring8 = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/ring8.yaml";
+  const std::string run = "run --platform " + ring8 + " --workload " + dir +
+                          "/ar --algorithm all_reduce=ring --chunks 2 --report " + dir + "/r.json";
+  auto r = testutil::run_fabricsim(run + " --estimate");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("estimate: 224 messages (224 frames), 8 operations"), std::string::npos) << r.err;
+  r = testutil::run_fabricsim(run);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  EXPECT_EQ(report["estimate"]["messages"], 224);
+  EXPECT_EQ(report["estimate"]["operations"], 8);
+}
+
+TEST(BadWork, AnAllToAllWhoseMessagesInFlightWouldNotFitIsRefusedAtOnce) {
+  // A direct all-to-all over 1,024 NPUs posts every pair's message at once
+  // (4 chunks: 4.2 million messages, about 4 GiB): it died of bad_alloc
+  // after the platform was built and the messages were being made. Now
+  // refused before anything runs, naming the limit.
+  const std::string dir = testutil::scratch_dir("bad-work-a2a");
+  testutil::write_text(dir + "/sw.yaml", "npus: 1024\nfabrics: [{topology: switch}]\n");
+  auto r = testutil::run_fabricsim("gen collective --npus 1024 --type all_to_all --bytes 1M --out " + dir + "/a2a");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = testutil::run_fabricsim(
+      "run --quiet --platform " + dir + "/sw.yaml --workload " + dir + "/a2a --algorithm all_to_all=direct",
+      "env SLURM_MEM_PER_NODE=1024");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("(most of it: all_to_all of"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("more than the 1.0 GiB of the Slurm allocation (SLURM_MEM_PER_NODE)"), std::string::npos)
       << r.err;
 }
 
@@ -768,7 +847,7 @@ TEST(BadWork, DataBuffersAreBoundedByWhatTheProcessMayUseNotTheMachine) {
 #ifndef FABRICSIM_TEST_ASAN  // AddressSanitizer reserves terabytes of address space: it cannot start under ulimit -v
   r = testutil::run_fabricsim(bench, "prlimit --as=1073741824 --");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("about 1.5 GiB of data buffers (--data), more than the 1.0 GiB of the address-space limit "
+  EXPECT_NE(r.err.find("1.5 GiB of it data buffers (--data), more than the 1.0 GiB of the address-space limit "
                        "(ulimit -v)"),
             std::string::npos)
       << r.err;
@@ -798,25 +877,31 @@ TEST(BadWork, APlatformPastTheProcesssMemoryIsRefusedBeforeItIsBuilt) {
 TEST(BadWork, TheEstimateWarnsPastTenMinutesAndRefusesPastTwoHours) {
   WorkBounds b;
   b.frame_bytes = 1 << 20;
-  // An all-reduce over 9 NPUs injects 2 x 8 x bytes: 16 frames of 1 MiB per MiB, plus one per member.
-  EXPECT_EQ(b.collective(CollectiveType::kAllReduce, 1 << 20, 9, false).frames, 16 + 9);
-  EXPECT_EQ(b.collective(CollectiveType::kAllGather, 1 << 20, 9, true).data_bytes, 3.0 * (1 << 20) * 9);
+  // A message of 2.5 MiB is three frames; an empty one still one.
+  EXPECT_EQ(b.message(5 << 19).frames, 3);
+  EXPECT_EQ(b.message(0).frames, 1);
+  EXPECT_EQ(WorkBounds::data_bytes(1 << 20, 9), 3.0 * (1 << 20) * 9);
   WorkBounds::Estimate e;
-  e.frames = WorkBounds::kFramesPerSecond * 599;
+  const double per_second = 1 / WorkBounds::kSecondsPerMessage;
+  e.messages = per_second * 599;
   EXPECT_EQ(b.check(e, "x"), "");
-  e.frames = WorkBounds::kFramesPerSecond * 1200;
-  EXPECT_EQ(b.check(e, "x"),
-            "x is about 2.4e+09 frames of 1048576 bytes, roughly 20 minutes of wall time at 2000000 frames/s");
-  e.frames = WorkBounds::kFramesPerSecond * 7199;
+  e.messages = per_second * 1200;
+  const std::string long_run = b.check(e, "x");
+  EXPECT_EQ(long_run.rfind("x is 4e+09 messages (0 frames), 0 operations: about 20 minutes of wall time", 0), 0u)
+      << long_run;
+  e.messages = per_second * 7199;
   EXPECT_NE(b.check(e, "x"), "");
-  e.frames = WorkBounds::kFramesPerSecond * 7201;
+  e.messages = per_second * 7201;
   EXPECT_THROW(b.check(e, "x"), std::invalid_argument);
   b.force = true;
-  EXPECT_NE(b.check(e, "x").find("roughly 2 hours"), std::string::npos);
-  e.frames = 0;
+  EXPECT_NE(b.check(e, "x").find("about 2 hours"), std::string::npos);
+  e.messages = 0;
   e.data_bytes = 2e9;
   b.force = false;
   b.memory_bytes = 1000000000;
+  EXPECT_THROW(b.check(e, "x"), std::invalid_argument);
+  e.data_bytes = 0;
+  e.peak_messages = 1e9 / WorkBounds::kBytesPerMessageInFlight;  // messages in flight count too
   EXPECT_THROW(b.check(e, "x"), std::invalid_argument);
   b.memory_bytes = 0;  // unknown: not checked
   EXPECT_EQ(b.check(e, "x"), "");
@@ -1179,6 +1264,13 @@ TEST(BadPaths, EmptyPathsAndTwoOutputsOnOneFileAreRefusedBeforeAnythingRuns) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--report and --timeline both name"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/o.json"));
+  // The same file not yet there, relative and with "./": once both were
+  // written and the report replaced the timeline.
+  r = testutil::run_fabricsim(
+      "run --quiet --platform " + ring8 + " --workload " + sample + " --report x.json --timeline ./x.json",
+      "cd " + dir + " &&");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--report and --timeline both name"), std::string::npos) << r.err;
   // A compute time that is not a number.
   r = testutil::run_fabricsim("gen pipeline --stages 2 --microbatches 2 --compute-us nan --out " + dir + "/pp");
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -1251,5 +1343,73 @@ TEST(Signals, AnInterruptedRunOrGenLeavesNoTemporaryAndEndsByItsSignal) {
     }
     EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == c.sig) << c.args << ": status " << status;
     EXPECT_EQ(hidden_files(dir), std::vector<std::string>{}) << c.args;
+  }
+}
+
+TEST(BadMemory, ALoadLargerThanThePoolIsRefusedPastFourGiBToo) {
+  // A TLM payload's length is 32 bits: a 5 GiB load reached the pool as
+  // 1 GiB, passed its range check and was timed as 1 GiB (exit 0). Now
+  // refused when larger than the pool, and moved whole when it fits.
+  const std::string dir = testutil::scratch_dir("bad-big-load");
+  const std::string pool8 = std::string(FABRICSIM_SOURCE_DIR) + "/platforms/pool8.yaml";
+  write_one_node(dir + "/load", 8, [](ChakraProtoMsg::Node& n) {
+    n.set_type(ChakraProtoMsg::MEM_LOAD_NODE);
+    traces::add_uint(n, "tensor_size", std::uint64_t{5} << 30);
+  });
+  auto r = testutil::run_fabricsim("run --quiet --platform " + pool8 + " --workload " + dir +
+                                   "/load --set 'fabrics.1.memories.0.size=2 GiB'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("npu0: a load of 5368709120 bytes is larger than the 2147483648-byte memory \"pool\""),
+            std::string::npos)
+      << r.err;
+  r = testutil::run_fabricsim("run --quiet --platform " + pool8 + " --workload " + dir + "/load --report " + dir +
+                              "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
+  std::uint64_t read = 0;  // at the pool (the NPUs' HBM also reads the requests' frames)
+  for (const auto& m : report["memories"]) {
+    if (m["name"].get<std::string>().find("pool") != std::string::npos) read += m["bytes_read"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(read, 8 * (std::uint64_t{5} << 30));
+}
+
+TEST(BadPlatforms, ASwitchReductionThatReducesNothingIsRefusedWhereItIsWritten) {
+  // `ops: {}` once loaded, and every in-switch collective then failed naming
+  // only the unit ("it supports nothing"), no file or line.
+  const std::string dir = testutil::scratch_dir("bad-empty-ops");
+  const auto r = run_platform(dir,
+                              "npus: 4\nfabrics:\n  - topology: switch\n    switch:\n      reduction:\n"
+                              "        ops: {}\n");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/p.yaml:6:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\"ops\" lists no reduction"), std::string::npos) << r.err;
+}
+
+TEST(BadSweeps, ASpecThatIsAFolderAndAManifestOfTheWrongShapeAreNamed) {
+  const std::string dir = testutil::scratch_dir("bad-sweep-manifest");
+  fs::create_directory(dir + "/specdir");
+  auto r = testutil::run_fabricsim("sweep " + dir + "/specdir --out " + dir + "/o1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("sweep spec"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("platform file"), std::string::npos) << r.err;
+  // A manifest edited into another shape once ended "internal error:
+  // [json.exception.type_error...]" in a rerun, `sweep point` and `collect`.
+  testutil::write_text(dir + "/p.yaml", kRing4);
+  testutil::write_text(dir + "/s.yaml", "args: { platform: p.yaml }\ngrid: { bytes: [1K] }\n");
+  ASSERT_EQ(testutil::run_fabricsim("sweep " + dir + "/s.yaml --out " + dir + "/out -q").exit_code, 0);
+  const std::string shapes[] = {"5", "[]", "{}",
+                                "{\"spec_sha256\": \"x\", \"command\": \"run\", \"fabricsim\": {}, \"axes\": [], "
+                                "\"metrics\": [], \"points\": [3]}"};
+  for (const std::string& text : shapes) {
+    testutil::write_text(dir + "/out/manifest.json", text);
+    const std::string commands[] = {"sweep " + dir + "/s.yaml --out " + dir + "/out -q",
+                                    "sweep point " + dir + "/out 0", "sweep collect " + dir + "/out"};
+    for (const std::string& cmd : commands) {
+      r = testutil::run_fabricsim(cmd);
+      EXPECT_EQ(r.exit_code, 2) << text << ": " << cmd << ": " << r.err;
+      EXPECT_NE(r.err.find(dir + "/out/manifest.json: not a sweep manifest as fabricsim sweep writes it"),
+                std::string::npos)
+          << text << ": " << cmd << ": " << r.err;
+    }
   }
 }

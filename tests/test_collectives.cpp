@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "models/collectives/algorithm_choice.h"
+#include "models/collectives/collective_work.h"
+#include "models/collectives/program_executor.h"
 #include "platforms/importers/astra_system.h"
 #include "platforms/run/simulation.h"
 #include "platforms/tools/collbench.h"
@@ -1403,6 +1405,115 @@ TEST(Collbench, JobsWithAWaveformAreRefused) {
                                          channel_sensitive_platform(dir) + " -b 1K -e 4K");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--jobs 2 with --vcd"), std::string::npos) << r.err;
+}
+
+// The resource estimate counts a collective's messages from the programs its
+// members run: for groups of up to 16 it must equal what the in-memory
+// executor matches when it runs them all; past 16 members are sampled, and
+// symmetric algorithms must still come out exact.
+struct WorkCase {
+  CollectiveSpec spec;
+  Group group;
+  CollectiveConfig config;
+};
+
+WorkCase work_case(CollectiveType type, AlgorithmKind algorithm, int n, std::uint32_t chunks,
+                   std::uint64_t bytes_per_member) {
+  WorkCase c;
+  c.group.name = "g";
+  for (int r = 0; r < n; ++r) c.group.ranks.push_back(r);
+  c.spec.type = type;
+  c.spec.algorithm = algorithm;
+  c.spec.bytes = bytes_per_member * static_cast<std::uint64_t>(n);
+  c.spec.chunks = chunks;
+  c.spec.dims = &c.config.dims;
+  return c;
+}
+
+std::uint64_t executed_messages(WorkCase& c, InSwitchResolver* units = nullptr) {
+  c.spec.group = &c.group;
+  std::vector<std::vector<std::uint8_t>> no_buffers;  // sizes and matching only
+  const ExecutionStats stats = execute_programs(plan_of(c.spec, c.config, units), no_buffers);
+  return stats.messages + stats.unit_messages;
+}
+
+TEST(CollectiveWork, CountsTheMessagesTheExecutorMatchesForEveryAlgorithmTypeAndSmallGroup) {
+  const AlgorithmKind algorithms[] = {AlgorithmKind::kRing, AlgorithmKind::kDirect, AlgorithmKind::kHalvingDoubling,
+                                      AlgorithmKind::kDoubleBinaryTree, AlgorithmKind::kPat};
+  const CollectiveType types[] = {
+      CollectiveType::kAllReduce, CollectiveType::kReduceScatter, CollectiveType::kAllGather, CollectiveType::kAllToAll,
+      CollectiveType::kBroadcast, CollectiveType::kReduce,        CollectiveType::kGather,    CollectiveType::kScatter};
+  int compared = 0;
+  for (const AlgorithmKind a : algorithms) {
+    for (const CollectiveType t : types) {
+      for (const int n : {2, 3, 5, 8, 16, 17}) {
+        for (const std::uint32_t chunks : {1u, 3u}) {
+          WorkCase c = work_case(t, a, n, chunks, 4096);
+          c.spec.root = n / 2;
+          std::uint64_t executed = 0;
+          try {
+            executed = executed_messages(c);
+          } catch (const std::invalid_argument&) {
+            continue;  // the algorithm does not run this type
+          }
+          const CollectiveWork w = collective_work(c.spec, c.config, nullptr, 1 << 20);
+          if (n <= kExactMembers + 1) {
+            EXPECT_DOUBLE_EQ(w.messages, static_cast<double>(executed))
+                << to_string(a) << " " << to_string(t) << " n=" << n << " chunks=" << chunks;
+          }
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 200);
+}
+
+TEST(CollectiveWork, ARingAllReduceIsTwoNMinusOneMessagesPerMemberPerChunkInFramesOfItsSegments) {
+  // 8 members, 4 chunks, 64 KiB segments, 32 KiB frames: 8 x 14 x 4 = 448
+  // messages of two frames each; each chunk has one send per round in
+  // flight per member.
+  WorkCase c = work_case(CollectiveType::kAllReduce, AlgorithmKind::kRing, 8, 4, 4 * 64 * 1024);
+  c.spec.group = &c.group;
+  CollectiveWork w = collective_work(c.spec, c.config, nullptr, 32 * 1024);
+  EXPECT_DOUBLE_EQ(w.messages, 448);
+  EXPECT_DOUBLE_EQ(w.frames, 896);
+  EXPECT_DOUBLE_EQ(w.peak_messages, 8 * 4);
+  EXPECT_DOUBLE_EQ(w.chunk_states, 8 * 4);
+  c.config.active_chunks = 1;  // one chunk in flight per member
+  w = collective_work(c.spec, c.config, nullptr, 32 * 1024);
+  EXPECT_DOUBLE_EQ(w.peak_messages, 8);
+  // 1,024 members, sampled: still 1,024 x 2 x 1,023 messages.
+  WorkCase big = work_case(CollectiveType::kAllReduce, AlgorithmKind::kRing, 1024, 1, 4096);
+  big.spec.group = &big.group;
+  EXPECT_DOUBLE_EQ(collective_work(big.spec, big.config, nullptr, 1 << 20).messages, 1024.0 * 2 * 1023);
+}
+
+TEST(CollectiveWork, ADirectAllToAllPostsEveryPairAtOnceUnlessWindowed) {
+  // n (n - 1) messages, all in flight together: what made 4,096 NPUs die
+  // of bad_alloc; a window of 2 peers per round bounds it to 2 n.
+  WorkCase c = work_case(CollectiveType::kAllToAll, AlgorithmKind::kDirect, 100, 1, 4096);
+  c.spec.group = &c.group;
+  CollectiveWork w = collective_work(c.spec, c.config, nullptr, 1 << 20);
+  EXPECT_DOUBLE_EQ(w.messages, 9900);
+  EXPECT_DOUBLE_EQ(w.peak_messages, 9900);
+  c.config.direct_window = 2;
+  w = collective_work(c.spec, c.config, nullptr, 1 << 20);
+  EXPECT_DOUBLE_EQ(w.messages, 9900);
+  EXPECT_DOUBLE_EQ(w.peak_messages, 200);
+}
+
+TEST(CollectiveWork, InSwitchSendsCountTheFramesTheUnitsMoveAgain) {
+  // A push all-reduce over 8 members at one unit: each member's
+  // contribution (1 frame here) comes back as its share of the result, so
+  // the frames are what the executor sees: 8 contributions the unit takes
+  // and 8 results the members receive.
+  IdealReductionUnits units({1}, /*pull=*/false);
+  WorkCase c = work_case(CollectiveType::kAllReduce, AlgorithmKind::kInSwitch, 8, 1, 1024);
+  c.spec.group = &c.group;
+  const CollectiveWork w = collective_work(c.spec, c.config, &units, 1 << 20);
+  EXPECT_DOUBLE_EQ(w.messages, 8);
+  EXPECT_DOUBLE_EQ(w.frames, static_cast<double>(executed_messages(c, &units)));
 }
 
 }  // namespace

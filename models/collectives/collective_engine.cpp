@@ -83,6 +83,47 @@ const char* to_string(SchedulingPolicy p) {
   return "?";
 }
 
+ProgramPlan plan_of(const CollectiveSpec& spec, const CollectiveConfig& config, InSwitchResolver* in_switch) {
+  ProgramPlan plan;
+  plan.type = spec.type;
+  plan.algorithm = spec.algorithm;
+  plan.ranks = &spec.group->ranks;
+  plan.root = spec.root;
+  plan.bytes = spec.bytes;
+  plan.chunks = spec.chunks;
+  plan.channels = spec.channels > 0 ? spec.channels : config.channels;
+  plan.element = element_bytes(spec.dtype);
+  plan.dims = spec.dims;
+  plan.sizes = spec.sizes.get();
+  plan.in_switch = in_switch;
+  plan.themis = config.dimension_order == LevelOrder::kThemis;
+  plan.level_data = config.level_data;
+  plan.direct_window = config.direct_window;
+  if (static_cast<std::uint64_t>(std::max<std::uint32_t>(1, plan.chunks)) * effective_channels(plan) >
+      limits::kMaxChunks) {
+    throw std::invalid_argument("collectives.chunks (" + std::to_string(plan.chunks) + ") x collectives.channels (" +
+                                std::to_string(plan.channels) + ") is more than " + std::to_string(limits::kMaxChunks) +
+                                " rings per collective");
+  }
+  return plan;
+}
+
+std::vector<std::unique_ptr<Program>> make_staged_programs(ProgramPlan& plan, int me, const CollectiveConfig& config) {
+  auto programs = make_programs(plan, me);  // throws if the algorithm does not apply
+  const std::uint32_t stages = programs.empty() ? 1 : programs.front()->stages();
+  if (stages > 1 && config.pipeline_chunk > 0) {
+    // Enough chunks that the stages overlap (the same on every member: it
+    // depends on the size and the platform's settings only).
+    const std::uint64_t wanted =
+        std::min<std::uint64_t>(limits::kMaxChunks, (plan.bytes + config.pipeline_chunk - 1) / config.pipeline_chunk);
+    if (wanted > plan.chunks) {
+      plan.chunks = static_cast<std::uint32_t>(wanted);
+      programs = make_programs(plan, me);
+    }
+  }
+  return programs;
+}
+
 CollectiveEngine::~CollectiveEngine() = default;
 
 void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
@@ -105,40 +146,10 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   run->started = now_ticks();
   run->order = next_order_++;
 
-  ProgramPlan plan;
-  plan.type = spec.type;
-  plan.algorithm = spec.algorithm;
-  plan.ranks = &spec.group->ranks;
-  plan.root = spec.root;
-  plan.bytes = spec.bytes;
-  plan.chunks = spec.chunks;
-  plan.channels = spec.channels > 0 ? spec.channels : config_.channels;
-  plan.element = element_bytes(spec.dtype);
-  plan.dims = spec.dims;
-  plan.sizes = spec.sizes.get();
-  plan.in_switch = host_.in_switch();
-  plan.themis = config_.dimension_order == LevelOrder::kThemis;
-  plan.level_data = config_.level_data;
-  plan.direct_window = config_.direct_window;
-  if (static_cast<std::uint64_t>(std::max<std::uint32_t>(1, plan.chunks)) * effective_channels(plan) >
-      limits::kMaxChunks) {
-    throw std::invalid_argument("collectives.chunks (" + std::to_string(plan.chunks) + ") x collectives.channels (" +
-                                std::to_string(plan.channels) + ") is more than " + std::to_string(limits::kMaxChunks) +
-                                " rings per collective");
-  }
-  auto programs = make_programs(plan, me);  // throws if the algorithm does not apply
+  ProgramPlan plan = plan_of(spec, config_, host_.in_switch());
+  auto programs = make_staged_programs(plan, me, config_);  // throws if the algorithm does not apply
+  run->spec.chunks = plan.chunks;
   const std::uint32_t stages = programs.empty() ? 1 : programs.front()->stages();
-  if (stages > 1 && config_.pipeline_chunk > 0) {
-    // Enough chunks that the stages overlap (the same on every member: it
-    // depends on the size and the platform's settings only).
-    const std::uint64_t wanted =
-        std::min<std::uint64_t>(limits::kMaxChunks, (spec.bytes + config_.pipeline_chunk - 1) / config_.pipeline_chunk);
-    if (wanted > plan.chunks) {
-      plan.chunks = static_cast<std::uint32_t>(wanted);
-      run->spec.chunks = plan.chunks;
-      programs = make_programs(plan, me);
-    }
-  }
   bool limited = false;  // a program that bounds its own chunks in flight runs staged, even in one stage
   for (std::uint32_t s = 0; s < stages && !programs.empty(); ++s) limited |= programs.front()->stage_limit(s) > 0;
   if (stages > 1 || limited) {

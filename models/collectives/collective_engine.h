@@ -124,6 +124,14 @@ struct CollectiveSpec {
   std::string name;
 };
 
+/// The plan every member's engine runs a collective by; throws
+/// std::invalid_argument past limits::kMaxChunks rings.
+ProgramPlan plan_of(const CollectiveSpec& spec, const CollectiveConfig& config, InSwitchResolver* in_switch);
+/// Member `me`'s programs for the plan, with the plan's chunks raised where
+/// its stages should overlap (CollectiveConfig::pipeline_chunk). Throws
+/// std::invalid_argument when the algorithm does not apply.
+std::vector<std::unique_ptr<Program>> make_staged_programs(ProgramPlan& plan, int me, const CollectiveConfig& config);
+
 /// A collective in progress on one NPU.
 class CollectiveEngine;
 

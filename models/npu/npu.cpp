@@ -218,6 +218,10 @@ void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what,
     calendar_.schedule_in<&Npu::end_op>(t, this, p);
     return;
   }
+  if (bytes > mem->size) {  // would wrap the streaming cursor, and no address range holds it
+    throw ModelError(std::string(name()) + ": a " + (store ? "store" : "load") + " of " + std::to_string(bytes) +
+                     " bytes is larger than the " + std::to_string(mem->size) + "-byte memory \"" + mem->name + "\"");
+  }
   // A request to the memory node; its answer ends the operation.
   const std::uint64_t seq = next_memory_op_++;
   memory_ops_[seq] = p;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -17,7 +18,9 @@ namespace {
 
 std::string duration_text(double seconds) {
   char buf[64];
-  if (seconds < 120) {
+  if (seconds < 10) {
+    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+  } else if (seconds < 120) {
     std::snprintf(buf, sizeof buf, "%.0f s", seconds);
   } else if (seconds < 7200) {
     std::snprintf(buf, sizeof buf, "%.0f minutes", seconds / 60);
@@ -37,42 +40,70 @@ std::string WorkBounds::gib_text(double bytes) {
   return buf;
 }
 
-WorkBounds::Estimate WorkBounds::collective(CollectiveType type, std::uint64_t bytes, std::size_t members,
-                                            bool data) const {
+WorkBounds::Estimate WorkBounds::message(std::uint64_t bytes) const {
   Estimate e;
-  const double n = static_cast<double>(members);
-  const double factor = type == CollectiveType::kAllReduce ? 2 : type == CollectiveType::kBarrier ? 0 : 1;
-  const double wire = factor * static_cast<double>(bytes) * std::max(0.0, n - 1);
-  e.frames = std::ceil(wire / static_cast<double>(std::max<std::uint64_t>(1, frame_bytes))) + n;
-  if (data) e.data_bytes = 3 * static_cast<double>(bytes) * n;
+  e.messages = 1;
+  e.frames = std::max(
+      1.0, std::ceil(static_cast<double>(bytes) / static_cast<double>(std::max<std::uint64_t>(1, frame_bytes))));
+  e.frame_seconds = e.frames * seconds_per_frame;
   return e;
 }
 
-WorkBounds::Estimate WorkBounds::message(std::uint64_t bytes) const {
-  Estimate e;
-  e.frames = std::ceil(static_cast<double>(bytes) / static_cast<double>(std::max<std::uint64_t>(1, frame_bytes))) + 1;
-  return e;
+double WorkBounds::seconds(const Estimate& e) const {
+  const double cache = 1 + platform_bytes / kCacheBytes;
+  return kStartSeconds +
+         cache * (e.messages * seconds_per_message + e.frame_seconds + e.operations * kSecondsPerOperation);
+}
+
+double WorkBounds::memory(const Estimate& e) const {
+  return kBaseBytes + platform_bytes + e.peak_messages * kBytesPerMessageInFlight +
+         e.chunk_states * kBytesPerChunkState + e.held_nodes * kBytesPerHeldNode + e.data_bytes;
+}
+
+nlohmann::ordered_json WorkBounds::json(const Estimate& e) const {
+  return {{"messages", e.messages},           {"frames", e.frames},
+          {"frame_seconds", e.frame_seconds}, {"operations", e.operations},
+          {"peak_messages", e.peak_messages}, {"chunk_states", e.chunk_states},
+          {"held_nodes", e.held_nodes},       {"data_bytes", e.data_bytes},
+          {"platform_bytes", platform_bytes}, {"wall_seconds", seconds(e)},
+          {"memory_bytes", memory(e)}};
+}
+
+std::string WorkBounds::describe(const Estimate& e) const {
+  char buf[256];
+  const double mib = memory(e) / 1048576.0;
+  if (frame_bytes == std::numeric_limits<std::uint64_t>::max()) {  // every fabric runs as flows
+    std::snprintf(buf, sizeof buf, "%.3g messages (as flows), %.3g operations: about ", e.messages, e.operations);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g messages (%.3g frames), %.3g operations: about ", e.messages, e.frames,
+                  e.operations);
+  }
+  std::string text = buf;
+  if (mib < 10240) {
+    std::snprintf(buf, sizeof buf, "%.0f MiB", mib);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f GiB", mib / 1024);
+  }
+  return text + duration_text(seconds(e)) + " of wall time and " + buf + " of memory";
 }
 
 std::string WorkBounds::check(const Estimate& e, const std::string& what) const {
-  const double seconds = e.frames / kFramesPerSecond;
-  char frames[32];
-  std::snprintf(frames, sizeof frames, "%.3g", e.frames);
-  const std::string estimate = std::string(frames) + " frames of " + std::to_string(frame_bytes) + " bytes, roughly " +
-                               duration_text(seconds) + " of wall time at " +
-                               std::to_string(static_cast<long long>(kFramesPerSecond)) + " frames/s";
+  const std::string estimate = describe(e);
   if (!force) {
-    if (seconds > kMaxSeconds) {
-      throw std::invalid_argument(what + " is about " + estimate + ", past the limit of " + duration_text(kMaxSeconds) +
+    if (seconds(e) > kMaxSeconds) {
+      throw std::invalid_argument(what + " is " + estimate + ", past the limit of " + duration_text(kMaxSeconds) +
+                                  " of wall time (give --force to run it anyway)");
+    }
+    const double bytes = memory(e);
+    if (memory_bytes > 0 && bytes > static_cast<double>(memory_bytes)) {
+      std::string held;
+      if (e.data_bytes > 0.25 * bytes) held = ", " + gib_text(e.data_bytes) + " of it data buffers (--data)";
+      throw std::invalid_argument(what + " is " + estimate + held + ", more than the " +
+                                  gib_text(static_cast<double>(memory_bytes)) + " of " + memory_limit +
                                   " (give --force to run it anyway)");
     }
-    if (memory_bytes > 0 && e.data_bytes > static_cast<double>(memory_bytes)) {
-      throw std::invalid_argument(
-          what + " would hold about " + gib_text(e.data_bytes) + " of data buffers (--data), more than the " +
-          gib_text(static_cast<double>(memory_bytes)) + " of " + memory_limit + " (give --force to run it anyway)");
-    }
   }
-  if (seconds > kWarnSeconds) return what + " is about " + estimate;
+  if (seconds(e) > kWarnSeconds) return what + " is " + estimate;
   return "";
 }
 

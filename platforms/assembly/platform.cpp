@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <type_traits>
@@ -13,13 +14,39 @@
 
 namespace fabricsim {
 
-WorkBounds work_bounds(const PlatformSpec& spec, bool force) {
+WorkBounds work_bounds(const Platform& platform, bool force) {
   WorkBounds b;
-  std::uint64_t smallest = 0;
-  for (const auto& f : spec.fabrics) {
-    if (smallest == 0 || f.nic.segment_bytes < smallest) smallest = f.nic.segment_bytes;
+  // Frames as the built NICs cut them (shortened to fit small buffers, one
+  // packet on Ethernet), on the fabric each message takes; a fabric of
+  // flows moves one per message.
+  b.frames.fabrics.assign(platform.fabrics().size(),
+                          {std::numeric_limits<std::uint64_t>::max(), WorkBounds::kSecondsPerFrame});
+  std::uint64_t smallest = std::numeric_limits<std::uint64_t>::max();
+  for (const Platform::FrameSize& f : platform.frame_sizes()) {
+    b.frames.fabrics.at(f.fabric) = {f.bytes, f.seconds};
+    smallest = std::min(smallest, f.bytes);
   }
-  if (smallest > 0) b.frame_bytes = smallest;
+  // Sends without a known route (and relays): the smallest frame, its cost.
+  b.frames.fallback = {smallest, WorkBounds::kSecondsPerFrame};
+  for (const Platform::FrameSize& f : platform.frame_sizes()) {
+    if (f.bytes == smallest) b.frames.fallback.seconds = f.seconds;
+  }
+  b.frame_bytes = smallest;
+  b.seconds_per_frame = b.frames.fallback.seconds;
+  const Directory* directory = &platform.directory();
+  b.frames.fabric_of = [directory](int from, int to) {
+    if (from < 0 || to < 0 || from >= directory->npus() || to >= directory->npus()) return -1;  // a unit
+    try {
+      return static_cast<int>(directory->route(from, to).fabric);
+    } catch (const std::runtime_error&) {
+      return -1;  // relayed by another NPU
+    }
+  };
+  // A message's own work: its engine rounds, NIC overhead and matching, and
+  // with HBM the DMA of its first frame and the memory model's sharing.
+  b.seconds_per_message =
+      WorkBounds::kSecondsPerMessage + (platform.spec().hbm ? WorkBounds::kSecondsPerMessageDma : 0);
+  b.platform_bytes = Platform::build_memory_estimate(platform.spec());
   const WorkBounds::MemoryLimit limit = WorkBounds::usable_memory();
   b.memory_bytes = limit.bytes;
   b.memory_limit = limit.what;
@@ -156,6 +183,15 @@ void Platform::note_flow_caveats() {
   flow_caveats_.clear();
 }
 
+double Platform::build_memory_estimate(const PlatformSpec& spec) {
+  double edges = 0, nodes = 0;
+  for (const FabricSpec& f : spec.fabrics) {
+    edges += static_cast<double>(f.edges.size());
+    nodes += static_cast<double>(f.nodes.size());
+  }
+  return kBuildBytesPerEdge * edges + kBuildBytesPerNpu * spec.npus + kBuildBytesPerNode * nodes;
+}
+
 void Platform::check_build_memory() const {
   // Measured on the project's machine (docs/performance.md, "Building a
   // platform"): about 20 KB per fabric edge (its two links, their ports,
@@ -169,7 +205,7 @@ void Platform::check_build_memory() const {
     edges += static_cast<double>(f.edges.size());
     nodes += static_cast<double>(f.nodes.size());
   }
-  const double estimate = kBuildBytesPerEdge * edges + kBuildBytesPerNpu * spec_.npus + kBuildBytesPerNode * nodes;
+  const double estimate = build_memory_estimate(spec_);
   const WorkBounds::MemoryLimit limit = WorkBounds::usable_memory();
   if (limit.bytes > 0 && estimate > static_cast<double>(limit.bytes)) {
     char counts[160];
@@ -215,6 +251,14 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   const auto ports = port_map(f);
   std::uint64_t frame_wire = 0;
   const Nic::Params nic = fit_frames(f, frame_wire);
+  // What a frame costs to simulate here (WorkBounds): its hops, plus its
+  // NICs' DMA through HBM (per frame; an Ethernet NIC's one-packet frames
+  // come from reads ahead of a segment), plus a TCP transport's
+  // acknowledgements.
+  double frame_cost = WorkBounds::kSecondsPerFrame;
+  if (spec_.hbm && !f.transport.ethernet()) frame_cost += WorkBounds::kSecondsPerFrameDma;
+  if (f.transport.kind == TransportSpec::Kind::kTcp) frame_cost += WorkBounds::kSecondsPerFrameAcked;
+  frame_sizes_.push_back({fi, nic.segment_bytes, frame_cost});
   // One component per node, by kind; routers are the nodes that forward.
   std::vector<Forwarder*> router(f.nodes.size(), nullptr);
   for (std::size_t u = 0; u < f.nodes.size(); ++u) {

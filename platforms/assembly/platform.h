@@ -29,9 +29,10 @@
 
 namespace fabricsim {
 
+class Platform;
 /// The bounds for work on this platform (models/npu/work_bounds.h): its
-/// smallest frame, this machine's memory.
-WorkBounds work_bounds(const PlatformSpec& spec, bool force);
+/// smallest frame as built, its memory, what the process may use.
+WorkBounds work_bounds(const Platform& platform, bool force);
 
 class Platform {
  public:
@@ -72,6 +73,8 @@ class Platform {
   static constexpr double kBuildBytesPerEdge = 20e3;  // measured: fully connected 256-1,024 NPUs, 19.6-20.3 KB
   static constexpr double kBuildBytesPerNpu = 16e3;
   static constexpr double kBuildBytesPerNode = 3e3;
+  /// The memory the platform takes once built, in bytes (kBuildBytesPer*).
+  static double build_memory_estimate(const PlatformSpec& spec);
   ~Platform();
 
   const PlatformSpec& spec() const { return spec_; }
@@ -79,6 +82,16 @@ class Platform {
   Npu& npu(int rank) { return *npus_.at(static_cast<std::size_t>(rank)); }
   const Npu& npu(int rank) const { return *npus_.at(static_cast<std::size_t>(rank)); }
   const Directory& directory() const { return directory_; }
+  /// The switches' reduction units as collectives use them; null without any.
+  InSwitchResolver* in_switch() { return in_network_.any() ? &in_network_ : nullptr; }
+  /// Per packet fabric as built, for the resource estimate (none when every
+  /// fabric runs as flows).
+  struct FrameSize {
+    std::size_t fabric = 0;   // its index
+    std::uint64_t bytes = 0;  // a frame's payload
+    double seconds = 0;       // the wall time a frame costs to simulate here
+  };
+  const std::vector<FrameSize>& frame_sizes() const { return frame_sizes_; }
   const std::vector<BuiltFabric>& fabrics() const { return fabrics_; }
   /// Every memory: NPUs' HBM first, then memories on fabrics.
   const std::vector<BuiltMemory>& memories() const { return memories_; }
@@ -175,6 +188,7 @@ class Platform {
   PlatformSpec spec_;
   Directory directory_;
   InNetworkControl in_network_{directory_};
+  std::vector<FrameSize> frame_sizes_;
   CollectiveAgreement agreement_;  // shared by the NPUs' collective engines
   std::vector<std::unique_ptr<Npu>> npus_;
   // With protocol_checks, by protocol.

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "models/collectives/collective_work.h"
 #include "platforms/assembly/parameter_catalogue.h"
 #include "tlm/kernel/calendar.h"
 #include "traces/reader/et_reader.h"
@@ -65,8 +66,7 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   options.hints = &platform_->spec().hints;
   options.groups = &groups_;
   options.probe = &probe_;
-  bounds_ = work_bounds(platform_->spec(), settings.force);
-  options.bounds = &bounds_;
+  bounds_ = work_bounds(*platform_, settings.force);
   if (settings.job) {
     if (settings.job->gpus() != n) {
       throw InputError("the training job is laid out on " + std::to_string(settings.job->gpus()) +
@@ -83,6 +83,7 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
         throw InputError(e.what());
       }
     }
+    estimate_work(options.window);
     return;
   }
   for (int r = 0; r < n; ++r) {
@@ -98,6 +99,71 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   if (struct stat st{}; ::stat(extra.c_str(), &st) == 0) {  // stat, not open: a FIFO would block
     throw InputError(extra + ": the workload has more ranks than the " + std::to_string(n) + " NPUs it runs on" +
                      (settings.npus ? " (--npus)" : ""));
+  }
+  estimate_work(options.window);
+}
+
+void Simulation::estimate_work(std::size_t window) {
+  // Every rank's workload read once more, in full (its own pass: the run
+  // streams it through a window), before anything runs.
+  WorkSurvey survey;
+  WorkBounds::Estimate e;
+  for (std::size_t r = 0; r < workloads_.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    std::unique_ptr<traces::NodeSource> source =
+        settings_.job ? settings_.job->source(rank)
+                      : std::make_unique<traces::EtFileSource>(traces::rank_file(settings_.prefix, rank));
+    try {
+      workloads_[r]->survey(*source, survey);
+    } catch (const traces::TraceError& x) {
+      throw InputError(x.what());
+    }
+    e.held_nodes += static_cast<double>(std::min<std::uint64_t>(window, workloads_[r]->nodes_total()));
+  }
+  e.operations += static_cast<double>(survey.operations);
+  for (const auto& [bytes, count] : survey.send_sizes) {
+    const WorkBounds::Estimate one = bounds_.message(bytes);
+    e.messages += one.messages * static_cast<double>(count);
+    e.frames += one.frames * static_cast<double>(count);
+  }
+  std::string largest;  // the collective that costs most, for the message
+  double largest_seconds = 0;
+  for (const auto& [key, calls] : survey.collectives) {
+    const CollectiveSpec& spec = calls.spec;
+    const double members = static_cast<double>(spec.group->ranks.size());
+    const auto& config = platform_->spec().collectives;
+    WorkBounds::Estimate part;
+    try {
+      // Each member's trace holds the call: calls / members runs of it.
+      const double runs = static_cast<double>(calls.calls) / members;
+      const double data = spec.data ? WorkBounds::data_bytes(spec.bytes, spec.group->ranks.size()) : 0;
+      part += WorkBounds::collective(collective_work(spec, config, platform_->in_switch(), bounds_.frames), runs, data);
+      // The choice probe simulates its candidates once per shape.
+      part += WorkBounds::collective(probe_work(spec, config, platform_->spec().hints, spec.group->id == 0,
+                                                platform_->in_switch(), bounds_.frames),
+                                     1);
+      const double seconds = bounds_.seconds(part);
+      if (seconds > largest_seconds) {
+        largest_seconds = seconds;
+        char runs_text[32];
+        std::snprintf(runs_text, sizeof runs_text, "%.0f", runs);
+        largest = std::string(to_string(spec.type)) + " of " + std::to_string(spec.bytes) + " bytes over " +
+                  std::to_string(spec.group->ranks.size()) + " NPUs (group \"" + spec.group->name + "\", " +
+                  to_string(spec.algorithm) + ", " + runs_text + (runs_text == std::string("1") ? " run)" : " runs)");
+      }
+    } catch (const std::invalid_argument& x) {
+      throw InputError(x.what());
+    }
+    e += part;
+  }
+  estimate_ = e;
+  const std::string what =
+      (settings_.job ? "the step of " + settings_.job->name() : "the workload " + settings_.prefix) + " on " +
+      std::to_string(workloads_.size()) + " NPUs" + (largest.empty() ? "" : " (most of it: " + largest + ")");
+  try {
+    long_run_ = bounds_.check(e, what);
+  } catch (const std::invalid_argument& x) {
+    throw InputError(x.what());
   }
 }
 
@@ -606,6 +672,9 @@ nlohmann::ordered_json Simulation::report() const {
   j["workload"] = settings_.job ? "model " + settings_.job->name() : settings_.prefix;
   if (settings_.job) j["step"] = step_entry();
   j["sim_time_ns"] = ns(end_time());
+  // What the run was estimated to take before it started (to hold against
+  // the wall time and peak memory measured outside: scripts/check-estimates.py).
+  j["estimate"] = bounds_.json(estimate_);
   const double span = static_cast<double>(end_time());
   j["npus"] = npu_entries(*platform_, workloads_);
   j["links"] = link_entries(*platform_, span);

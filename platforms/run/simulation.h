@@ -51,6 +51,13 @@ class Simulation {
   /// file, a malformed trace, a bad comm-groups file).
   void load_workload(const WorkloadSettings& settings);
 
+  /// What the workload was estimated to take (load_workload reads it all
+  /// once and refuses it past the bounds, models/npu/work_bounds.h).
+  const WorkBounds::Estimate& estimate() const { return estimate_; }
+  const WorkBounds& bounds() const { return bounds_; }
+  /// "" or a warning that the run is estimated long.
+  const std::string& long_run() const { return long_run_; }
+
   enum class Outcome { kFinished, kStuck };
   /// Runs to the end. kStuck when work remains that nothing can advance;
   /// stuck_report() then says what each NPU waits for.
@@ -74,10 +81,15 @@ class Simulation {
 
  private:
   Outcome run_to_end();
+  /// Surveys every rank's workload and estimates the run; throws InputError
+  /// past the bounds unless forced.
+  void estimate_work(std::size_t window);
   std::unique_ptr<Platform> platform_;
   GroupTable groups_;
   WorkloadSettings settings_;
   WorkBounds bounds_;
+  WorkBounds::Estimate estimate_;
+  std::string long_run_;
   ChoiceProbe probe_;  // before the workloads, which point to it
   std::vector<std::unique_ptr<TraceWorkload>> workloads_;
   void clear_progress();

@@ -20,6 +20,7 @@
 #include <system_error>
 
 #include "models/collectives/algorithm_choice.h"
+#include "models/collectives/collective_work.h"
 #include "platforms/assembly/parameter_catalogue.h"
 #include "platforms/assembly/yaml_input.h"
 #include "tlm/kernel/calendar.h"
@@ -159,16 +160,90 @@ std::vector<std::uint64_t> collbench_sizes(const CollbenchOptions& o, int n) {
   return sizes;
 }
 
-std::string check_collbench_work(const Platform& platform, const CollbenchOptions& o) {
+namespace {
+
+/// The collective a row runs: the algorithm asked for, or the default choice
+/// (written to `choice` when given).
+CollectiveSpec row_spec(const Platform& platform, const CollbenchOptions& o, const Group& world, std::uint64_t bytes,
+                        CollectiveChoice* chosen = nullptr) {
+  const int n = static_cast<int>(world.ranks.size());
+  const auto& config = platform.spec().collectives;
+  const unsigned elem = element_bytes(o.dtype);
+  CollectiveSpec spec;
+  spec.type = o.type;
+  spec.bytes = bytes;
+  spec.group = &world;
+  spec.root = o.root;
+  spec.dims = &config.dims;
+  CollectiveChoice choice;
+  try {  // the default choice weighs the platform's levels, which may not run
+    if (o.algorithm) {
+      spec.algorithm = *o.algorithm;
+      spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
+      if (spec.algorithm == AlgorithmKind::kHierarchical) {
+        spec.dims = choose_levels(config, platform.spec().hints, o.type, bytes);
+      }
+    } else {
+      choice = choose_collective(config, platform.spec().hints, o.type, bytes, world.ranks, n == platform.npus());
+      spec.algorithm = choice.algorithm;
+      spec.protocol = choice.protocol;
+      spec.dims = choice.dims;
+      spec.channels = choice.channels;
+    }
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+  spec.chunks = o.chunks ? o.chunks : config.chunks;
+  spec.dtype = o.dtype;
+  spec.op = o.op;
+  spec.data = o.data;
+  spec.name = std::string(to_string(o.type)) + "_" + std::to_string(bytes);
+  if (chosen) *chosen = choice;
+  if (o.all_to_all_v) {
+    // Pair (i, j) sends between 1/n and all of an even block, in elements.
+    const std::uint64_t block = bytes / static_cast<std::uint64_t>(n);
+    auto sizes = std::make_shared<std::vector<std::vector<std::uint64_t>>>(n, std::vector<std::uint64_t>(n));
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        const std::uint64_t share = static_cast<std::uint64_t>((i + 2 * j) % n + 1);
+        (*sizes)[i][j] = block * share / static_cast<std::uint64_t>(n) / elem * elem;
+      }
+    }
+    spec.sizes = sizes;
+  }
+  return spec;
+}
+
+}  // namespace
+
+CollbenchWork check_collbench_work(Platform& platform, const CollbenchOptions& o) {
   const int n = collbench_npus(platform, o);
-  const WorkBounds bounds = work_bounds(platform.spec(), o.force);
+  const WorkBounds bounds = work_bounds(platform, o.force);
+  Group world;
+  world.name = "world";
+  for (int r = 0; r < n; ++r) world.ranks.push_back(r);
   WorkBounds::Estimate total;
+  total.operations = static_cast<double>(n);  // the bench's start and end per row
   for (const std::uint64_t bytes : collbench_sizes(o, n)) {
-    total += bounds.collective(o.type, bytes, static_cast<std::size_t>(n), o.data);
+    const CollectiveSpec spec = row_spec(platform, o, world, bytes);
+    const auto& config = platform.spec().collectives;
+    try {
+      const double data = o.data ? WorkBounds::data_bytes(bytes, static_cast<std::size_t>(n)) : 0;
+      total += WorkBounds::collective(collective_work(spec, config, platform.in_switch(), bounds.frames), 1, data);
+      if (!o.algorithm) {  // the candidates a row probes, each simulated in a copy
+        total += WorkBounds::collective(
+            probe_work(spec, config, platform.spec().hints, n == platform.npus(), platform.in_switch(), bounds.frames),
+            1);
+      }
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
   }
   try {
-    return bounds.check(total, "the sweep (" + std::string(to_string(o.type)) + " up to " +
-                                   std::to_string(o.max_bytes) + " bytes over " + std::to_string(n) + " NPUs)");
+    const std::string long_run =
+        bounds.check(total, "the sweep (" + std::string(to_string(o.type)) + " up to " + std::to_string(o.max_bytes) +
+                                " bytes over " + std::to_string(n) + " NPUs)");
+    return {bounds, total, long_run};
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
@@ -252,47 +327,8 @@ CollbenchRow measure_row(Platform& platform, const CollbenchOptions& o, const Gr
   }
   const auto& config = platform.spec().collectives;
   const unsigned elem = element_bytes(o.dtype);
-  CollectiveSpec spec;
-  spec.type = o.type;
-  spec.bytes = bytes;
-  spec.group = &world;
-  spec.root = o.root;
-  spec.dims = &config.dims;
   CollectiveChoice choice;
-  try {  // the default choice weighs the platform's levels, which may not run
-    if (o.algorithm) {
-      spec.algorithm = *o.algorithm;
-      spec.protocol = choose_protocol(config, platform.spec().hints, o.type, spec.algorithm, bytes, world.ranks);
-      if (spec.algorithm == AlgorithmKind::kHierarchical) {
-        spec.dims = choose_levels(config, platform.spec().hints, o.type, bytes);
-      }
-    } else {
-      choice = choose_collective(config, platform.spec().hints, o.type, bytes, world.ranks, n == platform.npus());
-      spec.algorithm = choice.algorithm;
-      spec.protocol = choice.protocol;
-      spec.dims = choice.dims;
-      spec.channels = choice.channels;
-    }
-  } catch (const std::invalid_argument& e) {
-    throw InputError(e.what());
-  }
-  spec.chunks = o.chunks ? o.chunks : config.chunks;
-  spec.dtype = o.dtype;
-  spec.op = o.op;
-  spec.data = o.data;
-  spec.name = std::string(to_string(o.type)) + "_" + std::to_string(bytes);
-  if (o.all_to_all_v) {
-    // Pair (i, j) sends between 1/n and all of an even block, in elements.
-    const std::uint64_t block = bytes / static_cast<std::uint64_t>(n);
-    auto sizes = std::make_shared<std::vector<std::vector<std::uint64_t>>>(n, std::vector<std::uint64_t>(n));
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) {
-        const std::uint64_t share = static_cast<std::uint64_t>((i + 2 * j) % n + 1);
-        (*sizes)[i][j] = block * share / static_cast<std::uint64_t>(n) / elem * elem;
-      }
-    }
-    spec.sizes = sizes;
-  }
+  const CollectiveSpec spec = row_spec(platform, o, world, bytes, &choice);
   platform.rewind_memory_streams();
   try {
     bench.start(spec);

@@ -41,9 +41,15 @@ struct CollbenchOptions {
 /// The sizes a sweep runs, in order (whole elements; whole blocks where the
 /// collective splits by rank). Throws InputError for a sweep without end.
 std::vector<std::uint64_t> collbench_sizes(const CollbenchOptions& options, int npus);
-/// "" or a warning with the sweep's estimated cost; throws InputError past
-/// the work bounds unless options.force.
-std::string check_collbench_work(const Platform& platform, const CollbenchOptions& options);
+/// The sweep's estimated cost (models/npu/work_bounds.h): every row's
+/// collective counted from its programs. Throws InputError past the bounds
+/// unless options.force.
+struct CollbenchWork {
+  WorkBounds bounds;
+  WorkBounds::Estimate estimate;
+  std::string long_run;  // "" or a warning that the sweep is estimated long
+};
+CollbenchWork check_collbench_work(Platform& platform, const CollbenchOptions& options);
 
 /// The NPUs a sweep runs over.
 int collbench_npus(const Platform& platform, const CollbenchOptions& options);

@@ -276,15 +276,6 @@ void TraceWorkload::fail(const Node& n, const std::string& what) const {
   throw TraceError(describe(n) + ": " + what);
 }
 
-void TraceWorkload::check_work(const Node& n, const WorkBounds::Estimate& e, const std::string& what) {
-  try {
-    const std::string long_run = options_.bounds->check(e, what);
-    if (!long_run.empty()) warn("long-run", long_run + " (first: node " + std::to_string(n.id) + ")");
-  } catch (const std::invalid_argument& x) {
-    fail(n, x.what());
-  }
-}
-
 namespace {
 /// What an attribute holds, for a message: "text", "a list", "a number".
 std::string attr_kind(const ChakraProtoMsg::AttributeProto& a) {
@@ -302,10 +293,8 @@ std::string attr_kind(const ChakraProtoMsg::AttributeProto& a) {
 }
 }  // namespace
 
-void TraceWorkload::add(const void* proto) {
+void TraceWorkload::read_fields(const void* proto, Node& n) {
   const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
-  auto node = std::make_unique<Node>();
-  Node& n = *node;
   // A number written as a whole double (1048576.0) is taken; one of another
   // kind (text, a list) or with a fraction is refused, not read as absent (a
   // 1 MiB all-reduce once ran as 0 bytes).
@@ -373,8 +362,6 @@ void TraceWorkload::add(const void* proto) {
                            "\"): type taken from the name");
     }
   }
-  if (n.type == ChakraProtoMsg::METADATA_NODE) define_groups(&pn);
-  if (n.type == ChakraProtoMsg::COMP_NODE) time_compute(&pn, n);
   if (auto v = whole_attr("comm_src")) n.comm_src = *v;
   if (auto v = whole_attr("comm_dst")) n.comm_dst = *v;
   // A peer that is given must be an NPU (as written: 2^64-1 in a uint64
@@ -394,7 +381,15 @@ void TraceWorkload::add(const void* proto) {
   if (auto v = whole_attr("comm_priority")) n.priority = *v;
   if (auto v = whole_attr("root")) n.root = *v;
   if (auto v = attr_string(pn, "pg_name")) n.pg_name = *v;
+}
 
+void TraceWorkload::add(const void* proto) {
+  const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
+  auto node = std::make_unique<Node>();
+  Node& n = *node;
+  read_fields(proto, n);
+  if (n.type == ChakraProtoMsg::METADATA_NODE) define_groups(&pn);
+  if (n.type == ChakraProtoMsg::COMP_NODE) time_compute(&pn, n);
   if (n.type == ChakraProtoMsg::STORAGE_NODE || n.type == ChakraProtoMsg::BATCH_NODE ||
       n.type == ChakraProtoMsg::CHECKPOINT_NODE || !ChakraProtoMsg::NodeType_IsValid(n.type)) {
     // Nothing to model them with: run as no-ops, counted in one warning.
@@ -693,9 +688,6 @@ void TraceWorkload::launch(Node* n) {
         warn("nodst", "COMM_SEND_NODE without comm_dst (first: node " + std::to_string(n->id) +
                           "): sent to the next rank, as documented");
       }
-      if (options_.bounds) {
-        check_work(*n, options_.bounds->message(n->comm_size), "a send of " + std::to_string(n->comm_size) + " bytes");
-      }
       npu_.start_send(static_cast<int>(peer), n->comm_size, n->comm_tag, this, n,
                       OpLabel{static_cast<std::int64_t>(n->id), &n->name});
       break;
@@ -724,66 +716,60 @@ void TraceWorkload::launch(Node* n) {
   }
 }
 
-void TraceWorkload::start_collective(Node* n) {
-  if (!n->has_comm_type) fail(*n, "COMM_COLL_NODE without a comm_type attribute");
-  const auto type = collective_from_chakra(n->comm_type);
-  if (!type) fail(*n, "unknown comm_type " + std::to_string(n->comm_type));
+CollectiveSpec TraceWorkload::collective_spec(const Node& n) {
+  if (!n.has_comm_type) fail(n, "COMM_COLL_NODE without a comm_type attribute");
+  const auto type = collective_from_chakra(n.comm_type);
+  if (!type) fail(n, "unknown comm_type " + std::to_string(n.comm_type));
   const Group* group = &options_.groups->world();
-  if (!n->pg_name.empty()) {
-    group = options_.groups->find(n->pg_name);
+  if (!n.pg_name.empty()) {
+    group = options_.groups->find(n.pg_name);
     if (group && group->index_of(npu_.rank()) < 0) {
-      fail(*n,
-           "this NPU (" + std::to_string(npu_.rank()) + ") is not a member of process group \"" + n->pg_name + "\"");
+      fail(n, "this NPU (" + std::to_string(npu_.rank()) + ") is not a member of process group \"" + n.pg_name + "\"");
     }
     if (!group) {
       group = &options_.groups->world();
-      warn("pg:" + n->pg_name, "process group \"" + n->pg_name +
-                                   "\" is not defined (give --comm-groups); its collectives run over all NPUs");
+      warn("pg:" + n.pg_name, "process group \"" + n.pg_name +
+                                  "\" is not defined (give --comm-groups); its collectives run over all NPUs");
     }
   }
-  if (n->priority < std::numeric_limits<int>::min() || n->priority > std::numeric_limits<int>::max()) {
-    fail(*n, "comm_priority " + std::to_string(n->priority) + " is outside -2^31 to 2^31-1");  // would wrap
+  if (n.priority < std::numeric_limits<int>::min() || n.priority > std::numeric_limits<int>::max()) {
+    fail(n, "comm_priority " + std::to_string(n.priority) + " is outside -2^31 to 2^31-1");  // would wrap
   }
-  if (n->root < 0 || n->root >= static_cast<std::int64_t>(group->ranks.size())) {
-    fail(*n, "root " + std::to_string(n->root) + " is not a member of the " + std::to_string(group->ranks.size()) +
-                 "-member group \"" + group->name + "\" (give 0 to " + std::to_string(group->ranks.size() - 1) + ")");
+  if (n.root < 0 || n.root >= static_cast<std::int64_t>(group->ranks.size())) {
+    fail(n, "root " + std::to_string(n.root) + " is not a member of the " + std::to_string(group->ranks.size()) +
+                "-member group \"" + group->name + "\" (give 0 to " + std::to_string(group->ranks.size() - 1) + ")");
   }
   // comm_size is each NPU's input, as Chakra's writers mean it (ASTRA-sim's
   // generators and reader, the PyTorch converter): an all-gather's output,
   // the collective's size here, is the group's inputs together.
-  std::uint64_t bytes = n->comm_size;
+  std::uint64_t bytes = n.comm_size;
   if (*type == CollectiveType::kAllGather &&
-      __builtin_mul_overflow(n->comm_size, static_cast<std::uint64_t>(group->ranks.size()), &bytes)) {
-    fail(*n, "an all-gather of comm_size " + std::to_string(n->comm_size) + " bytes from each of " +
-                 std::to_string(group->ranks.size()) + " NPUs gathers more than 2^64 bytes");
-  }
-  if (options_.bounds) {
-    const bool data = options_.collectives && options_.collectives->data;
-    check_work(*n, options_.bounds->collective(*type, bytes, group->ranks.size(), data),
-               std::string(to_string(*type)) + " of " + std::to_string(bytes) + " bytes over " +
-                   std::to_string(group->ranks.size()) + " NPUs");
-  }
-  if (options_.custom_collectives) {
-    if (const auto it = options_.custom_collectives->find(*type); it != options_.custom_collectives->end()) {
-      ++collectives_running_;
-      start_custom_collective(n, it->second);
-      return;
-    }
+      __builtin_mul_overflow(n.comm_size, static_cast<std::uint64_t>(group->ranks.size()), &bytes)) {
+    fail(n, "an all-gather of comm_size " + std::to_string(n.comm_size) + " bytes from each of " +
+                std::to_string(group->ranks.size()) + " NPUs gathers more than 2^64 bytes");
   }
   CollectiveSpec spec;
   spec.type = *type;
   spec.bytes = bytes;
   spec.group = group;
-  spec.root = static_cast<int>(n->root);
+  spec.root = static_cast<int>(n.root);
   spec.dims = &options_.collectives->dims;
-  // Every member numbers the group's collectives alike, as the engine
-  // does (its agreement checks they are the same calls); a custom
-  // collective's own workload shares the numbering.
-  n->collective_key = npu_.next_collective_key(group->id);
+  spec.chunks = options_.collectives->chunks;
+  spec.priority = static_cast<int>(n.priority);
+  spec.dtype = options_.collectives->dtype;
+  spec.op = options_.collectives->op;
+  spec.data = options_.collectives->data;
+  spec.node_id = n.id;
+  spec.name = n.name;
+  return spec;
+}
+
+void TraceWorkload::choose(const Node& n, CollectiveSpec& spec) {
+  const Group& group = *spec.group;
   try {  // the default choice weighs the platform's levels, which may not run
-    const bool is_world = group->id == 0;
+    const bool is_world = group.id == 0;
     const CollectiveChoice choice =
-        choose_collective(*options_.collectives, *options_.hints, *type, bytes, group->ranks, is_world);
+        choose_collective(*options_.collectives, *options_.hints, spec.type, spec.bytes, group.ranks, is_world);
     spec.algorithm = choice.algorithm;
     spec.protocol = choice.protocol;
     spec.dims = choice.dims;
@@ -792,42 +778,81 @@ void TraceWorkload::start_collective(Node* n) {
       spec.nccl_algorithm = static_cast<std::uint8_t>(choice.nccl->candidates[choice.ran].algorithm);
       spec.nccl_protocol = static_cast<std::uint8_t>(choice.nccl->candidates[choice.ran].protocol);
     }
-    if (!choice.nccl && options_.probe && options_.collectives->probe_margin > 0 &&
-        chosen_by_default(*options_.collectives, *type, group->ranks)) {
+    if (!choice.nccl && n.collective_key != kNoCollectiveKey && options_.probe &&
+        options_.collectives->probe_margin > 0 && chosen_by_default(*options_.collectives, spec.type, group.ranks)) {
       spec.algorithm = options_.probe->choose(
-          n->collective_key, *group,
+          n.collective_key, group,
           [&] {
-            return ChoiceProbe::Shape::of(*type, bytes, spec.root, is_world, *group, *options_.collectives,
+            return ChoiceProbe::Shape::of(spec.type, spec.bytes, spec.root, is_world, group, *options_.collectives,
                                           *options_.hints);
           },
           [&] {
-            return probe_candidates(*options_.collectives, *type, bytes, group->ranks, is_world, *options_.hints);
+            return probe_candidates(*options_.collectives, spec.type, spec.bytes, group.ranks, is_world,
+                                    *options_.hints);
           },
           spec.algorithm);
       if (spec.algorithm != choice.algorithm) {  // the probe took another: its own protocol and levels
         spec.protocol =
-            choose_protocol(*options_.collectives, *options_.hints, *type, spec.algorithm, bytes, group->ranks);
+            choose_protocol(*options_.collectives, *options_.hints, spec.type, spec.algorithm, spec.bytes, group.ranks);
         spec.dims = spec.algorithm == AlgorithmKind::kHierarchical
-                        ? choose_levels(*options_.collectives, *options_.hints, *type, bytes)
+                        ? choose_levels(*options_.collectives, *options_.hints, spec.type, spec.bytes)
                         : &options_.collectives->dims;
       }
     }
   } catch (const std::invalid_argument& e) {
-    fail(*n, e.what());
-    return;
+    fail(n, e.what());
   }
-  spec.chunks = options_.collectives->chunks;
-  spec.priority = static_cast<int>(n->priority);
-  spec.dtype = options_.collectives->dtype;
-  spec.op = options_.collectives->op;
-  spec.data = options_.collectives->data;
-  spec.node_id = n->id;
-  spec.name = n->name;
+}
+
+void TraceWorkload::start_collective(Node* n) {
+  CollectiveSpec spec = collective_spec(*n);
+  if (options_.custom_collectives) {
+    if (const auto it = options_.custom_collectives->find(spec.type); it != options_.custom_collectives->end()) {
+      ++collectives_running_;
+      start_custom_collective(n, it->second);
+      return;
+    }
+  }
+  // Every member numbers the group's collectives alike, as the engine
+  // does (its agreement checks they are the same calls); a custom
+  // collective's own workload shares the numbering.
+  n->collective_key = npu_.next_collective_key(spec.group->id);
+  choose(*n, spec);
   ++collectives_running_;
   try {
     npu_.start_collective(spec, this, n);
   } catch (const std::invalid_argument& e) {
     fail(*n, e.what());
+  }
+}
+
+void TraceWorkload::survey(traces::NodeSource& source, WorkSurvey& out) {
+  ChakraProtoMsg::Node pn;
+  while (source.next(pn)) {
+    Node n;
+    read_fields(&pn, n);
+    ++out.operations;
+    switch (n.type) {
+      case ChakraProtoMsg::METADATA_NODE:
+        define_groups(&pn);  // the run defines them again, alike
+        break;
+      case ChakraProtoMsg::COMM_COLL_NODE: {
+        CollectiveSpec spec = collective_spec(n);
+        const WorkSurvey::Key key{static_cast<int>(spec.type), spec.bytes, spec.group->id, spec.root};
+        auto [it, fresh] = out.collectives.try_emplace(key);
+        if (fresh) {        // the choice depends on the key alone: made once for every rank's calls
+          choose(n, spec);  // no probe here: probe_work counts its candidates
+          it->second.spec = spec;
+        }
+        ++it->second.calls;
+        break;
+      }
+      case ChakraProtoMsg::COMM_SEND_NODE:
+        ++out.send_sizes[n.comm_size];
+        break;
+      default:
+        break;
+    }
   }
 }
 

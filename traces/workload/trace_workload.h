@@ -18,13 +18,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "models/collectives/algorithm_choice.h"
 #include "models/collectives/collective_engine.h"
 #include "models/npu/npu.h"
-#include "models/npu/work_bounds.h"
 #include "traces/reader/node_source.h"
 #include "traces/workload/process_groups.h"
 
@@ -40,7 +40,6 @@ struct WorkloadOptions {
   const CollectiveConfig* collectives = nullptr;
   const PlatformHints* hints = nullptr;
   GroupTable* groups = nullptr;
-  const WorkBounds* bounds = nullptr;  // refuses work that would not finish; null: unchecked
   /// Per collective type, a Chakra trace prefix run in its place (ASTRA-sim's
   /// custom collectives); null or absent: the collective engine runs it.
   const std::map<CollectiveType, std::string>* custom_collectives = nullptr;
@@ -63,6 +62,20 @@ struct ComputeTiming {
 /// "c10d::allreduce_", "nccl:all_gather"... -> the collective, for traces
 /// whose COMM_COLL_NODEs carry no comm_type.
 std::optional<CollectiveType> collective_from_op_name(const std::string& name);
+
+/// What a rank's workload asks of the simulator, read in a pass of its own
+/// before the run (TraceWorkload::survey), for the resource estimate.
+struct WorkSurvey {
+  std::uint64_t operations = 0;                       // nodes read and run, of every kind
+  std::map<std::uint64_t, std::uint64_t> send_sizes;  // bytes -> sends of that size
+  /// A distinct collective: type, bytes, group id, root.
+  using Key = std::tuple<int, std::uint64_t, std::uint32_t, int>;
+  struct Calls {
+    CollectiveSpec spec;  // as this rank would start it (the default choice's algorithm, no probe)
+    std::uint64_t calls = 0;
+  };
+  std::map<Key, Calls> collectives;
+};
 
 class TraceWorkload final : public NpuClient {
  public:
@@ -97,6 +110,12 @@ class TraceWorkload final : public NpuClient {
   /// cp, pp: the generated steps' names), "p2p" for other sends and
   /// receives, "other" for other collectives.
   const std::map<std::string, Tick>& exposed_by_kind() const { return exposed_by_kind_; }
+  /// Reads every node of `source` (a fresh reader of this rank's trace or
+  /// generator) and adds what it asks to `out`: its operations, sends and
+  /// collectives, each collective as this rank would start it. Defines the
+  /// trace's process groups as the run does; throws traces::TraceError for a
+  /// node the run would refuse, so bad input is refused before the run.
+  void survey(traces::NodeSource& source, WorkSurvey& out);
   /// What each unfinished node waits for, for stuck reports.
   std::vector<std::string> describe_stuck() const;
 
@@ -106,6 +125,8 @@ class TraceWorkload final : public NpuClient {
   std::string where(void* ctx) const override;
   void read_ahead(bool until_ready);
   void add(const void* proto_node);
+  /// A node's fields, checked (fails naming the node).
+  void read_fields(const void* proto_node, Node& n);
   /// Decides how a compute node is timed: its model's work, or its record.
   void time_compute(const void* proto_node, Node& n);
   void issue_ready();
@@ -114,6 +135,12 @@ class TraceWorkload final : public NpuClient {
   void issue(Node* n);
   void launch(Node* n);
   void start_collective(Node* n);
+  /// A collective node's type, group, size and the platform's settings;
+  /// fails naming the node.
+  CollectiveSpec collective_spec(const Node& n);
+  /// Its algorithm, protocol, levels and channels: the default choice, or
+  /// the probe's where it decides (a node with a collective key).
+  void choose(const Node& n, CollectiveSpec& spec);
   /// Runs the custom collective's trace for this NPU in place of node n.
   void start_custom_collective(Node* n, const std::string& prefix);
   void complete(Node* n);
@@ -124,8 +151,6 @@ class TraceWorkload final : public NpuClient {
   /// "file: node N ("name", TYPE)", the place errors name.
   std::string describe(const Node& n) const;
   void add_group(const std::string& name, const std::vector<std::int64_t>& ranks, std::uint64_t node);
-  /// Warns about, or refuses (unless forced), a node whose work would not finish.
-  void check_work(const Node& n, const WorkBounds::Estimate& e, const std::string& what);
   [[noreturn]] void fail(const Node& n, const std::string& what) const;
   std::int64_t slot(std::uint64_t id) const;
 

@@ -56,7 +56,7 @@ namespace {
 const CLI::Validator kPath([](std::string& text) -> std::string { return text.empty() ? "an empty path" : ""; }, "PATH",
                            "path");
 
-const char* const kForceHelp = "Run work estimated past 2 hours of wall time, or --data past this machine's memory";
+const char* const kForceHelp = "Run work estimated past 2 hours of wall time, or past the memory this process may use";
 
 /// Names and labels come from user files: bytes that are not UTF-8 are
 /// written as U+FFFD rather than stopping the report.
@@ -151,6 +151,7 @@ struct RunArgs {
   std::string remote_memory;
   bool replay = false;
   bool force = false;
+  bool estimate = false;  // print the resource estimate and stop
   bool quiet = false;
   bool data = false;
   int npus = 0;
@@ -300,8 +301,11 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     for (std::size_t j = i + 1; j < outputs.size(); ++j) {
       if (outputs[i].second.empty() || outputs[j].second.empty()) continue;
+      // Absolute first: weakly_canonical leaves a path that does not exist
+      // yet relative ("x.json") but makes "./x.json" absolute.
       std::error_code ec1, ec2;
-      const fs::path x = fs::weakly_canonical(outputs[i].second, ec1), y = fs::weakly_canonical(outputs[j].second, ec2);
+      const fs::path x = fs::weakly_canonical(fs::absolute(outputs[i].second), ec1).lexically_normal();
+      const fs::path y = fs::weakly_canonical(fs::absolute(outputs[j].second), ec2).lexically_normal();
       if (ec1 || ec2 ? outputs[i].second == outputs[j].second : x == y) {
         throw InputError(outputs[i].first + " and " + outputs[j].first + " both name " + outputs[j].second +
                          ": each is written whole, so one would replace the other; give two paths");
@@ -342,7 +346,10 @@ int run(const RunArgs& a) {
   ws.replay = a.replay;
   ws.force = a.force;
   ws.npus = a.npus;
-  sim.load_workload(ws);
+  sim.load_workload(ws);  // refuses work past the bounds, before the run
+  if (!a.quiet || a.estimate) std::cerr << "estimate: " << sim.bounds().describe(sim.estimate()) << "\n";
+  if (!sim.long_run().empty()) std::cerr << "warning: " << sim.long_run() << "\n";
+  if (a.estimate) return kExitOk;
   std::unique_ptr<Timeline> timeline;
   if (!a.timeline.empty()) {
     Timeline::Options to;
@@ -480,8 +487,9 @@ int collbench(const CollbenchArgs& a) {
   Platform& platform = *kept_until_exit;
   for (const auto& note : platform.notes()) std::cerr << "note: " << note << "\n";
   std::vector<std::string> errors;
-  const std::string long_run = check_collbench_work(platform, o);
-  if (!long_run.empty()) std::cerr << "warning: " << long_run << "\n";
+  const CollbenchWork work = check_collbench_work(platform, o);
+  if (!a.quiet) std::cerr << "estimate: " << work.bounds.describe(work.estimate) << "\n";
+  if (!work.long_run.empty()) std::cerr << "warning: " << work.long_run << "\n";
   bool header = false;
   // On a terminal, a progress line on stderr while a row is measured (long
   // rows take minutes), cleared before the row is printed.
@@ -520,6 +528,7 @@ int collbench(const CollbenchArgs& a) {
   });
   if (!a.json.empty()) {
     auto j = collbench_json(platform, o, rows);
+    j["estimate"] = work.bounds.json(work.estimate);
     j["fabricsim"] = provenance();
     write_output_file(a.json, json_text(j), "collbench JSON");
   }
@@ -559,6 +568,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
          "Run the trace's ranks on the first N NPUs only, the others idle (a 1-rank trace on one GPU of a node)")
       ->check(CLI::Range(1, 1 << 30));
   cmd->add_flag("--force", a.force, kForceHelp);
+  cmd->add_flag("--estimate", a.estimate,
+                "Read the workload, print its estimated messages, wall time and memory, and stop (a dry run)");
   cmd->add_flag("--data", a.data, "Carry real bytes and check every collective's result");
   cmd->add_option("--chunks", a.chunks, "Split each collective into this many pipelined chunks")
       ->check(CLI::Range(std::uint64_t{1}, limits::kMaxChunks));
