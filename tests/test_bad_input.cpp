@@ -1413,3 +1413,26 @@ TEST(BadSweeps, ASpecThatIsAFolderAndAManifestOfTheWrongShapeAreNamed) {
     }
   }
 }
+
+TEST(BadWork, GeneratorsCountTheirOutputBeforeWritingAFile) {
+  // gen collective once wrote gigabytes for --npus 131072 --iterations
+  // 1000000 with no bound. Every generator's output is counted first:
+  // past --limit it is refused before a file is written; --force writes it.
+  const std::string dir = testutil::scratch_dir("bad-gen-size");
+  const std::string gen = "gen collective --npus 4 --bytes 1M --iterations 1000 --out " + dir + "/c";
+  auto r = testutil::run_fabricsim(gen + " --limit 64K");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("gen collective --out " + dir +
+                       "/c: the traces would take more than 0.1 MiB (give --force or "
+                       "a larger --limit"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/c.0.et"));
+  EXPECT_EQ(hidden_files(dir), std::vector<std::string>{});
+  r = testutil::run_fabricsim(gen + " --limit 64K --force");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/c.3.et"));
+  r = testutil::run_fabricsim("gen pipeline --stages 2 --microbatches 100000 --out " + dir + "/p --limit 1M");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/p.0.et"));
+}

@@ -18,8 +18,8 @@ const ParamTable<Nic::Params>& Nic::Params::table() {
           .add("header", Quantity::kBytes, &Params::header_bytes, "bytes added on the wire per packet")
           .legacy("header_bytes", 1, "bytes")
           .add("segment", Quantity::kBytes, &Params::segment_bytes,
-               "most message bytes per frame (a frame holds whole packets)")
-          .range(1, static_cast<double>(limits::kMaxBytes))
+               "most message bytes per frame (a frame holds whole packets; at most 1 GiB, a DMA request's size)")
+          .range(1, static_cast<double>(1ull << 30))
           .legacy("segment_bytes", 1, "bytes")
           .add("read_ahead", Quantity::kBytes, &Params::read_ahead_bytes,
                "bytes of frames each port reads from the NPU's memory ahead of the wire (outstanding DMA reads; "

@@ -51,7 +51,7 @@ WorkBounds::Estimate WorkBounds::message(std::uint64_t bytes) const {
 
 double WorkBounds::seconds(const Estimate& e) const {
   const double cache = 1 + platform_bytes / kCacheBytes;
-  return kStartSeconds +
+  return kStartSeconds + kBuildSecondsPerByte * platform_bytes +
          cache * (e.messages * seconds_per_message + e.frame_seconds + e.operations * kSecondsPerOperation);
 }
 

@@ -34,7 +34,11 @@ struct WorkBounds {
   static constexpr double kSecondsPerFrameDma = 0.9e-6;
   static constexpr double kSecondsPerFrameAcked = 0.9e-6;
   static constexpr double kSecondsPerOperation = 1.0e-6;
-  static constexpr double kStartSeconds = 0.01;             // loading, elaborating, reporting a small platform
+  static constexpr double kStartSeconds = 0.01;  // loading, elaborating, reporting a small platform
+  /// Building a platform, per byte it takes: 1 to 5.5 s per GB measured
+  /// (docs/performance.md, "Building a platform": fully connected fabrics,
+  /// Selene, dgx_h100_16node).
+  static constexpr double kBuildSecondsPerByte = 3e-9;
   static constexpr double kCacheBytes = 512e6;              // per-unit costs x (1 + platform bytes / this)
   static constexpr double kBaseBytes = 16.0 * (1 << 20);    // the process before any platform (libraries, SystemC)
   static constexpr double kBytesPerMessageInFlight = 1024;  // a message, its frames' state, its queue entries

@@ -80,7 +80,7 @@ ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
           p.supported |= reduction_bit(op, type);
         }
       }
-      if (p.supported == 0) {  // a unit that reduces nothing would refuse every collective, far from here
+      if (p.supported == 0) {  // a unit that reduces nothing would refuse every reduction, far from here
         in.fail(ops,
                 "\"ops\" lists no reduction: give all, nvls or a map from operation to types "
                 "(sum: [fp32, bf16]), or remove the reduction section");

@@ -152,7 +152,7 @@ void Simulation::estimate_work(std::size_t window) {
                   to_string(spec.algorithm) + ", " + runs_text + (runs_text == std::string("1") ? " run)" : " runs)");
       }
     } catch (const std::invalid_argument& x) {
-      throw InputError(x.what());
+      throw InputError(calls.first + ": " + x.what());
     }
     e += part;
   }

@@ -3,6 +3,7 @@
 #include <sys/statvfs.h>
 
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -210,6 +211,19 @@ std::string gib(double bytes) {  // MiB below a GiB: a small job's estimate stay
 }
 }  // namespace
 
+double free_space_for(const std::string& prefix) {
+  // The folder they go to, or the nearest one above it that exists (the
+  // writer makes the rest).
+  std::string folder = prefix.find('/') == std::string::npos ? "." : prefix.substr(0, prefix.find_last_of('/') + 1);
+  struct statvfs fs {};
+  while (::statvfs(folder.c_str(), &fs) != 0 && folder.size() > 1) {
+    const std::size_t up = folder.find_last_of('/', folder.size() - 2);
+    folder = up == std::string::npos ? "." : folder.substr(0, up + 1);
+  }
+  if (::statvfs(folder.c_str(), &fs) != 0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+}
+
 void write_job_traces(const TrainingJob& job, const std::string& prefix, double limit, bool force, std::ostream& log) {
   // Rank 0's nodes as the writer frames them (a varint length, then the
   // node), and every stage's count from its first rank's counting pass.
@@ -232,20 +246,10 @@ void write_job_traces(const TrainingJob& job, const std::string& prefix, double 
     bytes += nodes * per_node * ranks_per_stage;
   }
   const std::string what = std::to_string(job.gpus()) + " traces " + prefix + ".<rank>.et";
-  // The folder they go to, or the nearest one above it that exists (the
-  // writer makes the rest).
-  std::string folder = prefix.find('/') == std::string::npos ? "." : prefix.substr(0, prefix.find_last_of('/') + 1);
-  struct statvfs fs {};
-  while (::statvfs(folder.c_str(), &fs) != 0 && folder.size() > 1) {
-    const std::size_t up = folder.find_last_of('/', folder.size() - 2);
-    folder = up == std::string::npos ? "." : folder.substr(0, up + 1);
-  }
-  if (::statvfs(folder.c_str(), &fs) == 0) {
-    const double free = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
-    if (bytes > free) {
-      throw InputError(what + " would take about " + gib(bytes) + ", more than the " + gib(free) + " free in " +
-                       folder + " (run the step in process with `fabricsim run --model`, which writes nothing)");
-    }
+  if (const double free = free_space_for(prefix); bytes > free) {
+    throw InputError(what + " would take about " + gib(bytes) + ", more than the " + gib(free) +
+                     " free where they go (run the step in process with `fabricsim run --model`, which writes "
+                     "nothing)");
   }
   if (bytes > limit && !force) {
     throw InputError(what + " would take about " + gib(bytes) + ", past the limit of " + gib(limit) +

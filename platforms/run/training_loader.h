@@ -36,7 +36,10 @@ std::string check_job_memory(const TrainingJob& job, const PlatformSpec& spec);
 /// stage's node count, and printed; past the free space of the folder they
 /// go to, or past `limit` bytes unless `force`, InputError (exit 2) with
 /// the numbers and nothing written.
-constexpr double kMaxTraceBytes = 64.0 * (1ull << 30);  // gen model --limit's default
+constexpr double kMaxTraceBytes = 64.0 * (1ull << 30);  // gen --limit's default
+/// Bytes free where traces with this prefix go (its folder, or the nearest
+/// one above that exists); infinity when unknown.
+double free_space_for(const std::string& prefix);
 void write_job_traces(const TrainingJob& job, const std::string& prefix, double limit, bool force, std::ostream& log);
 
 /// A Hugging Face config.json as a model section (the keys of ModelSpec's

@@ -216,12 +216,24 @@ CollectiveSpec row_spec(const Platform& platform, const CollbenchOptions& o, con
 
 }  // namespace
 
-CollbenchWork check_collbench_work(Platform& platform, const CollbenchOptions& o) {
+Group collbench_group(const Platform& platform, const CollbenchOptions& o) {
   const int n = collbench_npus(platform, o);
-  const WorkBounds bounds = work_bounds(platform, o.force);
   Group world;
+  world.id = 0;
   world.name = "world";
-  for (int r = 0; r < n; ++r) world.ranks.push_back(r);
+  for (int r = 0; r < n; ++r) world.ranks.push_back(r * o.stride);
+  if (o.root < 0 || o.root >= n) {
+    throw InputError("--root " + std::to_string(o.root) + ": the root is a member of the group, 0 to " +
+                     std::to_string(n - 1) +
+                     (o.stride > 1 ? " (member k is NPU " + std::to_string(o.stride) + " x k)" : ""));
+  }
+  return world;
+}
+
+CollbenchWork check_collbench_work(Platform& platform, const CollbenchOptions& o) {
+  const Group world = collbench_group(platform, o);  // as the sweep runs it: --stride, --root checked
+  const int n = static_cast<int>(world.ranks.size());
+  const WorkBounds bounds = work_bounds(platform, o.force);
   WorkBounds::Estimate total;
   total.operations = static_cast<double>(n);  // the bench's start and end per row
   for (const std::uint64_t bytes : collbench_sizes(o, n)) {
@@ -727,15 +739,7 @@ std::vector<CollbenchRow> run_collbench(Platform& platform, const CollbenchOptio
                                         const std::function<void(const CollbenchRow&)>& on_row) {
   const int n = collbench_npus(platform, o);
   const std::vector<std::uint64_t> sizes = collbench_sizes(o, n);
-  Group world;
-  world.id = 0;
-  world.name = "world";
-  for (int r = 0; r < n; ++r) world.ranks.push_back(r * o.stride);
-  if (o.root < 0 || o.root >= n) {
-    throw InputError("--root " + std::to_string(o.root) + ": the root is a member of the group, 0 to " +
-                     std::to_string(n - 1) +
-                     (o.stride > 1 ? " (member k is NPU " + std::to_string(o.stride) + " x k)" : ""));
-  }
+  const Group world = collbench_group(platform, o);
 
   Bench bench(platform, world);
   std::vector<CollbenchRow> rows;

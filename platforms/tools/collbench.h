@@ -41,6 +41,9 @@ struct CollbenchOptions {
 /// The sizes a sweep runs, in order (whole elements; whole blocks where the
 /// collective splits by rank). Throws InputError for a sweep without end.
 std::vector<std::uint64_t> collbench_sizes(const CollbenchOptions& options, int npus);
+/// The group a sweep runs over: its NPUs, --stride apart; throws InputError
+/// for a --root outside it.
+Group collbench_group(const Platform& platform, const CollbenchOptions& options);
 /// The sweep's estimated cost (models/npu/work_bounds.h): every row's
 /// collective counted from its programs. Throws InputError past the bounds
 /// unless options.force.

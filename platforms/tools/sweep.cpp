@@ -403,11 +403,12 @@ nlohmann::json read_manifest(const std::string& path) {
   } else if (!m.contains("points") || !m["points"].is_array()) {
     problem = "its \"points\" is not a list";
   } else {
+    std::size_t position = 0;
     for (const auto& p : m["points"]) {
-      if (!p.is_object() || !p.contains("index") || !p["index"].is_number_unsigned() || !p.contains("id") ||
-          !p["id"].is_string() || !p.contains("axes") || !p["axes"].is_object() || !p.contains("args") ||
-          !strings(p["args"])) {
-        problem = "a point is not {\"index\", \"id\", \"axes\", \"args\"}";
+      if (!p.is_object() || !p.contains("index") || !p["index"].is_number_unsigned() ||
+          p["index"].get<std::size_t>() != position++ || !p.contains("id") || !p["id"].is_string() ||
+          !p.contains("axes") || !p["axes"].is_object() || !p.contains("args") || !strings(p["args"])) {
+        problem = "a point is not {\"index\" (its place), \"id\", \"axes\", \"args\"}";
         break;
       }
       for (const auto& a : m["axes"]) {

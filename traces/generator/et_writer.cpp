@@ -21,8 +21,23 @@ const std::string& with_folder(const std::string& path) {
 }
 }  // namespace
 
-EtWriter::EtWriter(const std::string& path, const std::string& version)
-    : path_(path), file_(with_folder(path), "trace"), out_(file_.stream()) {
+namespace {
+EtWriter::Count* counting = nullptr;
+}  // namespace
+
+EtWriter::Count::Count(double l) : limit(l) {
+  counting = this;
+}
+EtWriter::Count::~Count() {
+  counting = nullptr;
+}
+
+EtWriter::EtWriter(const std::string& path, const std::string& version) : path_(path), count_(counting) {
+  if (count_) {
+    count_->files += 1;
+  } else {
+    file_ = std::make_unique<OutputFile>(with_folder(path), "trace");
+  }
   ChakraProtoMsg::GlobalMetadata meta;
   meta.set_version(version);
   write_record(meta);
@@ -36,8 +51,14 @@ void EtWriter::write_record(const google::protobuf::MessageLite& msg) {
     cos.WriteVarint32(static_cast<std::uint32_t>(msg.ByteSizeLong()));
     msg.SerializeWithCachedSizes(&cos);
   }
-  out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-  if (!out_) throw std::runtime_error(path_ + ": write failed");
+  if (count_) {
+    count_->bytes += static_cast<double>(buffer_.size());
+    if (count_->bytes > count_->limit) throw Count::PastLimit{};
+    return;
+  }
+  std::ostream& out = file_->stream();
+  out.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+  if (!out) throw std::runtime_error(path_ + ": write failed");
 }
 
 void EtWriter::write(const ChakraProtoMsg::Node& node) {
@@ -46,7 +67,7 @@ void EtWriter::write(const ChakraProtoMsg::Node& node) {
 }
 
 void EtWriter::close() {
-  file_.commit();
+  if (file_) file_->commit();
 }
 
 EtWriter::~EtWriter() = default;  // without close(), file_ removes what was written

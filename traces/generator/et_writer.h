@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "tlm/util/output_file.h"
@@ -15,6 +16,19 @@ class EtWriter {
  public:
   /// Opens `path` and writes the GlobalMetadata; throws InputError.
   explicit EtWriter(const std::string& path, const std::string& version = "0.0.4");
+  /// While a Count lives, writers open no file: they add the bytes they
+  /// would write to it, and throw Count::PastLimit once it passes `limit`
+  /// (a generator's counting pass, bounded in time as in size).
+  struct Count {
+    explicit Count(double limit);
+    ~Count();
+    Count(const Count&) = delete;
+    Count& operator=(const Count&) = delete;
+    double bytes = 0;
+    double files = 0;
+    double limit;
+    struct PastLimit {};
+  };
   /// Without close(), the file is not written at all.
   ~EtWriter();
   EtWriter(const EtWriter&) = delete;
@@ -27,8 +41,8 @@ class EtWriter {
  private:
   void write_record(const google::protobuf::MessageLite& msg);
   std::string path_;
-  OutputFile file_;  // whole or absent; never replaces a device or a symlink
-  std::ostream& out_;
+  Count* count_;                      // counting, not writing (Count)
+  std::unique_ptr<OutputFile> file_;  // whole or absent; never replaces a device or a symlink
   std::string buffer_;
   std::uint64_t nodes_ = 0;
 };

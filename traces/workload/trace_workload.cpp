@@ -261,6 +261,7 @@ std::int64_t TraceWorkload::slot(std::uint64_t id) const {
 }
 
 void TraceWorkload::warn(const std::string& key, const std::string& text) {
+  if (surveying_) return;  // the run reads the same nodes and says it then (a group defined further on is not missing)
   if (warned_[key]++ == 0) warnings_.emplace_back(key, path_ + ": " + text);
 }
 
@@ -827,6 +828,11 @@ void TraceWorkload::start_collective(Node* n) {
 }
 
 void TraceWorkload::survey(traces::NodeSource& source, WorkSurvey& out) {
+  surveying_ = true;
+  struct Done {
+    bool& flag;
+    ~Done() { flag = false; }
+  } done{surveying_};
   ChakraProtoMsg::Node pn;
   while (source.next(pn)) {
     Node n;
@@ -838,11 +844,28 @@ void TraceWorkload::survey(traces::NodeSource& source, WorkSurvey& out) {
         break;
       case ChakraProtoMsg::COMM_COLL_NODE: {
         CollectiveSpec spec = collective_spec(n);
+        if (options_.custom_collectives) {
+          if (const auto it = options_.custom_collectives->find(spec.type); it != options_.custom_collectives->end()) {
+            // The custom trace runs in its place, not the engine: its nodes count.
+            WorkloadOptions inner = options_;
+            inner.custom_collectives = nullptr;
+            const std::string path = traces::rank_file(it->second, npu_.rank());
+            try {
+              TraceWorkload custom(npu_, path, npus_, inner);
+              traces::EtFileSource nodes(path);
+              custom.survey(nodes, out);
+            } catch (const TraceError& e) {
+              fail(n, std::string("its custom collective: ") + e.what());
+            }
+            break;
+          }
+        }
         const WorkSurvey::Key key{static_cast<int>(spec.type), spec.bytes, spec.group->id, spec.root};
         auto [it, fresh] = out.collectives.try_emplace(key);
         if (fresh) {        // the choice depends on the key alone: made once for every rank's calls
           choose(n, spec);  // no probe here: probe_work counts its candidates
           it->second.spec = spec;
+          it->second.first = describe(n);
         }
         ++it->second.calls;
         break;

@@ -73,6 +73,7 @@ struct WorkSurvey {
   struct Calls {
     CollectiveSpec spec;  // as this rank would start it (the default choice's algorithm, no probe)
     std::uint64_t calls = 0;
+    std::string first;  // where it is first called ("file: node N (...)"), for messages
   };
   std::map<Key, Calls> collectives;
 };
@@ -200,6 +201,7 @@ class TraceWorkload final : public NpuClient {
   std::map<std::string, int> comm_running_;  // by kind
   int comm_in_flight_ = 0, gpu_in_flight_ = 0;
   Tick last_tracked_ = 0;
+  bool surveying_ = false;  // survey(): warnings wait for the run
 };
 
 }  // namespace fabricsim

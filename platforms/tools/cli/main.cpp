@@ -349,7 +349,10 @@ int run(const RunArgs& a) {
   sim.load_workload(ws);  // refuses work past the bounds, before the run
   if (!a.quiet || a.estimate) std::cerr << "estimate: " << sim.bounds().describe(sim.estimate()) << "\n";
   if (!sim.long_run().empty()) std::cerr << "warning: " << sim.long_run() << "\n";
-  if (a.estimate) return kExitOk;
+  if (a.estimate) {
+    for (const auto& w : sim.warnings()) std::cerr << "warning: " << w << "\n";
+    return kExitOk;
+  }
   std::unique_ptr<Timeline> timeline;
   if (!a.timeline.empty()) {
     Timeline::Options to;
@@ -696,10 +699,14 @@ class GenCommands {
     add_offload(*gen);
     add_long(*gen);
   }
-  /// Runs the generator the command line named; false if none.
+  /// Runs the generator the command line named; false if none. Its output
+  /// is counted first (gen model estimates its own): past --limit (64 GiB)
+  /// without --force, or past the free space where it goes, it is refused
+  /// before a file is written.
   bool run() const {
     for (const auto& [cmd, write] : generators_) {
       if (cmd->parsed()) {
+        if (cmd->get_name() != "model") check_output(*cmd, write);
         write();
         return true;
       }
@@ -708,7 +715,59 @@ class GenCommands {
   }
 
  private:
-  void add(CLI::App* cmd, std::function<void()> write) { generators_.emplace_back(cmd, std::move(write)); }
+  void add(CLI::App* cmd, std::function<void()> write) {
+    if (cmd->get_name() != "model") {
+      cmd->add_option("--limit", bounds_.limit, "Refuse traces past this size (K, M, G, T: 1024-based; default 64G)");
+      cmd->add_flag("--force", bounds_.force, "Write traces past --limit");
+    }
+    generators_.emplace_back(cmd, std::move(write));
+  }
+
+  static std::string size_text(double bytes) {
+    char buf[64];
+    if (bytes < 1073741824.0) {
+      std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / 1048576.0);
+    } else {
+      std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / 1073741824.0);
+    }
+    return buf;
+  }
+
+  void check_output(const CLI::App& cmd, const std::function<void()>& write) const {
+    double limit = kMaxTraceBytes;
+    if (!bounds_.limit.empty()) {
+      try {
+        limit = static_cast<double>(parse_size(bounds_.limit));
+      } catch (const std::exception& e) {
+        throw InputError("--limit " + bounds_.limit + ": " + e.what());
+      }
+    }
+    const std::string out = cmd.get_option("--out")->as<std::string>();
+    const double free = free_space_for(out);
+    const double bound = std::min(bounds_.force ? free : limit, free);
+    const std::string what = "gen " + cmd.get_name() + " --out " + out;
+    traces::EtWriter::Count count(bound);
+    std::streambuf* const shown = std::cout.rdbuf(nullptr);  // the counting pass prints nothing
+    try {
+      write();
+    } catch (const traces::EtWriter::Count::PastLimit&) {
+      std::cout.rdbuf(shown);
+      if (bound == free) {
+        throw InputError(what + ": the traces would take more than the " + size_text(free) + " free where they go");
+      }
+      throw InputError(what + ": the traces would take more than " + size_text(limit) +
+                       " (give --force or a larger --limit to write them anyway)");
+    } catch (...) {
+      std::cout.rdbuf(shown);
+      throw;
+    }
+    std::cout.rdbuf(shown);
+  }
+
+  struct {
+    std::string limit;
+    bool force = false;
+  } bounds_;
 
   void add_collective(CLI::App& gen) {
     CLI::App* cmd = gen.add_subcommand("collective", "A collective microbenchmark, one trace per NPU");
