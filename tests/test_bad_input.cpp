@@ -1436,3 +1436,39 @@ TEST(BadWork, GeneratorsCountTheirOutputBeforeWritingAFile) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/p.0.et"));
 }
+
+TEST(BadPlatforms, AFabricTooLargeForAnyMachineIsRefusedBeforeItsListIsMade) {
+  // A 3-level fat tree with leaf_up = agg_up = 65,536 overflowed an int
+  // counting its core switches and crashed; a 131,072-NPU fully connected
+  // fabric died of bad_alloc making its connections. Both are counted first.
+  const std::string dir = testutil::scratch_dir("bad-huge-fabric");
+  auto r = run_platform(dir,
+                        "npus: 131072\nfabrics:\n  - topology: fat_tree\n    levels: 3\n    leaf_down: 1\n"
+                        "    leaf_up: 65536\n    pod_leaves: 1\n    agg_up: 65536\n");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/p.yaml"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("a 3-level fat tree of 131072 NPUs has 5.63e+14 connections, more than the 16777216"),
+            std::string::npos)
+      << r.err;
+  r = run_platform(dir, "npus: 131072\nfabrics: [{topology: fully_connected}]\n");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("a fully connected fabric of 131072 NPUs has 8.59e+09 connections"), std::string::npos) << r.err;
+}
+
+TEST(BadPlatforms, TransportKeysOfAnotherTransportAreSaidToDoNothing) {
+  // tcp_rto on a credit fabric, dcqcn_g on RoCE without DCQCN and
+  // flow_quantum under packets were taken silently, with no effect.
+  const std::string dir = testutil::scratch_dir("bad-unused-keys");
+  const auto r = run_platform(dir,
+                              "npus: 4\nfabrics:\n  - topology: switch\n    transport:\n      tcp_rto: 1 ms\n"
+                              "      flow_quantum: 1 us\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: " + dir +
+                       "/p.yaml:5:7: transport.tcp_rto has no effect: it sets transport tcp's "
+                       "window"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(dir + "/p.yaml:6:7: transport.flow_quantum has no effect: it applies to model: flow only"),
+            std::string::npos)
+      << r.err;
+}

@@ -1483,6 +1483,10 @@ TEST(CollectiveWork, ARingAllReduceIsTwoNMinusOneMessagesPerMemberPerChunkInFram
   c.config.active_chunks = 1;  // one chunk in flight per member
   w = collective_work(c.spec, c.config, nullptr, 32 * 1024);
   EXPECT_DOUBLE_EQ(w.peak_messages, 8);
+  // 64 chunks: 8 of them counted, scaled to the 64 (8 x 14 x 64 messages).
+  WorkCase many = work_case(CollectiveType::kAllReduce, AlgorithmKind::kRing, 8, 64, 4 * 64 * 1024);
+  many.spec.group = &many.group;
+  EXPECT_DOUBLE_EQ(collective_work(many.spec, many.config, nullptr, 32 * 1024).messages, 8.0 * 14 * 64);
   // 1,024 members, sampled: still 1,024 x 2 x 1,023 messages.
   WorkCase big = work_case(CollectiveType::kAllReduce, AlgorithmKind::kRing, 1024, 1, 4096);
   big.spec.group = &big.group;

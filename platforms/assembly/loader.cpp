@@ -18,6 +18,24 @@
 namespace fabricsim {
 
 namespace {
+/// Why a transport key does nothing on transport `t` ("" when it acts).
+std::string unused_transport_key(const std::string& key, const TransportSpec& t) {
+  using CC = TransportSpec::CongestionControl;
+  const auto starts = [&key](const char* prefix) { return key.rfind(prefix, 0) == 0; };
+  const bool roce = t.kind == TransportSpec::Kind::kRoce, tcp = t.kind == TransportSpec::Kind::kTcp;
+  if (starts("pfc_") && !roce) return "PFC acts on transport roce only";
+  if (starts("tcp_") && !tcp) return "it sets transport tcp's window";
+  if (starts("dcqcn_") && !(roce && t.control() == CC::kDcqcn)) return "it sets congestion_control dcqcn on roce";
+  if (starts("dctcp_") && t.control() != CC::kDctcp) return "it sets congestion_control dctcp";
+  if ((key == "switch_buffer" || key == "buffer_alpha") && !t.ethernet()) {
+    return "a shared switch buffer is modelled on roce and tcp only";
+  }
+  if (key == "flow_quantum" && t.model != TransportSpec::Model::kFlow) return "it applies to model: flow only";
+  return "";
+}
+}  // namespace
+
+namespace {
 
 Link::Params read_link(const YamlInput& in, const YAML::Node& node, const std::string& what, Link::Params p = {}) {
   read_params(in, node, Link::Params::table(), p, what);
@@ -328,7 +346,7 @@ std::optional<PcieSwitch::Params> read_pcie(const YamlInput& in, const YAML::Nod
 /// One fabric entry of the platform file: a generator, possibly replicated
 /// over groups of NPUs.
 std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node, const PlatformSpec& spec,
-                                    std::size_t index) {
+                                    std::size_t index, std::vector<std::string>& notes) {
   const std::string topology = in.text(node, "topology", "");
   if (topology.empty()) in.fail(node, "missing \"topology\" in fabric");
   const TopologyKind* kind = find_topology(topology);
@@ -371,6 +389,14 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     }
     if (!transport.ethernet() && cc != CC::kNone) {
       in.fail(where, "congestion_control needs an Ethernet transport (kind: roce or tcp)");
+    }
+    // Keys of another transport are taken (a platform may keep a sweep's
+    // settings) but said: a user who set tcp_rto on RoCE should know it does
+    // nothing.
+    for (const auto& kv : t) {
+      const std::string key = kv.first.Scalar();
+      const std::string why = unused_transport_key(key, transport);
+      if (!why.empty()) notes.push_back(in.where(kv.first) + ": transport." + key + " has no effect: " + why);
     }
     if (transport.load_balancing != PortChoice::kFlowHash && transport.needs_order()) {
       in.fail(t["load_balancing"], std::string("load_balancing ") +
@@ -646,7 +672,8 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
     Nic::Params nic = nic_defaults;
     if (fabrics[i]["nic"]) read_params(in, fabrics[i]["nic"], Nic::Params::table(), nic, "fabric nic");
     const std::optional<PcieSwitch::Params> pcie = read_pcie(in, fabrics[i], spec);
-    for (FabricSpec& f : read_fabric(in, fabrics[i], spec, i)) {
+    std::vector<std::string> notes;
+    for (FabricSpec& f : read_fabric(in, fabrics[i], spec, i, notes)) {
       f.nic = nic;
       f.pcie = pcie;
       if (pcie && pcie->devices_per_switch % static_cast<unsigned>(f.gpus_per_nic) != 0) {
@@ -670,6 +697,7 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
       }
       spec.fabrics.push_back(std::move(f));
     }
+    spec.notes.insert(spec.notes.end(), notes.begin(), notes.end());
   }
   for (FabricSpec& f : spec.fabrics) resolve_read_ahead(spec, f);
   for (const FabricSpec& f : spec.fabrics) spec.hints.fabric_costs.push_back(protocol_costs(f));

@@ -105,6 +105,7 @@ Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   Calendar::instance();  // the fabric's calendar is a top-level module
   if (spec_.npus < 1) throw InputError(spec_.file + ": a platform needs at least one NPU");
   check_build_memory();
+  notes_ = spec_.notes;
   directory_.resize(spec_.npus);
 
   // Which fabrics each NPU is on, in declaration order: that is its NIC order.

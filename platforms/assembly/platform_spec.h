@@ -142,6 +142,9 @@ struct RtlOptions {
 };
 
 struct PlatformSpec {
+  /// What the loader noticed and did not refuse (a key with no effect on the
+  /// fabric it is written for), "file:line: ..." each, said as warnings.
+  std::vector<std::string> notes;
   std::string name;
   std::string file;  // where it came from
   int npus = 0;

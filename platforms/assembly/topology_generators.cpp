@@ -1,6 +1,8 @@
 #include "platforms/assembly/topology_generators.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <limits>
@@ -42,6 +44,21 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(what);
 }
 
+/// Most connections a generated fabric may have: at about 20 KB each to
+/// build (docs/performance.md, "Building a platform") 2^24 take 335 GB, past
+/// any machine; checked before the list is made (a 3-level fat tree with
+/// leaf_up = agg_up = 65,536 once overflowed an int and crashed).
+constexpr double kMaxGeneratedEdges = 16777216;
+
+void require_edges(double edges, const std::string& what) {
+  if (edges > kMaxGeneratedEdges) {
+    char count[32];
+    std::snprintf(count, sizeof count, "%.4g", edges);
+    throw std::invalid_argument(what + " has " + count +
+                                " connections, more than the 16777216 any machine could build (about 20 KB each)");
+  }
+}
+
 }  // namespace
 
 FabricSpec make_ring(const std::vector<int>& ranks, bool bidirectional, const Link::Params& link) {
@@ -66,6 +83,7 @@ FabricSpec make_ring(const std::vector<int>& ranks, bool bidirectional, const Li
 
 FabricSpec make_fully_connected(const std::vector<int>& ranks, const Link::Params& link) {
   const int n = static_cast<int>(ranks.size());
+  require_edges(0.5 * n * (n - 1.0), "a fully connected fabric of " + std::to_string(n) + " NPUs");
   FabricSpec f;
   f.topology = "fully_connected";
   add_nics(f, ranks);
@@ -91,6 +109,9 @@ FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<i
                               Tick switch_latency) {
   require(!lanes.empty(), "\"lanes\" needs one entry per switch");
   const int n = static_cast<int>(ranks.size());
+  require_edges(
+      static_cast<double>(n) * static_cast<double>(lanes.size()),
+      "a switch of " + std::to_string(n) + " NPUs in " + std::to_string(lanes.size()) + " planes (\"lanes\")");
   FabricSpec f;
   f.topology = "switch";
   add_nics(f, ranks);
@@ -155,6 +176,12 @@ FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& s, c
   require(s.levels == 2 || s.levels == 3, "a fat tree has 2 or 3 levels");
   require(s.leaf_down >= 1 && s.leaf_up >= 1, "leaf_down and leaf_up must be >= 1");
   require(s.rails >= 1 && n % s.rails == 0, "the NPUs must divide evenly into rails");
+  {
+    const double leaves = std::ceil(static_cast<double>(n) / s.leaf_down), up = s.leaf_up;
+    const double pods = s.levels == 3 ? std::ceil(leaves / std::max(1, s.pod_leaves)) : 0;
+    require_edges(n + leaves * up + pods * up * std::max(1, s.agg_up),
+                  "a " + std::to_string(s.levels) + "-level fat tree of " + std::to_string(n) + " NPUs");
+  }
   FabricSpec f;
   f.topology = std::to_string(s.levels) + "_level_fat_tree";
   f.routing = Routing::kUpDown;
@@ -187,7 +214,7 @@ FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& s, c
   }
   require(s.pod_leaves >= 1 && s.agg_up >= 1, "pod_leaves and agg_up must be >= 1");
   const int pods = (leaves + s.pod_leaves - 1) / s.pod_leaves;
-  std::vector<int> core(static_cast<std::size_t>(s.leaf_up * s.agg_up));
+  std::vector<int> core(static_cast<std::size_t>(s.leaf_up) * static_cast<std::size_t>(s.agg_up));
   for (std::size_t c = 0; c < core.size(); ++c) core[c] = add_switch(f, "core" + std::to_string(c), switch_latency, 3);
   for (int p = 0; p < pods; ++p) {
     std::vector<int> agg(static_cast<std::size_t>(s.leaf_up));
@@ -202,8 +229,10 @@ FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& s, c
     }
     for (int j = 0; j < s.leaf_up; ++j) {
       for (int m = 0; m < s.agg_up; ++m) {
-        f.edges.push_back(
-            FabricEdge{agg[static_cast<std::size_t>(j)], core[static_cast<std::size_t>(j * s.agg_up + m)], uplink, -1});
+        f.edges.push_back(FabricEdge{
+            agg[static_cast<std::size_t>(j)],
+            core[static_cast<std::size_t>(j) * static_cast<std::size_t>(s.agg_up) + static_cast<std::size_t>(m)],
+            uplink, -1});
       }
     }
   }

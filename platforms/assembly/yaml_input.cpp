@@ -110,16 +110,22 @@ bool valid_utf8(const std::string& s) {
 
 }  // namespace
 
-void YamlInput::fail(const YAML::Node& at, const std::string& what) const {
+std::string YamlInput::where(const YAML::Node& at) const {
   if (origins_) {
-    if (const std::string* flag = origins_->flag_of(at)) throw InputError(*flag + ": " + what + " (in " + file_ + ")");
+    if (const std::string* flag = origins_->flag_of(at)) return *flag + " (in " + file_ + ")";
   }
   const YAML::Mark m = at.Mark();
   std::ostringstream os;
   os << file_;
   if (m.line >= 0) os << ":" << m.line + 1 << ":" << m.column + 1;
-  os << ": " << what;
-  throw InputError(os.str());
+  return os.str();
+}
+
+void YamlInput::fail(const YAML::Node& at, const std::string& what) const {
+  if (origins_) {
+    if (const std::string* flag = origins_->flag_of(at)) throw InputError(*flag + ": " + what + " (in " + file_ + ")");
+  }
+  throw InputError(where(at) + ": " + what);
 }
 
 void YamlInput::fail(const std::string& what) const {

@@ -70,6 +70,8 @@ class YamlInput {
 
   /// "file:line:column: what", thrown as InputError.
   [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const;
+  /// Where a node was written: "file:line:column", or the --set flag that gave it.
+  std::string where(const YAML::Node& at) const;
   [[noreturn]] void fail(const std::string& what) const;
 
   /// Rejects keys of `map` not in `known`; `what` names the section.
