@@ -1472,3 +1472,19 @@ TEST(BadPlatforms, TransportKeysOfAnotherTransportAreSaidToDoNothing) {
             std::string::npos)
       << r.err;
 }
+
+TEST(BadPlatforms, ALongValueIsQuotedShortNotEchoedWhole) {
+  // A 60,000-character value once came back whole in the message (60 KB;
+  // twice through --set, 120 KB).
+  const std::string dir = testutil::scratch_dir("bad-long-value");
+  const std::string value(60000, '9');
+  auto r = run_platform(dir, "npus: 4\nfabrics:\n  - topology: ring\n    link: { bandwidth: \"" + value + "\" }\n");
+  EXPECT_EQ(r.exit_code, 2) << r.err.substr(0, 300);
+  EXPECT_LT(r.err.size(), 1000u) << r.err.substr(0, 300);
+  EXPECT_NE(r.err.find("(60000 characters)"), std::string::npos) << r.err.substr(0, 300);
+  testutil::write_text(dir + "/ok.yaml", kRing4);
+  r = testutil::run_fabricsim("run --quiet --platform " + dir + "/ok.yaml --workload " + all_reduce_4() +
+                              " --set fabrics.0.link.bandwidth=" + value);
+  EXPECT_EQ(r.exit_code, 2) << r.err.substr(0, 300);
+  EXPECT_LT(r.err.size(), 1000u) << r.err.substr(0, 300);
+}

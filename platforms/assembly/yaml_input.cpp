@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "tlm/util/input_file.h"
+#include "tlm/util/json_input.h"
 
 namespace fabricsim {
 
@@ -31,7 +32,7 @@ std::string quoted(const std::string& key) {
 
 /// The scalar as written, for messages (never throws).
 std::string written(const YAML::Node& v) {
-  return v.IsScalar() ? v.Scalar() : std::string(v.IsSequence() ? "a list" : "a mapping");
+  return v.IsScalar() ? text_excerpt(v.Scalar()) : std::string(v.IsSequence() ? "a list" : "a mapping");
 }
 
 /// Records whether a document has a value, and where its first one is.
@@ -192,7 +193,7 @@ std::optional<double> YamlInput::param(const YAML::Node& map, const ParamInfo& p
   }
   if (!v.IsScalar()) fail(v, quoted(p.name) + " must be a single value, not " + written(v));
   const ParsedQuantity parsed = parse_quantity(v.Scalar(), p.quantity, p.choices);
-  if (!parsed.value) fail(v, quoted(p.name) + " is \"" + v.Scalar() + "\": it " + parsed.error);
+  if (!parsed.value) fail(v, quoted(p.name) + " is \"" + written(v) + "\": it " + parsed.error);
   if (const auto bad = out_of_range(p, *parsed.value)) fail(v, quoted(p.name) + " " + *bad);
   return *parsed.value;
 }
@@ -207,7 +208,7 @@ double YamlInput::number_at(const YAML::Node& v, const std::string& what, double
   const double d = s.empty() ? NAN : std::strtod(s.c_str(), &end);
   if (s.empty() || *end != '\0' || !std::isfinite(d) || errno == ERANGE) {
     fail(v, what + " must be a finite number " + (min_exclusive ? "> " : ">= ") + show(min) + " and <= " + show(max) +
-                ", not \"" + s + "\"");
+                ", not \"" + written(v) + "\"");
   }
   if (d > max || d < min || (min_exclusive && d == min)) {
     fail(v, what + " is " + show(d) + ": it must be " + (min_exclusive ? "> " : ">= ") + show(min) +
@@ -226,7 +227,7 @@ std::uint64_t YamlInput::count_at(const YAML::Node& v, const std::string& what, 
   const unsigned long long x = digits ? std::strtoull(s.c_str(), nullptr, 10) : 0;
   if (!digits || errno == ERANGE) {
     fail(v, what + " must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", not \"" +
-                s + "\"");
+                written(v) + "\"");
   }
   if (x < min || x > max) {
     fail(v, what + " is " + s + ": it must be from " + std::to_string(min) + " to " + std::to_string(max));

@@ -22,6 +22,7 @@
 #include "tlm/kernel/parameters.h"
 #include "tlm/kernel/time.h"
 #include "tlm/util/errors.h"
+#include "tlm/util/json_input.h"
 
 namespace fabricsim {
 
@@ -39,7 +40,7 @@ struct YamlOverride {
   std::string path;
   std::string value;
   std::string scope;  // "system." for the system file's (the flag's prefix)
-  std::string flag() const { return "--set " + scope + path + "=" + value; }
+  std::string flag() const { return "--set " + scope + path + "=" + text_excerpt(value); }
 };
 /// "PATH=VALUE" as an override; InputError naming the flag when malformed.
 YamlOverride parse_override(const std::string& text);

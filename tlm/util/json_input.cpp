@@ -89,10 +89,13 @@ nlohmann::json parse_json_strictly(const std::string& text, const std::string& w
   }
 }
 
+std::string text_excerpt(const std::string& text, std::size_t max) {
+  if (text.size() <= max) return text;
+  return text.substr(0, max) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
 std::string json_excerpt(const nlohmann::json& v, std::size_t max) {
-  std::string text = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (text.size() > max) text = text.substr(0, max) + "... (" + std::to_string(text.size()) + " characters)";
-  return text;
+  return text_excerpt(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), max);
 }
 
 nlohmann::json read_json_file(const std::string& path, const std::string& what) {

@@ -22,6 +22,10 @@ nlohmann::json parse_json_strictly(const std::string& text, const std::string& w
 /// `v` as JSON text for a message, cut to about `max` characters ("..."
 /// marks the cut): a message quotes what it refuses, not all of it.
 std::string json_excerpt(const nlohmann::json& v, std::size_t max = 80);
+/// Text as messages quote it: whole up to `max` characters, else its start
+/// and its length ("xxx... (60000 characters)"), so a 60 KB value written
+/// by mistake does not become a 60 KB message.
+std::string text_excerpt(const std::string& text, std::size_t max = 80);
 
 /// The whole of `path` (a regular file, tlm/util/input_file.h), parsed as above.
 nlohmann::json read_json_file(const std::string& path, const std::string& what);

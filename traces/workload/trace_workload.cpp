@@ -266,7 +266,8 @@ void TraceWorkload::warn(const std::string& key, const std::string& text) {
 }
 
 std::string TraceWorkload::describe(const Node& n) const {
-  return path_ + ": node " + std::to_string(n.id) + " (\"" + n.name + "\", " + traces::node_type_name(n.type) + ")";
+  return path_ + ": node " + std::to_string(n.id) + " (\"" + text_excerpt(n.name) + "\", " +
+         traces::node_type_name(n.type) + ")";
 }
 
 std::string TraceWorkload::where(void* ctx) const {
@@ -725,11 +726,12 @@ CollectiveSpec TraceWorkload::collective_spec(const Node& n) {
   if (!n.pg_name.empty()) {
     group = options_.groups->find(n.pg_name);
     if (group && group->index_of(npu_.rank()) < 0) {
-      fail(n, "this NPU (" + std::to_string(npu_.rank()) + ") is not a member of process group \"" + n.pg_name + "\"");
+      fail(n, "this NPU (" + std::to_string(npu_.rank()) + ") is not a member of process group \"" +
+                  text_excerpt(n.pg_name) + "\"");
     }
     if (!group) {
       group = &options_.groups->world();
-      warn("pg:" + n.pg_name, "process group \"" + n.pg_name +
+      warn("pg:" + n.pg_name, "process group \"" + text_excerpt(n.pg_name) +
                                   "\" is not defined (give --comm-groups); its collectives run over all NPUs");
     }
   }
