@@ -1470,7 +1470,15 @@ TEST(BadPlatforms, TransportKeysOfAnotherTransportAreSaidToDoNothing) {
       << r.err;
   EXPECT_NE(r.err.find(dir + "/p.yaml:6:7: transport.flow_quantum has no effect: it applies to model: flow only"),
             std::string::npos)
-      << r.err;
+      << r.err;  // A ring has no switches and no links above leaves.
+  const auto ring = run_platform(dir,
+                                 "npus: 4\nfabrics:\n  - topology: ring\n    switch: { latency: 5 us }\n"
+                                 "    uplink: { bandwidth: 1 GB/s }\n");
+  EXPECT_EQ(ring.exit_code, 0) << ring.err;
+  EXPECT_NE(ring.err.find(dir + "/p.yaml:4:13: switch has no effect: a ring fabric has no switches"), std::string::npos)
+      << ring.err;
+  EXPECT_NE(ring.err.find("uplink has no effect: only a fat_tree has links above its leaves"), std::string::npos)
+      << ring.err;
 }
 
 TEST(BadPlatforms, ALongValueIsQuotedShortNotEchoedWhole) {

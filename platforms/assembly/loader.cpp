@@ -449,6 +449,17 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     }
     f.name = groups.size() == 1 ? name : name + std::to_string(g);
     f.transport = transport;
+    if (g == 0) {  // sections the topology has no use for: said, once per fabric entry
+      const bool has_switch = std::any_of(f.nodes.begin(), f.nodes.end(),
+                                          [](const FabricNode& v) { return v.kind == FabricNode::Kind::kSwitch; });
+      if (node["switch"] && !has_switch) {
+        notes.push_back(in.where(node["switch"]) + ": switch has no effect: a " + topology + " fabric has no switches");
+      }
+      if (node["uplink"] && topology != "fat_tree") {
+        notes.push_back(in.where(node["uplink"]) +
+                        ": uplink has no effect: only a fat_tree has links above its leaves");
+      }
+    }
     if (transport.load_balancing != PortChoice::kFlowHash && f.routing == Routing::kDimensionOrder) {
       in.fail(node["transport"]["load_balancing"],
               "load_balancing picks among equal-cost ports, and a " + topology +
