@@ -809,6 +809,18 @@ TEST(BadWork, TheEstimateCountsEveryMessageOfTheAlgorithmAndItsChunks) {
   const auto report = nlohmann::json::parse(testutil::read_text(dir + "/r.json"));
   EXPECT_EQ(report["estimate"]["messages"], 224);
   EXPECT_EQ(report["estimate"]["operations"], 8);
+  // A pipeline's sends: 2 stages x 2 microbatches, an activation forward and
+  // a gradient back each, 1 MiB in 4 frames of 256 KiB, each frame's cost
+  // counted (ring8 has no HBM: WorkBounds::kSecondsPerFrame).
+  r = testutil::run_fabricsim("gen pipeline --stages 2 --microbatches 2 --bytes 1M --out " + dir + "/pp");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = testutil::run_fabricsim("run --quiet --platform " + ring8 + " --npus 2 --workload " + dir + "/pp --report " +
+                              dir + "/pp.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto pp = nlohmann::json::parse(testutil::read_text(dir + "/pp.json"))["estimate"];
+  EXPECT_EQ(pp["messages"], 4);
+  EXPECT_EQ(pp["frames"], 16);
+  EXPECT_DOUBLE_EQ(pp["frame_seconds"].get<double>(), 16 * WorkBounds::kSecondsPerFrame);
 }
 
 TEST(BadWork, AnAllToAllWhoseMessagesInFlightWouldNotFitIsRefusedAtOnce) {

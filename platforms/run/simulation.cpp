@@ -125,6 +125,7 @@ void Simulation::estimate_work(std::size_t window) {
     const WorkBounds::Estimate one = bounds_.message(bytes);
     e.messages += one.messages * static_cast<double>(count);
     e.frames += one.frames * static_cast<double>(count);
+    e.frame_seconds += one.frame_seconds * static_cast<double>(count);  // what they cost to simulate
   }
   std::string largest;  // the collective that costs most, for the message
   double largest_seconds = 0;
