@@ -34,6 +34,7 @@ mutations=(
   "work ignores messages in flight|models/npu/work_bounds.cpp|return kBaseBytes + platform_bytes + e.peak_messages * kBytesPerMessageInFlight +|return kBaseBytes + platform_bytes +|BadWork.AnAllToAll"
   "work ignores in-switch fan-out|models/collectives/collective_work.cpp|    case MessageKind::kReduce:\n      return 2;|    case MessageKind::kReduce:\n      return 1;|CollectiveWork.InSwitch"
   "memory request not cut|models/memory/memory_endpoint.cpp|if (bytes <= kMaxPiece) {|if (true) {|BadMemory"
+  "sends' frames cost nothing|platforms/run/simulation.cpp|e.frame_seconds += one.frame_seconds * static_cast<double>(count);|(void)count;|BadWork.TheEstimateCounts"
   "gen output not counted|platforms/tools/cli/main.cpp|if (cmd->get_name() != \"model\") check_output(*cmd, write);|if (false) check_output(*cmd, write);|BadWork.Generators"
   "transfer time overflow unchecked|tlm/kernel/time.h|    if (ps >= 0 && ps <= static_cast<double>(kMaxTime)) return static_cast<Tick>(std::llround(ps));\n    throw_too_long(bytes);|    return static_cast<Tick>(ps);|BadTimes"
   "RTL command left on the payload|models/switch/reduction_unit.cpp|~Attached() { gp.clear_extension(cmd); }|~Attached() {}|rtl.Cosim.AWrongRtlResult"
