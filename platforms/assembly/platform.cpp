@@ -21,17 +21,13 @@ WorkBounds work_bounds(const Platform& platform, bool force) {
   // flows moves one per message.
   b.frames.fabrics.assign(platform.fabrics().size(),
                           {std::numeric_limits<std::uint64_t>::max(), WorkBounds::kSecondsPerFrame});
-  std::uint64_t smallest = std::numeric_limits<std::uint64_t>::max();
+  // Sends without a known route (and relays): the smallest frame, its cost.
+  b.frames.fallback = {std::numeric_limits<std::uint64_t>::max(), WorkBounds::kSecondsPerFrame};
   for (const Platform::FrameSize& f : platform.frame_sizes()) {
     b.frames.fabrics.at(f.fabric) = {f.bytes, f.seconds};
-    smallest = std::min(smallest, f.bytes);
+    if (f.bytes <= b.frames.fallback.frame_bytes) b.frames.fallback = {f.bytes, f.seconds};
   }
-  // Sends without a known route (and relays): the smallest frame, its cost.
-  b.frames.fallback = {smallest, WorkBounds::kSecondsPerFrame};
-  for (const Platform::FrameSize& f : platform.frame_sizes()) {
-    if (f.bytes == smallest) b.frames.fallback.seconds = f.seconds;
-  }
-  b.frame_bytes = smallest;
+  b.frame_bytes = b.frames.fallback.frame_bytes;
   b.seconds_per_frame = b.frames.fallback.seconds;
   const Directory* directory = &platform.directory();
   b.frames.fabric_of = [directory](int from, int to) {
@@ -184,13 +180,24 @@ void Platform::note_flow_caveats() {
   flow_caveats_.clear();
 }
 
-double Platform::build_memory_estimate(const PlatformSpec& spec) {
+namespace {
+/// What a platform builds: its fabrics' connections and nodes.
+struct BuildSize {
   double edges = 0, nodes = 0;
+};
+BuildSize build_size(const PlatformSpec& spec) {
+  BuildSize b;
   for (const FabricSpec& f : spec.fabrics) {
-    edges += static_cast<double>(f.edges.size());
-    nodes += static_cast<double>(f.nodes.size());
+    b.edges += static_cast<double>(f.edges.size());
+    b.nodes += static_cast<double>(f.nodes.size());
   }
-  return kBuildBytesPerEdge * edges + kBuildBytesPerNpu * spec.npus + kBuildBytesPerNode * nodes;
+  return b;
+}
+}  // namespace
+
+double Platform::build_memory_estimate(const PlatformSpec& spec) {
+  const BuildSize b = build_size(spec);
+  return kBuildBytesPerEdge * b.edges + kBuildBytesPerNpu * spec.npus + kBuildBytesPerNode * b.nodes;
 }
 
 void Platform::check_build_memory() const {
@@ -201,18 +208,14 @@ void Platform::check_build_memory() const {
   // 0.66, 2.6 and 10.2 GB. A platform past the memory the process may use
   // is refused before a module is built: 4,096 fully connected NPUs would
   // take 170 GB, and ran the machine out of memory.
-  double edges = 0, nodes = 0;
-  for (const FabricSpec& f : spec_.fabrics) {
-    edges += static_cast<double>(f.edges.size());
-    nodes += static_cast<double>(f.nodes.size());
-  }
   const double estimate = build_memory_estimate(spec_);
   const WorkBounds::MemoryLimit limit = WorkBounds::usable_memory();
   if (limit.bytes > 0 && estimate > static_cast<double>(limit.bytes)) {
+    const BuildSize size = build_size(spec_);
     char counts[160];
     std::snprintf(counts, sizeof counts,
-                  " to build (%.0f connections between %.0f fabric nodes, %d NPUs), more than the ", edges, nodes,
-                  spec_.npus);
+                  " to build (%.0f connections between %.0f fabric nodes, %d NPUs), more than the ", size.edges,
+                  size.nodes, spec_.npus);
     throw InputError(spec_.file + ": the platform would take about " + WorkBounds::gib_text(estimate) + counts +
                      WorkBounds::gib_text(static_cast<double>(limit.bytes)) + " of " + limit.what +
                      " (a switch or fat tree joins as many NPUs with far fewer links)");

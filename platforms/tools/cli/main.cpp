@@ -716,11 +716,20 @@ class GenCommands {
 
  private:
   void add(CLI::App* cmd, std::function<void()> write) {
-    if (cmd->get_name() != "model") {
-      cmd->add_option("--limit", bounds_.limit, "Refuse traces past this size (K, M, G, T: 1024-based; default 64G)");
-      cmd->add_flag("--force", bounds_.force, "Write traces past --limit");
-    }
+    cmd->add_option("--limit", bounds_.limit,
+                    "Refuse traces estimated past this size (K, M, G, T: 1024-based; default 64G)");
+    cmd->add_flag("--force", bounds_.force, "Write traces estimated past --limit");
     generators_.emplace_back(cmd, std::move(write));
+  }
+
+  /// --limit in bytes (kMaxTraceBytes when not given).
+  double trace_limit() const {
+    if (bounds_.limit.empty()) return kMaxTraceBytes;
+    try {
+      return static_cast<double>(parse_size(bounds_.limit));
+    } catch (const std::exception& e) {
+      throw InputError("--limit " + bounds_.limit + ": " + e.what());
+    }
   }
 
   static std::string size_text(double bytes) {
@@ -734,14 +743,7 @@ class GenCommands {
   }
 
   void check_output(const CLI::App& cmd, const std::function<void()>& write) const {
-    double limit = kMaxTraceBytes;
-    if (!bounds_.limit.empty()) {
-      try {
-        limit = static_cast<double>(parse_size(bounds_.limit));
-      } catch (const std::exception& e) {
-        throw InputError("--limit " + bounds_.limit + ": " + e.what());
-      }
-    }
+    const double limit = trace_limit();
     const std::string out = cmd.get_option("--out")->as<std::string>();
     const double free = free_space_for(out);
     const double bound = std::min(bounds_.force ? free : limit, free);
@@ -811,9 +813,6 @@ class GenCommands {
         ->allow_extra_args(false);
     cmd->add_flag("--list", model_.list, "List the presets and exit");
     cmd->add_option("--out", model_.out, "Output prefix: PREFIX.<rank>.et")->check(kPath);
-    cmd->add_option("--limit", model_.limit,
-                    "Refuse traces estimated past this size (K, M, G, T: 1024-based; default 64G)");
-    cmd->add_flag("--force", model_.force, "Write traces estimated past --limit");
     add(cmd, [this] {
       if (model_.list) {
         for (const auto& name : model_presets()) std::cout << name << "\n";
@@ -828,16 +827,8 @@ class GenCommands {
         if (!is_job_override(o)) throw InputError("--set " + text + ": gen model takes model.KEY or training.KEY");
         sets.push_back(o);
       }
-      double limit = kMaxTraceBytes;
-      if (!model_.limit.empty()) {
-        try {
-          limit = static_cast<double>(parse_size(model_.limit));
-        } catch (const std::exception& e) {
-          throw InputError("--limit " + model_.limit + ": " + e.what());
-        }
-      }
       const auto job = load_training_job(model_.model, sets, model_.npus);
-      write_job_traces(*job, model_.out, limit, model_.force, std::cout);
+      write_job_traces(*job, model_.out, trace_limit(), bounds_.force, std::cout);
     });
   }
   void add_training(CLI::App& gen) {
@@ -940,8 +931,6 @@ class GenCommands {
     int npus = 0;
     std::vector<std::string> sets;
     bool list = false;
-    bool force = false;
-    std::string limit;
   } model_;
   struct {
     traces::DlrmShape shape;
