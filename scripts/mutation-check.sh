@@ -268,6 +268,8 @@ mutations=(
   "a second YAML document dropped|platforms/assembly/yaml_input.cpp|  if (documents.second) {\n    // The first alone|  if (false) {\n    // The first alone|BadYaml.ASecondDocument"
   "--set values skip the file's checks|platforms/assembly/yaml_input.cpp|  check_document(YamlInput(o.flag() + \" (its value)\"), value, 0, visited);|  (void)visited;|BadYaml.ASecondDocument"
   "data buffers bounded by the machine, not the process|platforms/assembly/platform.cpp|  b.memory_bytes = limit.bytes;|  b.memory_bytes = WorkBounds::physical_memory();|BadWork.DataBuffers"
+  "held args drop a list's tensors|traces/model/node_emitter.cpp|      for (const Tensor& t : a.tensors) o.tensors.push_back(tensor(t));|      {}|TrainingRun.HeldArgs"
+  "held scalars kept as their text|traces/reader/op_args.cpp|  if (plain) return OpArg{{}, false, std::string(text)};|  return OpArg{{}, false, std::string(text)};|TrainingRun.HeldArgs"
   "gen model writes past its bound|platforms/run/training_loader.cpp|  if (bytes > limit && !force) {|  if (false) {|TrainingInput.TracesPast"
   "gen model estimates from nothing|platforms/run/training_loader.cpp|      rank0_bytes += size + (size < 128 ? 1 : size < 16384 ? 2 : 3);|      rank0_bytes += 0 * size;|TrainingInput.TracesPast"
   "a process-group configuration keyed by name skipped|traces/workload/trace_workload.cpp|    if (!j.is_array() && !j.is_object()) {|    if (!j.is_array()) return;\n    if (false) {|Workload.AProcessGroupConfigurationKeyed"

@@ -36,7 +36,7 @@ std::shared_ptr<const TrainingJob> job_of(const std::string& yaml, int gpus, con
 /// Each rank's nodes, parsed as the simulator reads them.
 template <class F>
 void for_each_node(const TrainingJob& job, int rank, F&& f) {
-  const auto source = job.source(rank);
+  const auto source = job.source(rank, OpIoForm::kText);
   ChakraProtoMsg::Node n;
   while (source->next(n)) f(n);
 }
@@ -257,6 +257,67 @@ TEST(TrainingRun, InProcessNodesAndTheirTraceFilesRunTheSame) {
   EXPECT_GT(step["exposed_comm_by_kind"]["dp"]["mean_ns"].get<double>(), 0);
   const double mfu = step["mfu"].get<double>();
   EXPECT_NEAR(mfu, step["model_flops"].get<double>() / (step["step_time_ns"].get<double>() * 1e-9 * 8 * 989e12), 1e-9);
+}
+
+TEST(TrainingRun, HeldArgsAreWhatTheirTextReadsBackAs) {
+  // A step run in-process hands each GPU op's args held (no text written
+  // and parsed back); traces written to files carry the text. Both must be
+  // one reading of every op of every kind of layer, or in-process steps
+  // and their trace files would be timed apart. The estimate's survey
+  // reads the same nodes without args.
+  struct Case {
+    std::string name, yaml;
+    int gpus;
+  };
+  const std::vector<Case> cases = {
+      {"vp",
+       small_gpt("  tp: 2\n  pp: 2\n  vp: 2\n  sp: true\n  zero: 1\n  microbatch: 1\n  global_batch: 8\n"
+                 "  dropout: 0.1\n  attention: unfused\n"),
+       8},
+      {"moe",
+       small_gpt("  tp: 2\n  sp: true\n  ep: 2\n  microbatch: 1\n  global_batch: 4\n  attention: flash\n",
+                 "  kv_heads: 2\n  mlp: swiglu\n  norm: rmsnorm\n  position: rope\n  bias: false\n"
+                 "  tied_embeddings: false\n  experts: 4\n  top_k: 2\n  ffn_hidden: 1024\n"),
+       8},
+      {"cp", small_gpt("  cp: 2\n  tp: 2\n  microbatch: 1\n  global_batch: 4\n  recompute: selective\n"), 8},
+      {"z3", small_gpt("  zero: 3\n  microbatch: 1\n  global_batch: 8\n  recompute: full\n"), 4},
+      {"eager", small_gpt("  framework: eager\n  microbatch: 2\n  global_batch: 2\n"), 1},
+      {"resnet", "name: r50\nmodel: {kind: resnet, resnet_depth: 50}\ntraining: {microbatch: 2, global_batch: 8}\n", 4},
+  };
+  for (const Case& c : cases) {
+    const auto job = job_of(c.yaml, c.gpus, "held-" + c.name);
+    for (int rank : {0, c.gpus - 1}) {
+      const auto text = job->source(rank, OpIoForm::kText), held = job->source(rank, OpIoForm::kStructured),
+                 bare = job->source(rank, OpIoForm::kOmitted);
+      ChakraProtoMsg::Node a, b, o;
+      std::size_t ops = 0;
+      while (text->next(a)) {
+        ASSERT_TRUE(held->next(b) && bare->next(o)) << c.name;
+        const std::string where =
+            c.name + " rank " + std::to_string(rank) + " node " + std::to_string(a.id()) + " " + a.name();
+        if (a.type() == ChakraProtoMsg::COMP_NODE) {
+          const traces::OpIo* io = held->structured_io();
+          ASSERT_NE(io, nullptr) << where;
+          const auto in = traces::parse_op_args(a.inputs().values(), a.inputs().shapes());
+          const auto out = traces::parse_op_args(a.outputs().values(), a.outputs().shapes());
+          ASSERT_TRUE(in && out) << where;
+          EXPECT_TRUE(*in == io->inputs) << where;
+          EXPECT_TRUE(*out == io->outputs) << where;
+          EXPECT_FALSE(b.has_inputs() || b.has_outputs() || o.has_inputs() || o.has_outputs()) << where;
+          EXPECT_EQ(bare->structured_io(), nullptr) << where;
+          *b.mutable_inputs() = *o.mutable_inputs() = a.inputs();
+          *b.mutable_outputs() = *o.mutable_outputs() = a.outputs();
+          ++ops;
+        } else {
+          EXPECT_EQ(held->structured_io(), nullptr) << where;
+        }
+        EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString()) << where;  // nothing else differs
+        EXPECT_EQ(a.SerializeAsString(), o.SerializeAsString()) << where;
+      }
+      EXPECT_FALSE(held->next(b) || bare->next(o)) << c.name;
+      EXPECT_GT(ops, 20u) << c.name;
+    }
+  }
 }
 
 TEST(TrainingMemory, EachGpusShareIsItsBytesPerParameter) {

@@ -78,7 +78,8 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
     options.max_collectives_in_flight = 0;
     for (int r = 0; r < n; ++r) {
       try {
-        workloads_.push_back(std::make_unique<TraceWorkload>(platform_->npu(r), settings.job->source(r), n, options));
+        workloads_.push_back(std::make_unique<TraceWorkload>(
+            platform_->npu(r), settings.job->source(r, OpIoForm::kStructured), n, options));
       } catch (const traces::TraceError& e) {
         throw InputError(e.what());
       }
@@ -111,7 +112,7 @@ void Simulation::estimate_work(std::size_t window) {
   for (std::size_t r = 0; r < workloads_.size(); ++r) {
     const int rank = static_cast<int>(r);
     std::unique_ptr<traces::NodeSource> source =
-        settings_.job ? settings_.job->source(rank)
+        settings_.job ? settings_.job->source(rank, OpIoForm::kOmitted)  // the survey times no compute
                       : std::make_unique<traces::EtFileSource>(traces::rank_file(settings_.prefix, rank));
     try {
       workloads_[r]->survey(*source, survey);

@@ -229,7 +229,7 @@ void write_job_traces(const TrainingJob& job, const std::string& prefix, double 
   // node), and every stage's count from its first rank's counting pass.
   double rank0_bytes = 0, rank0_nodes = 0;
   {
-    const auto source = job.source(0);
+    const auto source = job.source(0, OpIoForm::kText);
     ChakraProtoMsg::Node node;
     while (source->next(node)) {
       const double size = static_cast<double>(node.ByteSizeLong());
@@ -242,7 +242,8 @@ void write_job_traces(const TrainingJob& job, const std::string& prefix, double 
   const int ranks_per_stage = job.gpus() / job.pp();
   for (int p = 0; p < job.pp(); ++p) {  // stage 0's is rank 0's, counted above
     const double nodes =
-        p == 0 ? rank0_nodes : static_cast<double>(job.source(job.rank_of({0, 0, 0, p}))->dense_ids().value_or(0));
+        p == 0 ? rank0_nodes
+               : static_cast<double>(job.source(job.rank_of({0, 0, 0, p}), OpIoForm::kText)->dense_ids().value_or(0));
     bytes += nodes * per_node * ranks_per_stage;
   }
   const std::string what = std::to_string(job.gpus()) + " traces " + prefix + ".<rank>.et";
@@ -259,7 +260,7 @@ void write_job_traces(const TrainingJob& job, const std::string& prefix, double 
   log << "writing " << what << ", about " << gib(bytes) << "\n";
   for (int r = 0; r < job.gpus(); ++r) {
     traces::EtWriter out(prefix + "." + std::to_string(r) + ".et");
-    const auto source = job.source(r);
+    const auto source = job.source(r, OpIoForm::kText);
     ChakraProtoMsg::Node node;
     while (source->next(node)) out.write(node);
     out.close();

@@ -1,5 +1,7 @@
 #include "traces/model/node_emitter.h"
 
+#include <stdexcept>
+
 namespace fabricsim::model_nodes {
 
 namespace {
@@ -67,6 +69,30 @@ void write_io(ChakraProtoMsg::IOInfo* io, const std::vector<Arg>& args) {
   io->set_values(std::move(v));
   io->set_shapes(std::move(s));
   io->set_types(std::move(ty));
+}
+
+std::vector<traces::OpArg> op_args(const std::vector<Arg>& args) {
+  // As write_io writes them and parse_op_args reads them back.
+  auto tensor = [](const Tensor& t) {
+    return traces::TensorArg{t.id, t.shape, static_cast<std::uint64_t>(t.elements()), t.element_bytes};
+  };
+  std::vector<traces::OpArg> out;
+  out.reserve(args.size());
+  for (const Arg& a : args) {
+    traces::OpArg o;
+    if (!a.list && a.tensors.size() == 1) {
+      o.is_tensor = true;
+      o.tensors.push_back(tensor(a.tensors[0]));
+    } else if (a.list) {
+      for (const Tensor& t : a.tensors) o.tensors.push_back(tensor(t));
+    } else {
+      auto s = traces::scalar_arg(a.scalar);
+      if (!s) throw std::logic_error("a generated op's scalar argument does not read back: " + a.scalar);
+      o = std::move(*s);
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
 }
 
 }  // namespace fabricsim::model_nodes

@@ -49,6 +49,8 @@ struct Arg {
 /// An op's inputs or outputs as the converter writes them: values, shapes
 /// and types, tensors as [id, storage, offset, elements, element size, device].
 void write_io(ChakraProtoMsg::IOInfo* io, const std::vector<Arg>& args);
+/// The same args as parse_op_args reads them back from that text.
+std::vector<traces::OpArg> op_args(const std::vector<Arg>& args);
 
 class NodeEmitter : public traces::NodeSource {
  public:
@@ -61,10 +63,13 @@ class NodeEmitter : public traces::NodeSource {
     while (out_.empty()) {
       if (!expand_next()) return false;
     }
-    node.Swap(&out_.front());
+    node.Swap(&out_.front().node);
+    std::swap(io_, out_.front().io);
+    has_io_ = out_.front().has_io;
     out_.pop_front();
     return true;
   }
+  const traces::OpIo* structured_io() const override { return has_io_ ? &io_ : nullptr; }
   /// Runs through the whole step in counting mode: how many nodes it makes.
   std::uint64_t count_all() {
     while (expand_next()) {
@@ -75,8 +80,9 @@ class NodeEmitter : public traces::NodeSource {
  protected:
   /// Rank `rank` of `job`: its name, element size, process groups (by kind:
   /// tp, dp, ...) and its pipeline stage's schedule.
-  NodeEmitter(const TrainingJob& job, int rank, bool count_only, std::uint64_t count)
-      : count_only_(count_only),
+  NodeEmitter(const TrainingJob& job, int rank, OpIoForm form, bool count_only, std::uint64_t count)
+      : form_(form),
+        count_only_(count_only),
         count_(count),
         name_("model " + (job.name().empty() ? std::string("job") : job.name()) + ", rank " + std::to_string(rank)),
         eb_(job.training().element_bytes()),
@@ -119,7 +125,7 @@ class NodeEmitter : public traces::NodeSource {
       return scratch_;
     }
     out_.emplace_back();
-    ChakraProtoMsg::Node& n = out_.back();
+    ChakraProtoMsg::Node& n = out_.back().node;
     n.set_id(next_id_);
     n.set_name(name);
     n.set_type(type);
@@ -155,8 +161,15 @@ class NodeEmitter : public traces::NodeSource {
     if (!count_only_) {
       traces::add_string(n, "op_schema", schema ? schema : op);
       traces::add_bool(n, "is_cpu_op", false);
-      write_io(n.mutable_inputs(), in);
-      write_io(n.mutable_outputs(), out);
+      if (form_ == OpIoForm::kStructured) {
+        Emitted& e = out_.back();
+        e.io.inputs = op_args(in);
+        e.io.outputs = op_args(out);
+        e.has_io = true;
+      } else if (form_ == OpIoForm::kText) {
+        write_io(n.mutable_inputs(), in);
+        write_io(n.mutable_outputs(), out);
+      }
     }
     std::vector<std::uint64_t> deps = std::move(waits_);
     waits_.clear();
@@ -222,6 +235,14 @@ class NodeEmitter : public traces::NodeSource {
     compute(op, nullptr, i, o);
   }
 
+  /// A node made and not yet read, with its op's args where held structured.
+  struct Emitted {
+    ChakraProtoMsg::Node node;
+    traces::OpIo io;
+    bool has_io = false;
+  };
+
+  OpIoForm form_;
   bool count_only_;
   std::uint64_t count_;
   std::string name_;
@@ -233,7 +254,9 @@ class NodeEmitter : public traces::NodeSource {
   std::size_t unit_ = 0;                                 // its next unit
   std::map<std::string, std::string> group_;             // kind -> group name
   std::map<std::string, std::vector<int>> group_ranks_;  // group name -> ranks
-  std::deque<ChakraProtoMsg::Node> out_;
+  std::deque<Emitted> out_;
+  traces::OpIo io_;  // the args of the node next() gave last
+  bool has_io_ = false;
   ChakraProtoMsg::Node scratch_;
   std::uint64_t next_id_ = 0;
   std::int64_t next_tensor_ = 1;
@@ -245,10 +268,10 @@ class NodeEmitter : public traces::NodeSource {
 /// Rank `rank`'s nodes from generator `Nodes`: counted once, then made as
 /// they are read.
 template <class Nodes>
-std::unique_ptr<traces::NodeSource> counted_source(const TrainingJob& job, int rank) {
-  Nodes counter(job, rank, true, 0);
+std::unique_ptr<traces::NodeSource> counted_source(const TrainingJob& job, int rank, OpIoForm form) {
+  Nodes counter(job, rank, form, true, 0);
   const std::uint64_t count = counter.count_all();
-  return std::make_unique<Nodes>(job, rank, false, count);
+  return std::make_unique<Nodes>(job, rank, form, false, count);
 }
 
 }  // namespace fabricsim::model_nodes

@@ -77,8 +77,8 @@ constexpr const char* kFlashBackward =
 
 class RankNodes final : public NodeEmitter {
  public:
-  RankNodes(const TrainingJob& job, int rank, bool count_only, std::uint64_t count)
-      : NodeEmitter(job, rank, count_only, count),
+  RankNodes(const TrainingJob& job, int rank, OpIoForm form, bool count_only, std::uint64_t count)
+      : NodeEmitter(job, rank, form, count_only, count),
         job_(job),
         tr_(job_.training()),
         m_(job_.model()),
@@ -855,11 +855,12 @@ class RankNodes final : public NodeEmitter {
 
 }  // namespace
 
-std::unique_ptr<traces::NodeSource> make_resnet_source(const TrainingJob& job, int rank);  // resnet_nodes.cpp
+std::unique_ptr<traces::NodeSource> make_resnet_source(const TrainingJob& job, int rank,
+                                                       OpIoForm form);  // resnet_nodes.cpp
 
-std::unique_ptr<traces::NodeSource> TrainingJob::source(int rank) const {
-  if (resnet()) return make_resnet_source(*this, rank);
-  return model_nodes::counted_source<RankNodes>(*this, rank);
+std::unique_ptr<traces::NodeSource> TrainingJob::source(int rank, OpIoForm form) const {
+  if (resnet()) return make_resnet_source(*this, rank, form);
+  return model_nodes::counted_source<RankNodes>(*this, rank, form);
 }
 
 }  // namespace fabricsim

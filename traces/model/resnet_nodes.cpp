@@ -39,8 +39,8 @@ constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
 
 class ResnetNodes final : public NodeEmitter {
  public:
-  ResnetNodes(const TrainingJob& job, int rank, bool count_only, std::uint64_t count)
-      : NodeEmitter(job, rank, count_only, count),
+  ResnetNodes(const TrainingJob& job, int rank, OpIoForm form, bool count_only, std::uint64_t count)
+      : NodeEmitter(job, rank, form, count_only, count),
         job_(job),
         tr_(job_.training()),
         m_(job_.model()),
@@ -235,8 +235,8 @@ class ResnetNodes final : public NodeEmitter {
 
 }  // namespace
 
-std::unique_ptr<traces::NodeSource> make_resnet_source(const TrainingJob& job, int rank) {
-  return model_nodes::counted_source<ResnetNodes>(job, rank);
+std::unique_ptr<traces::NodeSource> make_resnet_source(const TrainingJob& job, int rank, OpIoForm form) {
+  return model_nodes::counted_source<ResnetNodes>(job, rank, form);
 }
 
 }  // namespace fabricsim

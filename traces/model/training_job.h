@@ -21,6 +21,13 @@
 namespace fabricsim {
 
 /// A rank's place in the layout.
+/// How a generated node carries a GPU op's inputs and outputs: as the text
+/// Chakra's converter writes (traces written to files), held structured
+/// beside the node (NodeSource::structured_io; steps run in-process), or
+/// not at all (a pass that reads only the step's communication and counts
+/// its operations: the resource estimate's survey).
+enum class OpIoForm { kText, kStructured, kOmitted };
+
 struct RankCoords {
   int t = 0;  // tensor-parallel rank
   int c = 0;  // context-parallel rank
@@ -87,8 +94,9 @@ class TrainingJob {
   /// tp_*, cp_*, dp_* (gradients), edp_* (experts' gradients), ep_*, embd_*.
   std::vector<std::pair<std::string, std::vector<int>>> groups_of(int rank) const;
 
-  /// The rank's nodes, made as they are read (ids 0 to n-1).
-  std::unique_ptr<traces::NodeSource> source(int rank) const;
+  /// The rank's nodes, made as they are read (ids 0 to n-1), their GPU ops'
+  /// args written as Chakra's text (for files) or held structured (runs).
+  std::unique_ptr<traces::NodeSource> source(int rank, OpIoForm form) const;
 
   // ---- closed forms ----
   /// Model FLOPs of one step as Megatron counts them (every matmul, dense

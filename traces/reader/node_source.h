@@ -12,6 +12,7 @@
 
 #include "traces/et_def.pb.h"
 #include "traces/reader/et_reader.h"
+#include "traces/reader/op_args.h"
 
 namespace fabricsim::traces {
 
@@ -29,6 +30,12 @@ class NodeSource {
   virtual bool next(ChakraProtoMsg::Node& node) = 0;
   /// A file that began with a node, not its GlobalMetadata (EtReader).
   virtual bool lacks_metadata() const { return false; }
+  /// The inputs and outputs of the node next() gave last, held structured by
+  /// a source that leaves its `inputs`/`outputs` text unwritten (a generator
+  /// run in-process: writing the literals and parsing them back was half of
+  /// a generated step's wall time); exactly what parse_op_args reads from
+  /// the text the same source writes to a file. nullptr: read the text.
+  virtual const OpIo* structured_io() const { return nullptr; }
 };
 
 /// A rank's trace file, read in two passes (ids, then nodes).

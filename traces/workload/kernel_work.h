@@ -15,29 +15,9 @@
 #include <vector>
 
 #include "models/npu/compute_model.h"
+#include "traces/reader/op_args.h"
 
 namespace fabricsim::traces {
-
-/// One tensor argument (or result) of an op.
-struct TensorArg {
-  std::int64_t id = 0;  // the trace's tensor_id: one tensor counted once
-  std::vector<std::int64_t> shape;
-  std::uint64_t elements = 0;
-  std::uint32_t element_bytes = 0;
-  std::uint64_t bytes() const { return elements * element_bytes; }
-};
-
-/// One argument as the trace writes it: a tensor, a list of tensors, or a
-/// scalar (its text, for flags such as is_causal).
-struct OpArg {
-  std::vector<TensorArg> tensors;  // one for a tensor, several for a list
-  bool is_tensor = false;          // a single tensor
-  std::string scalar;              // "True", "1024", ... ; empty for tensors
-};
-
-/// The args of a node's inputs or outputs from its `values` and `shapes`
-/// strings; nullopt when they are not the literals the converter writes.
-std::optional<std::vector<OpArg>> parse_op_args(std::string_view values, std::string_view shapes);
 
 /// The op a node runs: its op_schema's name ("aten::mm"), else its name.
 std::string op_name(std::string_view op_schema, std::string_view node_name);

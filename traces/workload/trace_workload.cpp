@@ -385,13 +385,13 @@ void TraceWorkload::read_fields(const void* proto, Node& n) {
   if (auto v = attr_string(pn, "pg_name")) n.pg_name = *v;
 }
 
-void TraceWorkload::add(const void* proto) {
+void TraceWorkload::add(const void* proto, const traces::OpIo* io) {
   const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
   auto node = std::make_unique<Node>();
   Node& n = *node;
   read_fields(proto, n);
   if (n.type == ChakraProtoMsg::METADATA_NODE) define_groups(&pn);
-  if (n.type == ChakraProtoMsg::COMP_NODE) time_compute(&pn, n);
+  if (n.type == ChakraProtoMsg::COMP_NODE) time_compute(&pn, io, n);
   if (n.type == ChakraProtoMsg::STORAGE_NODE || n.type == ChakraProtoMsg::BATCH_NODE ||
       n.type == ChakraProtoMsg::CHECKPOINT_NODE || !ChakraProtoMsg::NodeType_IsValid(n.type)) {
     // Nothing to model them with: run as no-ops, counted in one warning.
@@ -449,7 +449,7 @@ void TraceWorkload::read_ahead(bool until_ready) {
       reader_.reset();  // close the file (or free the generator) and its buffers
       break;
     }
-    add(&reader_->scratch);
+    add(&reader_->scratch, reader_->source->structured_io());
   }
   if (held_.size() > options_.window && held_.size() > held_before) {
     // Nothing within the window could run: a dependency reaches further
@@ -551,8 +551,22 @@ void TraceWorkload::issue_ready() {
   window_full_of_running_ = !eof_ && running_ >= options_.window;
 }
 
-void TraceWorkload::time_compute(const void* proto, Node& n) {
+void TraceWorkload::time_compute(const void* proto, const traces::OpIo* io, Node& n) {
   const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
+  // The op's args: held by the source, or read from the node's text (null
+  // where the text is not the converter's).
+  std::optional<std::vector<traces::OpArg>> parsed_in, parsed_out;
+  const std::vector<traces::OpArg>*in = nullptr, *out = nullptr;
+  auto read_args = [&] {
+    if (io) {
+      in = &io->inputs, out = &io->outputs;
+      return;
+    }
+    parsed_in = traces::parse_op_args(pn.inputs().values(), pn.inputs().shapes());
+    parsed_out = traces::parse_op_args(pn.outputs().values(), pn.outputs().shapes());
+    if (parsed_in) in = &*parsed_in;
+    if (parsed_out) out = &*parsed_out;
+  };
   const ComputeParams& compute = npu_.params().compute;
   const bool gpu = !n.is_cpu;
   auto recorded = [&] {
@@ -565,8 +579,7 @@ void TraceWorkload::time_compute(const void* proto, Node& n) {
     if (gpu && !n.has_num_ops) {
       const auto schema = traces::attr_string(pn, "op_schema");
       const std::string op = traces::op_name(schema.value_or(""), n.name);
-      const auto in = traces::parse_op_args(pn.inputs().values(), pn.inputs().shapes());
-      const auto out = traces::parse_op_args(pn.outputs().values(), pn.outputs().shapes());
+      read_args();
       if (in && out) {
         if (const auto w = traces::kernel_work(op, schema.value_or(""), *in, *out))
           n.recorded_class = static_cast<int>(w->cls);
@@ -588,8 +601,7 @@ void TraceWorkload::time_compute(const void* proto, Node& n) {
     last_modelled_op_.reset();
     const auto schema = traces::attr_string(pn, "op_schema");
     const std::string op = traces::op_name(schema.value_or(""), n.name);
-    const auto in = traces::parse_op_args(pn.inputs().values(), pn.inputs().shapes());
-    const auto out = traces::parse_op_args(pn.outputs().values(), pn.outputs().shapes());
+    read_args();
     if (in && out) work = traces::kernel_work(op, schema.value_or(""), *in, *out);
     if (!work) {
       ++timing_.unknown_ops[op.empty() ? "(unnamed)" : op];

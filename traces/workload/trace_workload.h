@@ -125,11 +125,13 @@ class TraceWorkload final : public NpuClient {
   void operation_done(void* ctx) override;
   std::string where(void* ctx) const override;
   void read_ahead(bool until_ready);
-  void add(const void* proto_node);
+  /// Takes a node read from its source; `io`: its op's args where the
+  /// source holds them structured (NodeSource::structured_io), else nullptr.
+  void add(const void* proto_node, const traces::OpIo* io);
   /// A node's fields, checked (fails naming the node).
   void read_fields(const void* proto_node, Node& n);
   /// Decides how a compute node is timed: its model's work, or its record.
-  void time_compute(const void* proto_node, Node& n);
+  void time_compute(const void* proto_node, const traces::OpIo* io, Node& n);
   void issue_ready();
   bool break_a_cycle();
   /// Starts a ready node; a ModelError comes back naming the node.
