@@ -270,6 +270,8 @@ mutations=(
   "data buffers bounded by the machine, not the process|platforms/assembly/platform.cpp|  b.memory_bytes = limit.bytes;|  b.memory_bytes = WorkBounds::physical_memory();|BadWork.DataBuffers"
   "held args drop a list's tensors|traces/model/node_emitter.cpp|      for (const Tensor& t : a.tensors) o.tensors.push_back(tensor(t));|      {}|TrainingRun.HeldArgs"
   "held scalars kept as their text|traces/reader/op_args.cpp|  if (plain) return OpArg{{}, false, std::string(text)};|  return OpArg{{}, false, std::string(text)};|TrainingRun.HeldArgs"
+  "report lists every collective|models/npu/npu.cpp|  if (collective_log_.size() < collective_list_limit_) collective_log_.push_back(std::move(rec));|  collective_log_.push_back(std::move(rec));|TrainingRun.AReportLists"
+  "collective summary keeps the last duration|models/npu/npu.cpp|  kind.total += took;|  kind.total = took;|TrainingRun.AReportLists"
   "gen model writes past its bound|platforms/run/training_loader.cpp|  if (bytes > limit && !force) {|  if (false) {|TrainingInput.TracesPast"
   "gen model estimates from nothing|platforms/run/training_loader.cpp|      rank0_bytes += size + (size < 128 ? 1 : size < 16384 ? 2 : 3);|      rank0_bytes += 0 * size;|TrainingInput.TracesPast"
   "a process-group configuration keyed by name skipped|traces/workload/trace_workload.cpp|    if (!j.is_array() && !j.is_object()) {|    if (!j.is_array()) return;\n    if (false) {|Workload.AProcessGroupConfigurationKeyed"

@@ -320,6 +320,65 @@ TEST(TrainingRun, HeldArgsAreWhatTheirTextReadsBackAs) {
   }
 }
 
+TEST(TrainingRun, AReportListsTheFirstCollectivesAndCountsEveryOneByKind) {
+  // A step of thousands of GPUs runs millions of collectives: the report
+  // lists the first of each NPU's and sums every one by kind.
+  const std::string dir = testutil::scratch_dir("listed");
+  testutil::write_text(dir + "/m.yaml", small_gpt("  tp: 2\n  pp: 2\n  microbatch: 1\n  global_batch: 8\n"));
+  const std::string run = "run --platform " + kPlatforms + "dgx_h100.yaml --model " + dir + "/m.yaml --report ";
+  auto a = testutil::run_fabricsim(run + dir + "/a.json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out.find("collectives listed"), std::string::npos) << a.out;
+  auto b = testutil::run_fabricsim(run + dir + "/b.json --report-collectives 3");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const auto ja = nlohmann::json::parse(testutil::read_text(dir + "/a.json"));
+  const auto jb = nlohmann::json::parse(testutil::read_text(dir + "/b.json"));
+  std::uint64_t run_total = 0;
+  for (int r = 0; r < 8; ++r) {
+    const auto& all = ja["npus"][r];
+    const auto& cut = jb["npus"][r];
+    const std::size_t n = all["collectives"].size();
+    ASSERT_GT(n, 3u) << r;
+    run_total += n;
+    EXPECT_EQ(all["collectives_run"], n);
+    EXPECT_FALSE(all.contains("collectives_unlisted"));
+    ASSERT_EQ(cut["collectives"].size(), 3u);
+    EXPECT_EQ(cut["collectives_run"], n);
+    EXPECT_EQ(cut["collectives_unlisted"], n - 3);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(cut["collectives"][i], all["collectives"][i]) << r;
+    // Each kind's count and durations, from the whole list.
+    struct Kind {
+      std::uint64_t count = 0;
+      double total = 0, shortest = 1e300, longest = 0;
+    };
+    std::map<std::string, Kind> kinds;
+    for (auto c : all["collectives"]) {
+      const double took = c["end_ns"].get<double>() - c["start_ns"].get<double>();
+      for (const char* k : {"node_id", "start_ns", "end_ns"}) c.erase(k);
+      Kind& k = kinds[c.dump()];
+      ++k.count;
+      k.total += took;
+      k.shortest = std::min(k.shortest, took);
+      k.longest = std::max(k.longest, took);
+    }
+    ASSERT_EQ(cut["collective_summary"].size(), kinds.size()) << r;
+    for (auto s : cut["collective_summary"]) {
+      const std::uint64_t count = s["count"];
+      const double total = s["total_ns"], shortest = s["shortest_ns"], longest = s["longest_ns"];
+      for (const char* k : {"count", "total_ns", "shortest_ns", "longest_ns"}) s.erase(k);
+      ASSERT_TRUE(kinds.count(s.dump())) << s.dump();
+      const Kind& k = kinds[s.dump()];
+      EXPECT_EQ(count, k.count) << s.dump();
+      EXPECT_NEAR(total, k.total, 1e-6 * k.total + 1e-3) << s.dump();
+      EXPECT_NEAR(shortest, k.shortest, 1e-3) << s.dump();
+      EXPECT_NEAR(longest, k.longest, 1e-3) << s.dump();
+    }
+    EXPECT_EQ(all["collective_summary"], cut["collective_summary"]) << r;
+  }
+  EXPECT_NE(b.out.find("report: 24 of " + std::to_string(run_total) + " collectives listed"), std::string::npos)
+      << b.out;
+}
+
 TEST(TrainingMemory, EachGpusShareIsItsBytesPerParameter) {
   // zero 0: 2 (bf16 weights) + 4 (fp32 gradients) + 12 (fp32 master and
   // Adam's moments) bytes a weight; zero 1: the 12 over the dp ranks.

@@ -269,7 +269,19 @@ void Npu::collective_done(CollectiveRun& run) {
   rec.group = run.spec.group->name;
   rec.start = run.started;
   rec.end = run.finished;
-  collective_log_.push_back(std::move(rec));
+  const Tick took = rec.end - rec.start;
+  const auto [it, fresh] = kind_index_.try_emplace(
+      std::make_tuple(rec.name, rec.group, static_cast<int>(rec.type), static_cast<int>(rec.algorithm),
+                      static_cast<int>(rec.protocol), rec.channels, rec.nccl_algorithm, rec.nccl_protocol, rec.bytes),
+      collective_kinds_.size());
+  if (fresh) collective_kinds_.push_back(CollectiveSummary{rec, 0, 0, took, took});
+  CollectiveSummary& kind = collective_kinds_[it->second];
+  ++kind.count;
+  kind.total += took;
+  kind.shortest = std::min(kind.shortest, took);
+  kind.longest = std::max(kind.longest, took);
+  ++collectives_run_;
+  if (collective_log_.size() < collective_list_limit_) collective_log_.push_back(std::move(rec));
   if (!run.data_error.empty()) data_errors_.push_back(run.data_error);
   if (timeline_ && run.timeline_lane >= 0) {
     TimelineSink::Args args;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -71,6 +72,14 @@ struct CollectiveRecord {
   std::string group;
   Tick start = 0;
   Tick end = 0;
+};
+
+/// The collectives of one kind an NPU ran (name, type, algorithm, protocol,
+/// channels, bytes and group alike): how many, and their durations.
+struct CollectiveSummary {
+  CollectiveRecord first;  // the kind's first call
+  std::uint64_t count = 0;
+  Tick total = 0, shortest = 0, longest = 0;
 };
 
 class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private MemoryClient::Listener {
@@ -140,7 +149,13 @@ class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private Me
   const std::array<ClassTime, kKernelClasses + 1>& gpu_by_class() const { return by_class_; }
   Tick cpu_busy() const { return compute_[1].busy; }
   Tick finish_time() const { return finish_; }
+  /// The collectives this NPU ran, in the order they ended: the first
+  /// `collective_list_limit` of them (a 3,072-GPU step runs millions, whose
+  /// list would outgrow the run); every one is counted in the summary.
   const std::vector<CollectiveRecord>& collectives() const { return collective_log_; }
+  std::uint64_t collectives_run() const { return collectives_run_; }
+  const std::vector<CollectiveSummary>& collective_summary() const { return collective_kinds_; }
+  void set_collective_list_limit(std::size_t n) { collective_list_limit_ = n; }
   /// Data-mode mismatches found by this NPU (empty when all collectives checked out).
   const std::vector<std::string>& data_errors() const { return data_errors_; }
   void clear_data_errors() { data_errors_.clear(); }
@@ -252,6 +267,13 @@ class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private Me
   std::size_t in_flight_ = 0;
   std::uint64_t relayed_ = 0;
   std::vector<CollectiveRecord> collective_log_;
+  std::size_t collective_list_limit_ = ~std::size_t{0};
+  std::uint64_t collectives_run_ = 0;
+  std::vector<CollectiveSummary> collective_kinds_;  // in the order each kind first ended
+  std::map<
+      std::tuple<std::string, std::string, int, int, int, std::uint32_t, std::uint8_t, std::uint8_t, std::uint64_t>,
+      std::size_t>
+      kind_index_;  // name, group, type, algorithm, protocol, channels, NCCL's choice, bytes -> collective_kinds_
   std::vector<std::string> data_errors_;
   std::map<std::uint64_t, std::unique_ptr<Pending>> live_;  // by start order, for stuck reports
   std::uint64_t next_seq_ = 0;

@@ -50,6 +50,10 @@ void Simulation::load_workload(const WorkloadSettings& settings) {
   // With --npus the job is the first n NPUs, as CUDA_VISIBLE_DEVICES makes
   // it: its world (the default group) is they, not the platform.
   if (n < platform_->npus()) groups_.set_world(n);
+  const std::size_t listed = settings.collectives_listed
+                                 ? settings.collectives_listed
+                                 : std::max<std::size_t>(1, kListedCollectives / static_cast<std::size_t>(n));
+  for (int r = 0; r < platform_->npus(); ++r) platform_->npu(r).set_collective_list_limit(listed);
   if (!settings.comm_groups.empty()) {
     try {
       groups_.load_json(settings.comm_groups);
@@ -330,7 +334,28 @@ namespace {
 
 using nlohmann::ordered_json;
 
-/// Per NPU: its times, its trace's progress, its collectives.
+/// What a collective was: its node, name, type, algorithm, protocol, NCCL's
+/// choice, bytes and group.
+ordered_json collective_entry(const CollectiveRecord& c) {
+  ordered_json ce;
+  ce["node_id"] = c.node_id;
+  ce["name"] = c.name;
+  ce["type"] = to_string(c.type);
+  ce["algorithm"] = to_string(c.algorithm);
+  if (c.protocol != CommProtocol::kPlain) ce["protocol"] = to_string(c.protocol);
+  if (c.nccl_algorithm < kNcclAlgorithms) {  // NCCL's choice (collectives.library: nccl)
+    ce["nccl"] = std::string(to_string(static_cast<NcclAlgorithm>(c.nccl_algorithm))) + "/" +
+                 (c.nccl_protocol == 0   ? "LL"
+                  : c.nccl_protocol == 1 ? "LL128"
+                                         : "Simple");
+  }
+  ce["bytes"] = c.bytes;
+  ce["group"] = c.group;
+  return ce;
+}
+
+/// Per NPU: its times, its trace's progress, its collectives (listed up to
+/// the limit, and every one in a summary by kind).
 ordered_json npu_entries(const Platform& platform, const std::vector<std::unique_ptr<TraceWorkload>>& workloads) {
   ordered_json npus = ordered_json::array();
   for (int r = 0; r < platform.npus(); ++r) {
@@ -375,25 +400,27 @@ ordered_json npu_entries(const Platform& platform, const std::vector<std::unique
     if (!classes.empty()) e["gpu_by_class"] = std::move(classes);
     ordered_json colls = ordered_json::array();
     for (const auto& c : npu.collectives()) {
-      ordered_json ce;
-      ce["node_id"] = c.node_id;
-      ce["name"] = c.name;
-      ce["type"] = to_string(c.type);
-      ce["algorithm"] = to_string(c.algorithm);
-      if (c.protocol != CommProtocol::kPlain) ce["protocol"] = to_string(c.protocol);
-      if (c.nccl_algorithm < kNcclAlgorithms) {  // NCCL's choice (collectives.library: nccl)
-        ce["nccl"] = std::string(to_string(static_cast<NcclAlgorithm>(c.nccl_algorithm))) + "/" +
-                     (c.nccl_protocol == 0   ? "LL"
-                      : c.nccl_protocol == 1 ? "LL128"
-                                             : "Simple");
-      }
-      ce["bytes"] = c.bytes;
-      ce["group"] = c.group;
+      ordered_json ce = collective_entry(c);
       ce["start_ns"] = ns(c.start);
       ce["end_ns"] = ns(c.end);
       colls.push_back(std::move(ce));
     }
     e["collectives"] = std::move(colls);
+    e["collectives_run"] = npu.collectives_run();
+    if (npu.collectives_run() > npu.collectives().size()) {
+      e["collectives_unlisted"] = npu.collectives_run() - npu.collectives().size();  // --report-collectives
+    }
+    ordered_json kinds = ordered_json::array();
+    for (const auto& k : npu.collective_summary()) {
+      ordered_json ke = collective_entry(k.first);
+      ke.erase("node_id");  // the kind's, not one call's
+      ke["count"] = k.count;
+      ke["total_ns"] = ns(k.total);
+      ke["shortest_ns"] = ns(k.shortest);
+      ke["longest_ns"] = ns(k.longest);
+      kinds.push_back(std::move(ke));
+    }
+    e["collective_summary"] = std::move(kinds);
     if (npu.unmatched_messages()) e["unreceived_messages"] = npu.unmatched_messages();
     npus.push_back(std::move(e));
   }

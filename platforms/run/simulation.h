@@ -28,12 +28,20 @@ enum ExitCode {
   kExitInterrupted = 130,    // stopped by SIGINT or SIGTERM
 };
 
+/// Collectives the report lists one by one, over all NPUs, by default: about
+/// 30 MB of JSON (a 256-GPU Megatron step runs two million; listed whole,
+/// its report was 700 MB and building it took 4.5 GB).
+constexpr std::size_t kListedCollectives = 100000;
+
 struct WorkloadSettings {
   std::string prefix;       // PREFIX.<rank>.et
   std::string comm_groups;  // optional process-group JSON
   bool replay = false;
   bool force = false;  // run work past the bounds (models/npu/work_bounds.h)
   int npus = 0;        // ranks 0..npus-1 run traces, the other NPUs idle; 0: every NPU
+  /// Collectives listed one by one per NPU in the report (the rest are in
+  /// its per-kind summary); 0: kListedCollectives over all the NPUs.
+  std::size_t collectives_listed = 0;
   /// A generated training step (traces/model/) in place of trace files:
   /// each rank's nodes are made as they are read.
   std::shared_ptr<const TrainingJob> job;

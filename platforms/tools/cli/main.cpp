@@ -163,6 +163,7 @@ struct RunArgs {
   std::string timeline_npus;
   std::string timeline_window;
   bool timeline_links = false;
+  std::size_t report_collectives = 0;  // per NPU; 0: the default share
   ModelArgs models;
 };
 
@@ -346,6 +347,7 @@ int run(const RunArgs& a) {
   ws.replay = a.replay;
   ws.force = a.force;
   ws.npus = a.npus;
+  ws.collectives_listed = a.report_collectives;
   sim.load_workload(ws);  // refuses work past the bounds, before the run
   if (!a.quiet || a.estimate) std::cerr << "estimate: " << sim.bounds().describe(sim.estimate()) << "\n";
   if (!sim.long_run().empty()) std::cerr << "warning: " << sim.long_run() << "\n";
@@ -384,6 +386,16 @@ int run(const RunArgs& a) {
     auto report = sim.report();
     report["fabricsim"] = provenance();
     write_output_file(a.report, json_text(report), "report");
+    std::uint64_t run = 0, listed = 0;
+    for (int r = 0; r < sim.platform().npus(); ++r) {
+      run += sim.platform().npu(r).collectives_run();
+      listed += sim.platform().npu(r).collectives().size();
+    }
+    if (listed < run && !a.quiet) {
+      std::cout << "report: " << listed << " of " << run
+                << " collectives listed one by one (the first of each NPU's; --report-collectives N), every one "
+                   "counted in its NPU's collective_summary\n";
+    }
   }
   if (outcome == Simulation::Outcome::kStuck) {
     std::cerr << "error: the simulation cannot make progress at " << ticks_to_ns(now_ticks()) << " ns; work remains:\n";
@@ -562,6 +574,10 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
     if (a.workload.empty() && a.model.empty()) throw CLI::RequiredError("--workload or --model");
   });
   cmd->add_option("--report", a.report, "Write a JSON report here")->check(kPath);
+  cmd->add_option("--report-collectives", a.report_collectives,
+                  "List at most N collectives per NPU in the report, the first to end (default: 100,000 shared "
+                  "among the NPUs); every collective is counted in each NPU's collective_summary")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   cmd->add_option("--comm-groups", a.comm_groups, "Process groups, ASTRA-sim JSON {\"pg\": [ranks]}")->check(kPath);
   cmd->add_option("--system", a.system, "ASTRA-sim system configuration (JSON)")->check(kPath);
   cmd->add_option("--remote-memory", a.remote_memory, "ASTRA-sim remote-memory configuration (JSON)")->check(kPath);
