@@ -10,6 +10,7 @@ packages=(
   libyaml-cpp-dev
   libgtest-dev
   libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libjemalloc-dev  # the fabricsim command's allocator (CMakeLists.txt, FABRICSIM_JEMALLOC)
   verilator
   clang libclang-rt-14-dev  # the sanitizer build and libFuzzer (scripts/sanitize-and-fuzz.sh)
   clang-format  # the committed .clang-format, checked by the tests (scripts/check-format.sh)

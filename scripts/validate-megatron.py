@@ -12,6 +12,7 @@ with its source. Nothing is fitted to the table.
 
 Usage: scripts/validate-megatron.py [--fabricsim build/platforms/fabricsim]
                                     [--rows 1.7b,3.6b] [--budget SECONDS]
+                                    [--fabric-model packet|flow]
 A row whose simulation would exceed --budget (default 600 s) is stopped and
 marked as such.
 """
@@ -73,9 +74,11 @@ def main():
     p.add_argument("--rows", default="", help="comma-separated sizes (1.7b,3.6b,...); default all")
     p.add_argument("--budget", type=float, default=600, help="seconds per row before it is stopped")
     p.add_argument("--set", action="append", default=[], help="passed to every run (training.KEY=VALUE, ...)")
+    p.add_argument("--fabric-model", choices=["packet", "flow"], default="packet",
+                   help="every fabric as packets (the platform's default) or as flows (docs/flow-model.md)")
     a = p.parse_args()
     wanted = set(a.rows.split(",")) if a.rows else None
-    extra = []
+    extra = ["--fabric-model", a.fabric_model]
     for s in a.set:
         extra += ["--set", s]
     print("| model | GPUs | tp x pp x dp | step (s) | predicted TFLOP/s per GPU | published | error | wall (s) | peak memory (MB) |")
