@@ -45,6 +45,8 @@ mutations=(
   "window delay not reported|traces/workload/trace_workload.cpp|window_full_of_running_ = !eof_ && running_ >= options_.window;|window_full_of_running_ = false;|Window.AWindowFull"
   "a negative peer accepted|traces/workload/trace_workload.cpp|if (peer_key && peer && (*peer < 0 |if (peer_key && peer && (false |BadSends"
   "repeated JSON key kept|tlm/util/json_input.cpp|if (!l.keys.insert(l.key).second) {|if (false) {|BadJson"
+  "keyed process groups lose their key|traces/workload/trace_workload.cpp|        pg = it.key();|        pg.clear();|Workload.AProcessGroupConfiguration"
+  "ECN keys without marking taken silently|platforms/assembly/loader.cpp|  if (starts(\"ecn_\") && |  if (false && |BadPlatforms.TransportKeys"
   "a rank twice in a group|traces/workload/process_groups.cpp|    if (seen[static_cast<std::size_t>(r)]) {|    if (false) {|BadGroups"
   "forwarding in call order|models/switch/forwarding.cpp|  if (when <= now_ticks()) {\n    forward(f);|  if (true) {\n    forward(f);|Fabric.AnOutputServes"
   "a NIC port sends messages whole, one after another|models/nic/nic.cpp|  queue.push_back(m);  // round robin between messages|  queue.insert(0, m);|NicFrames"

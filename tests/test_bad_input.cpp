@@ -1473,7 +1473,7 @@ TEST(BadPlatforms, TransportKeysOfAnotherTransportAreSaidToDoNothing) {
   const std::string dir = testutil::scratch_dir("bad-unused-keys");
   const auto r = run_platform(dir,
                               "npus: 4\nfabrics:\n  - topology: switch\n    transport:\n      tcp_rto: 1 ms\n"
-                              "      flow_quantum: 1 us\n");
+                              "      flow_quantum: 1 us\n      ecn_kmin: 10 KiB\n");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: " + dir +
                        "/p.yaml:5:7: transport.tcp_rto has no effect: it sets transport tcp's "
@@ -1482,7 +1482,18 @@ TEST(BadPlatforms, TransportKeysOfAnotherTransportAreSaidToDoNothing) {
       << r.err;
   EXPECT_NE(r.err.find(dir + "/p.yaml:6:7: transport.flow_quantum has no effect: it applies to model: flow only"),
             std::string::npos)
-      << r.err;  // A ring has no switches and no links above leaves.
+      << r.err;
+  // ECN marking reads its keys under DCQCN or DCTCP only.
+  EXPECT_NE(r.err.find(dir + "/p.yaml:7:7: transport.ecn_kmin has no effect: switches mark ECN only under "
+                             "congestion_control dcqcn or dctcp"),
+            std::string::npos)
+      << r.err;
+  const auto dctcp = run_platform(dir,
+                                  "npus: 4\nfabrics:\n  - topology: switch\n    transport:\n      kind: tcp\n"
+                                  "      congestion_control: dctcp\n      ecn_kmin: 10 KiB\n");
+  EXPECT_EQ(dctcp.exit_code, 0) << dctcp.err;
+  EXPECT_EQ(dctcp.err.find("has no effect"), std::string::npos) << dctcp.err;
+  // A ring has no switches and no links above leaves.
   const auto ring = run_platform(dir,
                                  "npus: 4\nfabrics:\n  - topology: ring\n    switch: { latency: 5 us }\n"
                                  "    uplink: { bandwidth: 1 GB/s }\n");

@@ -529,6 +529,18 @@ TEST(Workload, AProcessGroupConfigurationKeyedByNameIsReadAndOneOfAnotherShapeRe
   write("keyed", R"({"7": {"pg_name": "7", "ranks": [0, 1]}, "8": {"pg_name": "8", "ranks": [2, 3]}})");
   const auto j = run_report(dir + "/keyed", 4, "");
   for (int r = 0; r < 4; ++r) EXPECT_EQ(j["npus"][r]["collectives"][0]["group"], r < 2 ? "7" : "8");
+  // Keyed entries name their group by their key; an entry that defines no
+  // group is said, not dropped in silence.
+  write("bare", R"({"7": {"ranks": [0, 1]}, "8": {"ranks": [2, 3]}, "9": {"pg_desc": "no ranks"}})");
+  auto bare = testutil::run_fabricsim("run --quiet --platform " + switch_platform(dir, 4) + " --workload " + dir +
+                                      "/bare --report " + dir + "/bare.json");
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  const auto jb = nlohmann::json::parse(testutil::read_text(dir + "/bare.json"));
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(jb["npus"][r]["collectives"][0]["group"], r < 2 ? "7" : "8");
+  EXPECT_NE(bare.err.find("process-group entries without a name or without \"ranks\" define no group (first: node 1, "
+                          "{\"pg_desc\":\"no ranks\"})"),
+            std::string::npos)
+      << bare.err;
   write("number", "5");
   const auto r =
       testutil::run_fabricsim("run --platform " + switch_platform(dir, 4) + " --workload " + dir + "/number");

@@ -27,6 +27,9 @@ std::string unused_transport_key(const std::string& key, const TransportSpec& t)
   if (starts("tcp_") && !tcp) return "it sets transport tcp's window";
   if (starts("dcqcn_") && !(roce && t.control() == CC::kDcqcn)) return "it sets congestion_control dcqcn on roce";
   if (starts("dctcp_") && t.control() != CC::kDctcp) return "it sets congestion_control dctcp";
+  if (starts("ecn_") && t.control() != CC::kDcqcn && t.control() != CC::kDctcp) {
+    return "switches mark ECN only under congestion_control dcqcn or dctcp";  // Platform::apply_transport
+  }
   if ((key == "switch_buffer" || key == "buffer_alpha") && !t.ethernet()) {
     return "a shared switch buffer is modelled on roce and tcp only";
   }

@@ -70,12 +70,13 @@ const ParamTable<TransportSpec>& transport_spec_table() {
                "roce: bytes at or below which a paused link resumes; 0: xoff less two packets")
           .range(0, static_cast<double>(limits::kMaxBytes))
           .add("ecn_kmin", Quantity::kBytes, &TransportSpec::ecn_kmin,
-               "roce: a switch egress queue below this marks no frame")
+               "dcqcn or dctcp: a switch egress queue below this marks no frame")
           .range(0, static_cast<double>(limits::kMaxBytes))
-          .add("ecn_kmax", Quantity::kBytes, &TransportSpec::ecn_kmax, "roce: above this it marks every frame")
+          .add("ecn_kmax", Quantity::kBytes, &TransportSpec::ecn_kmax,
+               "dcqcn or dctcp: above this it marks every frame")
           .range(0, static_cast<double>(limits::kMaxBytes))
           .add("ecn_pmax", Quantity::kNumber, &TransportSpec::ecn_pmax,
-               "roce: the marking probability at kmax, rising linearly from 0 at kmin")
+               "dcqcn or dctcp: the marking probability at kmax, rising linearly from 0 at kmin")
           .range(0, 1)
           .choice("congestion_control", &TransportSpec::congestion_control, {"auto", "none", "dcqcn", "reno", "dctcp"},
                   "the NICs' congestion control: auto is dcqcn on roce and reno on tcp; none (roce) is PFC alone; "

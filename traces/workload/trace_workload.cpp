@@ -121,9 +121,20 @@ void TraceWorkload::define_groups(const void* proto) {
                        "\"): the process-group configuration is " + json_excerpt(j) +
                        ", not a list (or an object) of {\"pg_name\", \"ranks\"}");
     }
-    for (const auto& g : j) {
-      if (!g.is_object() || !g.contains("pg_name") || !g.contains("ranks")) continue;
-      const std::string pg = g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : json_excerpt(g["pg_name"]);
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const auto& g = *it;
+      // An entry's name: its pg_name, or in the keyed form its key.
+      std::string pg;
+      if (g.is_object() && g.contains("pg_name")) {
+        pg = g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : json_excerpt(g["pg_name"]);
+      } else if (j.is_object()) {
+        pg = it.key();
+      }
+      if (!g.is_object() || pg.empty() || !g.contains("ranks")) {
+        warn("pg_entry", "process-group entries without a name or without \"ranks\" define no group (first: node " +
+                             std::to_string(pn.id()) + ", " + json_excerpt(g) + ")");
+        continue;
+      }
       std::vector<std::int64_t> wide;
       try {
         wide = options_.groups->json_ranks(g["ranks"]);
