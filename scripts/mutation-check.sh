@@ -47,6 +47,8 @@ mutations=(
   "repeated JSON key kept|tlm/util/json_input.cpp|if (!l.keys.insert(l.key).second) {|if (false) {|BadJson"
   "keyed process groups lose their key|traces/workload/trace_workload.cpp|        pg = it.key();|        pg.clear();|Workload.AProcessGroupConfiguration"
   "ECN keys without marking taken silently|platforms/assembly/loader.cpp|  if (starts(\"ecn_\") && |  if (false && |BadPlatforms.TransportKeys"
+  "destination routing hashes as ECMP does|platforms/assembly/routing.cpp|  const RouteSink sink = f.transport.load_balancing == PortChoice::kDestination && |  const RouteSink sink = false && |LoadBalancing.DestinationRouting"
+  "destination routing ignores the switch's level|platforms/assembly/routing.cpp|    const double m = below[|    const double m = 1 + 0 * below[|LoadBalancing.DestinationRoutingGivesAPod"
   "a rank twice in a group|traces/workload/process_groups.cpp|    if (seen[static_cast<std::size_t>(r)]) {|    if (false) {|BadGroups"
   "forwarding in call order|models/switch/forwarding.cpp|  if (when <= now_ticks()) {\n    forward(f);|  if (true) {\n    forward(f);|Fabric.AnOutputServes"
   "a NIC port sends messages whole, one after another|models/nic/nic.cpp|  queue.push_back(m);  // round robin between messages|  queue.insert(0, m);|NicFrames"

@@ -652,6 +652,45 @@ TEST(LoadBalancing, AdaptiveRoutingKeepsAnUncongestedFlowOnItsHashedPath) {
   EXPECT_EQ(std::count_if(r.spine_bytes.begin(), r.spine_bytes.end(), [](std::uint64_t b) { return b > 0; }), 1);
 }
 
+TEST(LoadBalancing, DestinationRoutingGivesALeafShiftAPathEach) {
+  // d-mod-k, as InfiniBand's subnet manager routes a fat tree: the eight
+  // destinations under leaf 1 are reached over eight different spines, so
+  // the shift ECMP collides (above) runs every flow at its link's rate.
+  const auto r = leaf_to_leaf("destination", 8);
+  ASSERT_EQ(r.spine_bytes.size(), 8u);
+  for (std::uint64_t b : r.spine_bytes) EXPECT_EQ(b, 8 * MiB);
+  for (Tick d : r.run.done) {
+    ASSERT_NE(d, kNever);
+    EXPECT_LT(ns(d), 1.03 * 8 * MiB / 50.0) << "a flow shared a link";
+  }
+}
+
+TEST(LoadBalancing, DestinationRoutingGivesAPodShiftAPathEachOnThreeLevels) {
+  // Four pods of two leaves of two NPUs (2 up from each leaf, 2 up from each
+  // aggregation switch): pod 0's four NPUs send to pod 1's. Going up, the
+  // leaves choose by the destination's place under its leaf, the
+  // aggregation switches by its leaf: no two flows meet on a link.
+  const std::string yaml = R"(
+npus: 16
+fabrics:
+  - topology: fat_tree
+    levels: 3
+    leaf_down: 2
+    leaf_up: 2
+    pod_leaves: 2
+    agg_up: 2
+    link: { bandwidth: 50 GB/s, latency: 200 ns, buffer: 1 MiB }
+    switch: { latency: 100 ns }
+    transport: { kind: infiniband, load_balancing: destination }
+)";
+  const auto run =
+      run_transfers(yaml, {Flow{0, 4, 8 * MiB}, Flow{1, 5, 8 * MiB}, Flow{2, 6, 8 * MiB}, Flow{3, 7, 8 * MiB}});
+  for (Tick d : run.done) {
+    ASSERT_NE(d, kNever);
+    EXPECT_LT(ns(d), 1.03 * 8 * MiB / 50.0) << "a flow shared a link";
+  }
+}
+
 TEST(LoadBalancing, SprayingTakesTheSpinesInTurn) {
   // One flow of 32 frames of 256 KiB: each of 8 spines carries exactly 4.
   const auto r = leaf_to_leaf("spray", 1);

@@ -31,7 +31,8 @@ void Forwarder::pass_on(unsigned port, Frame* f, Tick head_arrival) {
 }
 
 void Forwarder::forward(Frame* f) {
-  const unsigned out = choice_ == PortChoice::kFlowHash ? routes_.port(f->dst, f->flow) : choose_port(f);
+  const bool fixed = choice_ == PortChoice::kFlowHash || choice_ == PortChoice::kDestination;
+  const unsigned out = fixed ? routes_.port(f->dst, f->flow) : choose_port(f);
   f->head += hop_latency_;
   f->tail += hop_latency_;
   const int ring_out = ports_[out].ring;

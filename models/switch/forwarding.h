@@ -33,6 +33,10 @@ enum class PortChoice {
   kFlowHash,  // ECMP: a hash of the frame's flow, so a flow keeps one path and its order
   kAdaptive,  // per frame, the port with the least backlog (InfiniBand adaptive routing); ties by flow hash
   kSpray,     // per frame, the ports in turn (packet spraying)
+  // One path per destination, fixed by the destination's place in the tree
+  // (d-mod-k, as InfiniBand's subnet manager routes a fat tree): the route
+  // tables hold that port alone, and a flow keeps its order.
+  kDestination,
 };
 
 class Forwarder final {

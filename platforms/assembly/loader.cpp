@@ -401,7 +401,9 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
       const std::string why = unused_transport_key(key, transport);
       if (!why.empty()) notes.push_back(in.where(kv.first) + ": transport." + key + " has no effect: " + why);
     }
-    if (transport.load_balancing != PortChoice::kFlowHash && transport.needs_order()) {
+    const bool per_packet =
+        transport.load_balancing == PortChoice::kAdaptive || transport.load_balancing == PortChoice::kSpray;
+    if (per_packet && transport.needs_order()) {
       in.fail(t["load_balancing"], std::string("load_balancing ") +
                                        (transport.load_balancing == PortChoice::kAdaptive ? "adaptive" : "spray") +
                                        " reorders a flow's packets, and the window transport (congestion_control " +
@@ -457,6 +459,10 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
                                           [](const FabricNode& v) { return v.kind == FabricNode::Kind::kSwitch; });
       if (node["switch"] && !has_switch) {
         notes.push_back(in.where(node["switch"]) + ": switch has no effect: a " + topology + " fabric has no switches");
+      }
+      if (transport.load_balancing == PortChoice::kDestination && topology != "fat_tree") {
+        notes.push_back(in.where(node["transport"]["load_balancing"]) +
+                        ": load_balancing destination has no effect: it chooses among a fat tree's up ports");
       }
       if (node["uplink"] && topology != "fat_tree") {
         notes.push_back(in.where(node["uplink"]) +

@@ -93,8 +93,10 @@ const ParamTable<TransportSpec>& transport_spec_table() {
           .add("buffer_alpha", Quantity::kNumber, &TransportSpec::buffer_alpha,
                "dynamic threshold: a port may hold alpha x the shared buffer's free bytes")
           .range(0, 1024, true)
-          .choice("load_balancing", &TransportSpec::load_balancing, {"ecmp", "adaptive", "spray"},
+          .choice("load_balancing", &TransportSpec::load_balancing, {"ecmp", "adaptive", "spray", "destination"},
                   "how a switch picks among equal-cost ports: ecmp hashes each flow (queue pair) to one path; "
+                  "destination fixes one path per destination by its place in a fat tree (d-mod-k, as InfiniBand's "
+                  "subnet manager routes one: a shift of whole leaves meets no other flow going up); "
                   "adaptive takes, per packet, the port with the least backlog (InfiniBand adaptive routing); "
                   "spray takes the ports in turn, per packet. adaptive and spray reorder a flow's packets: not "
                   "with a window transport (reno, dctcp), which finds losses by order")

@@ -306,7 +306,7 @@ void Platform::build_flow_fabric(std::size_t fi, const FabricSpec& f) {
             " and switch buffers are not represented; links are shared by max-min fairness",
         f.name);
   }
-  if (f.transport.load_balancing != PortChoice::kFlowHash) {
+  if (f.transport.load_balancing == PortChoice::kAdaptive || f.transport.load_balancing == PortChoice::kSpray) {
     flow_caveats_.emplace_back("load_balancing adaptive and spray are per packet; each flow keeps its hashed path",
                                f.name);
   }

@@ -1,6 +1,7 @@
 #include "platforms/assembly/routing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <string>
 
@@ -130,8 +131,74 @@ std::vector<std::array<int, 2>> dimension_ports(const FabricSpec& f, const std::
   return out;
 }
 
-void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports, const RouteSink& sink) {
+namespace {
+
+/// Destination routing (load_balancing: destination) on a fat tree: of a
+/// destination's equal-cost up ports, a level-l switch takes the one at
+/// (t / m_l) mod n, t the destination's place in the tree (its leaf's rank x
+/// the most endpoints a leaf has + its place among its leaf's endpoints),
+/// m_l the product of the up-port counts below level l: d-mod-k, as
+/// InfiniBand's subnet manager routes a fat tree, so the endpoints of one leaf
+/// reach one another leaf over distinct up links.
+RouteSink destination_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
+                             const std::vector<int>& nics, const RouteSink& sink) {
+  const auto is_switch = [&](int v) { return f.nodes[static_cast<std::size_t>(v)].kind == FabricNode::Kind::kSwitch; };
+  // Leaves in node order, each endpoint's place among its leaf's.
+  std::vector<int> leaf_rank(f.nodes.size(), -1), down_count(f.nodes.size(), 0);
+  std::vector<double> place(nics.size(), 0);
+  int leaves = 0, most_down = 1;
+  for (std::size_t v = 0; v < f.nodes.size(); ++v) {
+    if (!is_switch(static_cast<int>(v))) continue;
+    for (const PortInfo& p : ports[v]) {
+      if (is_switch(p.peer)) continue;
+      if (leaf_rank[v] < 0) leaf_rank[v] = leaves++;
+      most_down = std::max(most_down, ++down_count[v]);
+    }
+  }
+  std::vector<int> seen(f.nodes.size(), 0);
+  std::vector<int> leaf_of(nics.size(), -1);
+  for (std::size_t v = 0; v < f.nodes.size(); ++v) {
+    if (!is_switch(static_cast<int>(v)) || leaf_rank[v] < 0) continue;
+    for (const PortInfo& p : ports[v]) {
+      if (is_switch(p.peer)) continue;
+      const Address a = f.nodes[static_cast<std::size_t>(p.peer)].address;
+      if (a < nics.size() && leaf_of[a] < 0) {
+        leaf_of[a] = static_cast<int>(v);
+        place[a] = static_cast<double>(leaf_rank[v]) * most_down + seen[v]++;
+      }
+    }
+  }
+  // Up ports per level: the most any switch of the level has.
+  int top = 0;
+  for (const auto& n : f.nodes) top = std::max(top, n.kind == FabricNode::Kind::kSwitch ? n.level : 0);
+  std::vector<double> up(static_cast<std::size_t>(top) + 1, 1);
+  for (std::size_t v = 0; v < f.nodes.size(); ++v) {
+    if (!is_switch(static_cast<int>(v))) continue;
+    const int l = f.nodes[v].level;
+    double n = 0;
+    for (const PortInfo& p : ports[v]) n += is_switch(p.peer) && f.nodes[static_cast<std::size_t>(p.peer)].level > l;
+    up[static_cast<std::size_t>(l)] = std::max(up[static_cast<std::size_t>(l)], n);
+  }
+  std::vector<double> below(up.size(), 1);  // m_l
+  for (std::size_t l = 1; l < up.size(); ++l) below[l] = below[l - 1] * up[l - 1];
+  return [&f, place, below, sink](int node, Address address, const std::vector<std::uint16_t>& candidates) {
+    if (candidates.size() < 2 || f.nodes[static_cast<std::size_t>(node)].kind != FabricNode::Kind::kSwitch) {
+      return sink(node, address, candidates);
+    }
+    const double m = below[static_cast<std::size_t>(f.nodes[static_cast<std::size_t>(node)].level)];
+    const auto pick =
+        static_cast<std::size_t>(std::fmod(std::floor(place[address] / m), static_cast<double>(candidates.size())));
+    sink(node, address, {candidates[pick]});
+  };
+}
+
+}  // namespace
+
+void compute_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports, const RouteSink& given) {
   const auto nics = nic_of_address(f);
+  const RouteSink sink = f.transport.load_balancing == PortChoice::kDestination && f.routing == Routing::kUpDown
+                             ? destination_routes(f, ports, nics, given)
+                             : given;
   // Reduction units need routes only to and from the members they serve
   // (units of different switches may not reach each other): the check below
   // is over NICs and memories.
