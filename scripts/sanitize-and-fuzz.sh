@@ -27,11 +27,13 @@ rtl_build=${RTL_BUILD_DIR:-build}
 rtl_bin=$rtl_build/platforms/fabricsim
 if [ -x "$rtl_bin" ] && grep -q '^FABRICSIM_RTL:BOOL=ON' "$rtl_build/CMakeCache.txt" 2>/dev/null; then
   echo "== the RTL reduction unit under valgrind memcheck"
+  # The command links jemalloc (FABRICSIM_JEMALLOC): memcheck replaces its
+  # malloc too, or it would see none of the heap.
   rtl_run=(collbench --quiet --data --reduction-model rtl --algo in_switch --platform platforms/dgx_h100.yaml --op all_reduce)
-  valgrind -q --error-exitcode=99 "$rtl_bin" "${rtl_run[@]}" --dtype bf16 -b 4K -e 1M > /dev/null
+  valgrind -q --error-exitcode=99 --soname-synonyms=somalloc=*jemalloc* "$rtl_bin" "${rtl_run[@]}" --dtype bf16 -b 4K -e 1M > /dev/null
   status=0
   log=$(mktemp)
-  valgrind -q --error-exitcode=99 "$rtl_bin" "${rtl_run[@]}" --dtype int32 -b 4K -e 4K --rtl-plusarg +fault_lane=3 \
+  valgrind -q --error-exitcode=99 --soname-synonyms=somalloc=*jemalloc* "$rtl_bin" "${rtl_run[@]}" --dtype int32 -b 4K -e 4K --rtl-plusarg +fault_lane=3 \
     > /dev/null 2> "$log" || status=$?
   if [ "$status" -ne 4 ]; then
     cat "$log" >&2
