@@ -143,6 +143,12 @@ namespace {
 RouteSink destination_routes(const FabricSpec& f, const std::vector<std::vector<PortInfo>>& ports,
                              const std::vector<int>& nics, const RouteSink& sink) {
   const auto is_switch = [&](int v) { return f.nodes[static_cast<std::size_t>(v)].kind == FabricNode::Kind::kSwitch; };
+  // Endpoints are NICs and memories; a switch's reduction unit is not one
+  // (it would make a spine that hosts one count as a leaf).
+  const auto is_endpoint = [&](int v) {
+    const auto k = f.nodes[static_cast<std::size_t>(v)].kind;
+    return k == FabricNode::Kind::kNic || k == FabricNode::Kind::kMemory;
+  };
   // Leaves in node order, each endpoint's place among its leaf's.
   std::vector<int> leaf_rank(f.nodes.size(), -1), down_count(f.nodes.size(), 0);
   std::vector<double> place(nics.size(), 0);
@@ -150,7 +156,7 @@ RouteSink destination_routes(const FabricSpec& f, const std::vector<std::vector<
   for (std::size_t v = 0; v < f.nodes.size(); ++v) {
     if (!is_switch(static_cast<int>(v))) continue;
     for (const PortInfo& p : ports[v]) {
-      if (is_switch(p.peer)) continue;
+      if (!is_endpoint(p.peer)) continue;
       if (leaf_rank[v] < 0) leaf_rank[v] = leaves++;
       most_down = std::max(most_down, ++down_count[v]);
     }
@@ -160,7 +166,7 @@ RouteSink destination_routes(const FabricSpec& f, const std::vector<std::vector<
   for (std::size_t v = 0; v < f.nodes.size(); ++v) {
     if (!is_switch(static_cast<int>(v)) || leaf_rank[v] < 0) continue;
     for (const PortInfo& p : ports[v]) {
-      if (is_switch(p.peer)) continue;
+      if (!is_endpoint(p.peer)) continue;
       const Address a = f.nodes[static_cast<std::size_t>(p.peer)].address;
       if (a < nics.size() && leaf_of[a] < 0) {
         leaf_of[a] = static_cast<int>(v);
