@@ -120,7 +120,7 @@ mutations=(
   "protocols chosen without their step latency|models/collectives/algorithm_choice.cpp|         sequential_steps(type, algorithm, n) * static_cast<double>(costs.overhead(p) + costs.hop) +|         0.0 +|ProtocolChoice.Auto"
   "the default choice takes the slowest estimate|models/collectives/algorithm_choice.cpp|  for (const auto& [a, t] : default_estimates(config, type, bytes, ranks, group_is_world, hints)) {\n    if (t < best) {|  for (const auto& [a, t] : default_estimates(config, type, bytes, ranks, group_is_world, hints)) {\n    if (!pick or t > best) {|CostModel.ARing|DefaultChoice.Within"
   "the cost model ignores the busiest link|models/collectives/cost_model.cpp|      std::max(busiest * 1e12, end.transfer * waves + busiest * 1e12 * (per_channel - 1) / per_channel);|      end.transfer * waves;|CostModel.ARing"
-  "equal-cost paths split instead of hashed|platforms/assembly/traffic_paths.cpp|  } else if (depth == 0 && f.spec->nic.stripe) {|  } else {|DefaultChoice.WithinFivePercentOfTheFastestOnTwoAndFour"
+  "equal-cost paths split instead of hashed|platforms/assembly/traffic_paths.cpp|  } else if (depth == 0 && f.spec->nic.stripe) {|  } else {|Ecmp.TheCostModelPutsEachFlow"
   # The component harnesses (tests/models/): each model alone, bound to test
   # sockets. A fault some other test already catches is listed again with the
   # harness's test alone, so that the harness is shown to catch it too.

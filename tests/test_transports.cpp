@@ -622,6 +622,27 @@ TEST(LoadBalancing, EcmpHashesEightFlowsOntoFewerSpines) {
   EXPECT_GT(ns(last), 1.9 * 8 * MiB / 50.0);
 }
 
+TEST(Ecmp, TheCostModelPutsEachFlowOnThePathItsPacketsTake) {
+  // The default choice estimates collectives on the paths the switches
+  // hash flows onto: where two flows share a spine in the run, they share
+  // it in the estimate (a split over every equal-cost path would see none).
+  const auto r = leaf_to_leaf("ecmp", 8);
+  const CostModel* model = r.run.platform->spec().hints.cost_model;
+  ASSERT_NE(model, nullptr);
+  const auto links = r.run.platform->links();  // a fabric without reduction units: ids are its links' order
+  ASSERT_EQ(model->paths().links(), links.size());
+  std::vector<double> load(links.size(), 0.0);
+  for (int k = 0; k < 8; ++k) {
+    std::vector<TrafficPaths::Use> uses;
+    model->paths().path(k, 8 + k, uses);
+    for (const auto& u : uses) load[u.link] += u.share;
+  }
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    EXPECT_DOUBLE_EQ(load[i] * 8 * MiB, static_cast<double>(links[i]->link->stats().payload_bytes))
+        << links[i]->from << " -> " << links[i]->to;
+  }
+}
+
 /// Per frame, the leaf sends each to the spine with the least backlog, so
 /// the eight flows share the eight spines and each finishes at its own
 /// link's rate: S / B plus the path's latency (3 links, 2 hops, one frame).
