@@ -391,6 +391,27 @@ TEST(CostModel, ARingAllReduceOnARingIsLaunchStepsAndTheBusiestLink) {
             AlgorithmKind::kDirect);
 }
 
+TEST(CostModel, ARoundEndsWithTheLastOfItsMessagesIn) {
+  // A direct all-to-all on 4 NPUs of a bidirectional ring (100 GB/s, 500 ns
+  // links, 1 us per message): one round in which each NPU hears from both
+  // neighbours (one hop) and the NPU across (two hops), so the round, and
+  // the estimate's latency, ends with the two-hop message: 1 us + 2 x 0.5 us.
+  Platform platform(load_platform(
+      testutil::platform_file("npus: 4\nnic: {header: 0, message_overhead: 1 us}\ncollectives: {chunks: 1}\n"
+                              "fabrics: [{topology: ring, link: {bandwidth: 100 GB/s, latency: 500 ns}}]\n")));
+  const PlatformHints& hints = platform.spec().hints;
+  ASSERT_NE(hints.cost_model, nullptr);
+  const std::vector<int> ranks = {0, 1, 2, 3};
+  ProgramPlan plan;
+  plan.type = CollectiveType::kAllToAll;
+  plan.algorithm = AlgorithmKind::kDirect;
+  plan.ranks = &ranks;
+  plan.bytes = 4 * MiB;
+  plan.chunks = 1;
+  const Estimate e = hints.cost_model->estimate(platform.spec().collectives, plan, CommProtocol::kSimple);
+  EXPECT_NEAR(e.latency, 1e6 + 2 * 0.5e6, 1.0);
+}
+
 /// The first row of `fabricsim collbench --quiet ARGS`, through its JSON
 /// (DIR/rows.json). A run that fails is a test failure, and gives no row.
 nlohmann::json collbench_row(const std::string& dir, const std::string& args) {

@@ -79,7 +79,7 @@ struct Transfer {
   /// default the round it is sent in. A receive names the sender's round.
   std::uint32_t tag = kSameRound;
   static constexpr std::uint32_t kSameRound = 0xffffffffu;
-  bool arrived = false;  // receive side: set by the engine when matched
+  bool arrived = false;  // receive side: matched (RoundCursor::arrive)
   // In-switch algorithms (sends to a switch reduction unit):
   MessageKind kind = MessageKind::kUnicast;
   std::int32_t target = -1;  // group index of the member that gets a reduction's result; -1: all
@@ -164,6 +164,7 @@ class TransferList {
 /// A round: its sends are posted when it starts; it ends when all its receives
 /// have arrived. The next round starts when this one has ended. A receive is
 /// matched to the send with the same chunk, sender and tag (Transfer::tag).
+/// Every runner applies these rules through one class (round_cursor.h).
 struct Round {
   TransferList sends;
   TransferList recvs;

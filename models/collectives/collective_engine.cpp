@@ -165,6 +165,7 @@ void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
   run->chunks_.resize(programs.size());
   for (std::size_t k = 0; k < programs.size(); ++k) {
     run->chunks_[k].program = std::move(programs[k]);
+    run->chunks_[k].cursor = RoundCursor(*run->chunks_[k].program);
     run->chunks_[k].run = run.get();
   }
   // The group's sequence number is taken only once the collective is
@@ -276,7 +277,7 @@ void CollectiveEngine::on_stage_turn(CollectiveRun::Chunk* chunk) {
 }
 
 void CollectiveEngine::on_round_over(CollectiveRun::Chunk* chunk) {
-  ++chunk->round;
+  chunk->cursor.next();
   begin_round(*chunk->run, chunk->run->index_of(*chunk));
   if (!scheduling_) finish_done_runs();
 }
@@ -284,7 +285,8 @@ void CollectiveEngine::on_round_over(CollectiveRun::Chunk* chunk) {
 void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
   CollectiveRun::Chunk& chunk = run.chunks_[c];
   for (;;) {
-    if (chunk.round >= chunk.program->num_rounds()) {
+    RoundCursor& cursor = chunk.cursor;
+    if (cursor.finished()) {
       if (timeline_) end_phase(run, chunk, c);
       leave_stage(run, c);
       chunk.finished = true;
@@ -294,12 +296,12 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       return;
     }
     if (run.staged_) {
-      const std::uint32_t s = chunk.program->stage(chunk.round);
+      const std::uint32_t s = chunk.program->stage(cursor.round());
       if (s != chunk.stage && !enter_stage(run, c, s)) return;  // resumed at its turn (kStageTurn)
     }
-    chunk.program->round(chunk.round, chunk.current);
+    const Round& round = cursor.start();
     if (timeline_) {
-      const char* phase = chunk.program->phase(chunk.round);
+      const char* phase = chunk.program->phase(cursor.round());
       if (phase != chunk.phase) {
         end_phase(run, chunk, c);
         chunk.phase = phase;
@@ -307,14 +309,14 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       }
     }
     // Point-to-point algorithms: a round that only sends waits for them.
-    const bool await_sends = chunk.current.recvs.empty() && !chunk.current.sends.empty() &&
+    const bool await_sends = round.recvs.empty() && !round.sends.empty() &&
                              run.spec.algorithm != AlgorithmKind::kInSwitch &&
                              run.spec.algorithm != AlgorithmKind::kHierarchical;
     if (await_sends) {
-      chunk.unsent = static_cast<std::uint32_t>(chunk.current.sends.size());
+      chunk.unsent = static_cast<std::uint32_t>(round.sends.size());
       chunk.sends_left = now_ticks();
     }
-    for (const Transfer& t : chunk.current.sends) {
+    for (const Transfer& t : round.sends) {
       Message* m = host_.new_message(t.peer, t.bytes());
       m->tag.user = kCollectiveMessage;
       m->tag.collective = run.key;
@@ -325,7 +327,7 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
           static_cast<std::uint32_t>(run.key ^ (run.key >> 32)) + 1u;  // the group's id and sequence number
       m->queue = queue != 0 ? queue : 1u;                              // 0 means no queue
       m->tag.chunk = c;
-      m->tag.step = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
+      m->tag.step = cursor.tag(t);
       m->sender.owner = &run;  // told when it has left: the run outlives its sends
       m->reduction.dtype = run.spec.dtype;
       m->reduction.op = run.spec.op;
@@ -352,23 +354,21 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       }
       return;
     }
-    chunk.pending = static_cast<std::uint32_t>(chunk.current.recvs.size());
-    for (std::size_t i = 0; i < chunk.current.recvs.size(); ++i) {
-      const Transfer& t = chunk.current.recvs[i];
-      const std::uint32_t tag = t.tag == Transfer::kSameRound ? chunk.round : t.tag;
-      auto it = run.early_.find(match_key(c, tag, static_cast<std::uint32_t>(t.peer)));
+    for (std::size_t i = 0; i < round.recvs.size(); ++i) {
+      const Transfer& t = round.recvs[i];
+      auto it = run.early_.find(match_key(c, cursor.tag(t), static_cast<std::uint32_t>(t.peer)));
       if (it != run.early_.end()) {
         Message* m = it->second;
         run.early_.erase(it);
         consume(run, chunk, i, m);
       }
     }
-    if (chunk.pending > 0) return;
+    if (cursor.pending() > 0) return;
     if (chunk.reduced_at > now_ticks()) {  // wait for the local reduction
       calendar_.schedule<&CollectiveEngine::on_round_over>(chunk.reduced_at, this, &chunk);
       return;
     }
-    ++chunk.round;
+    cursor.next();
   }
 }
 
@@ -414,7 +414,7 @@ void CollectiveEngine::end_phase(CollectiveRun& run, CollectiveRun::Chunk& chunk
 }
 
 void CollectiveEngine::consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, std::size_t i, Message* m) {
-  const Transfer& t = chunk.current.recvs[i];
+  const Transfer& t = chunk.cursor.current().recvs[i];
   if (m->bytes != t.bytes()) {
     std::ostringstream os;
     os << to_string(run.spec.type) << " \"" << run.spec.name << "\": NPU " << host_.rank() << " expected " << t.bytes()
@@ -439,8 +439,7 @@ void CollectiveEngine::consume(CollectiveRun& run, CollectiveRun::Chunk& chunk, 
       }
     }
   }
-  chunk.current.recvs[i].arrived = true;
-  --chunk.pending;
+  chunk.cursor.arrive(i);
   m->unref();
 }
 
@@ -486,23 +485,18 @@ void CollectiveEngine::receive(CollectiveRun& run, Message* m) {
   const std::uint32_t c = m->tag.chunk;
   if (c >= run.chunks_.size()) throw std::logic_error("collective message for a chunk that does not exist");
   CollectiveRun::Chunk& chunk = run.chunks_[c];
-  if (chunk.started && !chunk.finished) {
-    const auto& recvs = chunk.current.recvs;
-    for (std::size_t i = 0; i < recvs.size(); ++i) {
-      const std::uint32_t tag = recvs[i].tag == Transfer::kSameRound ? chunk.round : recvs[i].tag;
-      if (!recvs[i].arrived && tag == m->tag.step && static_cast<std::uint32_t>(recvs[i].peer) == m->tag.src_rank) {
-        consume(run, chunk, i, m);
-        if (chunk.pending == 0) {
-          if (chunk.reduced_at > now_ticks()) {  // wait for the local reduction
-            calendar_.schedule<&CollectiveEngine::on_round_over>(chunk.reduced_at, this, &chunk);
-            return;
-          }
-          ++chunk.round;
-          begin_round(run, c);  // may end the collective: `run` is not used after this
-        }
+  const int i = chunk.cursor.receive_for(m->tag.step, m->tag.src_rank);
+  if (i >= 0) {
+    consume(run, chunk, static_cast<std::size_t>(i), m);
+    if (chunk.cursor.pending() == 0) {
+      if (chunk.reduced_at > now_ticks()) {  // wait for the local reduction
+        calendar_.schedule<&CollectiveEngine::on_round_over>(chunk.reduced_at, this, &chunk);
         return;
       }
+      chunk.cursor.next();
+      begin_round(run, c);  // may end the collective: `run` is not used after this
     }
+    return;
   }
   if (!run.early_.emplace(match_key(c, m->tag.step, m->tag.src_rank), m).second) {
     throw std::logic_error("two collective messages with the same chunk, tag and sender");
@@ -562,13 +556,14 @@ std::vector<std::string> CollectiveEngine::describe_unfinished() const {
     for (std::size_t c = 0; c < run->chunks_.size(); ++c) {
       const auto& ch = run->chunks_[c];
       if (!ch.started || ch.finished) continue;
-      for (std::size_t i = 0; i < ch.current.recvs.size(); ++i) {
-        if (!ch.current.recvs[i].arrived) {
-          os << "; chunk " << c << " round " << ch.round << " waits for ";
-          if (ch.current.recvs[i].peer == kReductionUnitPeer) {
+      const auto& recvs = ch.cursor.current().recvs;
+      for (std::size_t i = 0; ch.cursor.started() && i < recvs.size(); ++i) {
+        if (ch.cursor.waiting(i)) {
+          os << "; chunk " << c << " round " << ch.cursor.round() << " waits for ";
+          if (recvs[i].peer == kReductionUnitPeer) {
             os << "a switch reduction unit";
           } else {
-            os << "NPU " << ch.current.recvs[i].peer;
+            os << "NPU " << recvs[i].peer;
           }
           break;
         }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/collectives/collective.h"
+#include "models/collectives/round_cursor.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/kernel/calendar.h"
 #include "tlm/kernel/parameters.h"
@@ -164,9 +165,7 @@ class CollectiveRun final : public MessageOwner {
   struct Chunk {
     std::unique_ptr<Program> program;
     CollectiveRun* run = nullptr;  // whose chunk it is, for the calendar's events
-    std::uint32_t round = 0;
-    std::uint32_t pending = 0;  // receives the current round still waits for
-    Round current;
+    RoundCursor cursor;            // its program's round, by the rules of round_cursor.h
     bool started = false;
     bool finished = false;
     /// A round that only sends (a binomial tree's or a chain's sender) ends

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "models/collectives/collective_engine.h"
+#include "models/collectives/round_cursor.h"
 
 namespace fabricsim {
 
@@ -20,10 +21,6 @@ Time later(const Time& a, const Time& b) {
 }
 bool to_an_npu(int peer) {
   return peer >= 0 && peer != kReductionUnitPeer;
-}
-/// The tag that matches a transfer of round k to its other side.
-std::int64_t tag_of(const Transfer& t, std::uint32_t k) {
-  return t.tag == Transfer::kSameRound ? static_cast<std::int64_t>(k) : t.tag;
 }
 }  // namespace
 
@@ -65,8 +62,11 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
   // round posts its sends when it starts (together they leave at the
   // member's payload rate into the fabric, each arriving its protocol's
   // overhead and its hops later) and ends when its receives are in.
-  std::vector<std::uint32_t> round_of(static_cast<std::size_t>(n), 0);
-  std::vector<bool> posted(static_cast<std::size_t>(n), false);
+  std::vector<RoundCursor> cursors(static_cast<std::size_t>(n));  // each member's first program
+  for (int me = 0; me < n; ++me) {
+    const auto& mine = programs[static_cast<std::size_t>(me)];
+    if (!mine.empty()) cursors[static_cast<std::size_t>(me)] = RoundCursor(*mine.front());
+  }
   std::vector<Time> start(static_cast<std::size_t>(n));
   std::map<std::array<std::int64_t, 3>, Time> arrived;  // (receiver, sender, tag) -> when
   std::vector<int> work;
@@ -111,19 +111,21 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
     work.pop_back();
     const auto& mine = programs[static_cast<std::size_t>(me)];
     if (mine.empty()) continue;
-    const Program& program = *mine.front();
+    RoundCursor& cursor = cursors[static_cast<std::size_t>(me)];
     const int rank = ranks[static_cast<std::size_t>(me)];
-    auto& k = round_of[static_cast<std::size_t>(me)];
     Time& t0 = start[static_cast<std::size_t>(me)];
-    while (k < program.num_rounds()) {
-      program.round(k, r);
-      if (!posted[static_cast<std::size_t>(me)]) {
-        posted[static_cast<std::size_t>(me)] = true;
+    while (!cursor.finished()) {
+      if (!cursor.started()) {
+        const Round& round = cursor.start();
+        // A reduction unit's answer is not on paper: taken as in.
+        for (std::size_t i = 0; i < round.recvs.size(); ++i) {
+          if (!to_an_npu(round.recvs[i].peer)) cursor.arrive(i);
+        }
         // The round's sends leave together, each link out of the member at
         // its rate (a striping NIC's share on each of its ports).
         std::map<std::uint32_t, double> out_bytes;
         std::vector<std::pair<int, std::vector<TrafficPaths::Use>>> routes;  // per send: hops and links
-        for (const Transfer& t : r.sends) {
+        for (const Transfer& t : round.sends) {
           if (!to_an_npu(t.peer)) continue;
           routes.emplace_back();
           routes.back().first = paths.path(rank, t.peer, routes.back().second);
@@ -133,7 +135,7 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
           }
         }
         std::size_t next_route = 0;
-        for (const Transfer& t : r.sends) {
+        for (const Transfer& t : round.sends) {
           if (!to_an_npu(t.peer)) continue;
           const auto& [hops, links] = routes[next_route++];
           const FabricCosts& c = paths.costs(rank, t.peer);
@@ -152,32 +154,32 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
             leaving = std::max(leaving, shared * out_bytes[u.link] / paths.rate(u.link));
           }
           at.transfer += leaving * 1e12;
-          arrived[{t.peer, rank, tag_of(t, k)}] = at;
+          arrived[{t.peer, rank, cursor.tag(t)}] = at;
           const auto to = index_of.find(t.peer);
           if (to != index_of.end()) work.push_back(to->second);
         }
       }
-      Time done = t0;
+      // The round ends with the last of its messages in, taken together
+      // (in the receives' order: a tie keeps the first).
+      const auto& recvs = cursor.current().recvs;
+      const auto key = [&](const Transfer& t) { return std::array<std::int64_t, 3>{rank, t.peer, cursor.tag(t)}; };
       bool ready = true;
-      for (const Transfer& t : r.recvs) {
-        if (!to_an_npu(t.peer)) continue;
-        const auto it = arrived.find({rank, t.peer, tag_of(t, k)});
-        if (it == arrived.end()) {
-          ready = false;
-          break;
-        }
-        done = later(done, it->second);
+      for (std::size_t i = 0; ready && i < recvs.size(); ++i) {
+        ready = !cursor.waiting(i) || arrived.count(key(recvs[i])) > 0;
       }
       if (!ready) break;  // resumed when the missing message is sent
-      for (const Transfer& t : r.recvs) {
-        if (!to_an_npu(t.peer)) continue;
-        arrived.erase({rank, t.peer, tag_of(t, k)});
+      Time done = t0;
+      for (std::size_t i = 0; i < recvs.size(); ++i) {
+        if (!cursor.waiting(i)) continue;
+        const auto it = arrived.find(key(recvs[i]));
+        done = later(done, it->second);
+        arrived.erase(it);
+        cursor.arrive(i);
       }
       t0 = done;
-      ++k;
-      posted[static_cast<std::size_t>(me)] = false;
+      cursor.next();
     }
-    if (k >= program.num_rounds()) end = later(end, t0);
+    if (cursor.finished()) end = later(end, t0);
   }
   const double launch = static_cast<double>(config.launch(p));
   // Programs beyond those at once run in further waves; within a wave the

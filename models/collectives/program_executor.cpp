@@ -11,6 +11,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "models/collectives/round_cursor.h"
+
 namespace fabricsim {
 
 IdealReductionUnits::IdealReductionUnits(std::vector<std::uint64_t> weights, bool pull, std::uint64_t pipeline_bytes,
@@ -71,7 +73,8 @@ class Executor {
     }
     for (int m = 0; m < n_; ++m) {
       members_.push_back(programs_of(m));
-      states_.emplace_back(members_.back().size());
+      auto& cursors = states_.emplace_back();
+      for (const auto& program : members_.back()) cursors.emplace_back(*program);
     }
   }
 
@@ -84,13 +87,12 @@ class Executor {
     }
     for (int m = 0; m < n_; ++m) {
       for (std::size_t k = 0; k < members_[static_cast<std::size_t>(m)].size(); ++k) {
-        const State& st = states_[static_cast<std::size_t>(m)][k];
-        const Program& p = *members_[static_cast<std::size_t>(m)][k];
-        if (st.round >= p.num_rounds()) continue;
+        const RoundCursor& cursor = states_[static_cast<std::size_t>(m)][k];
+        if (cursor.finished()) continue;
         std::ostringstream os;
-        os << where(m, k, st.round) << " of " << p.num_rounds() << " cannot finish: it waits for";
-        for (std::size_t i = 0; i < st.current.recvs.size(); ++i) {
-          if (!st.arrived[i]) os << " " << describe(st.current.recvs[i], st.round);
+        os << where(m, k, cursor.round()) << " of " << cursor.program().num_rounds() << " cannot finish: it waits for";
+        for (std::size_t i = 0; i < cursor.current().recvs.size(); ++i) {
+          if (cursor.waiting(i)) os << " " << describe(cursor.current().recvs[i], cursor.round());
         }
         throw std::logic_error(os.str());
       }
@@ -114,13 +116,6 @@ class Executor {
   }
 
  private:
-  struct State {
-    std::uint32_t round = 0;
-    bool started = false;
-    Round current;
-    std::vector<bool> arrived;
-  };
-
   bool data() const { return !buffers_.empty(); }
 
   std::string where(int m, std::size_t k, std::uint32_t round) const {
@@ -135,7 +130,7 @@ class Executor {
   std::string describe(const Transfer& t, std::uint32_t round) const {
     std::ostringstream os;
     os << "[" << t.bytes() << " bytes at " << t.offset << " from " << sender_name(static_cast<std::uint32_t>(t.peer))
-       << ", tag " << (t.tag == Transfer::kSameRound ? round : t.tag) << "]";
+       << ", tag " << RoundCursor::tag_in(t, round) << "]";
     return os.str();
   }
 
@@ -172,7 +167,7 @@ class Executor {
 
   void post(int m, std::size_t k, std::uint32_t round, const Transfer& t) {
     check_range(m, k, round, t);
-    const std::uint32_t tag = t.tag == Transfer::kSameRound ? round : t.tag;
+    const std::uint32_t tag = RoundCursor::tag_in(t, round);
     const int my_rank = ranks_[static_cast<std::size_t>(m)];
     const std::string from = where(m, k, round);
     stats_.bytes_sent += t.bytes();
@@ -234,36 +229,27 @@ class Executor {
 
   /// Moves member m's program k on as far as it can; true if it moved.
   bool advance(int m, std::size_t k) {
-    State& st = states_[static_cast<std::size_t>(m)][k];
-    const Program& program = *members_[static_cast<std::size_t>(m)][k];
+    RoundCursor& cursor = states_[static_cast<std::size_t>(m)][k];
     bool moved = false;
-    while (st.round < program.num_rounds()) {
-      if (!st.started) {
-        program.round(st.round, st.current);
-        st.arrived.assign(st.current.recvs.size(), false);
-        for (const Transfer& t : st.current.sends) post(m, k, st.round, t);
-        st.started = true;
+    while (!cursor.finished()) {
+      if (!cursor.started()) {
+        for (const Transfer& t : cursor.start().sends) post(m, k, cursor.round(), t);
         moved = true;
       }
-      bool all = true;
-      for (std::size_t i = 0; i < st.current.recvs.size(); ++i) {
-        if (st.arrived[i]) continue;
-        const Transfer& t = st.current.recvs[i];
-        const std::uint32_t tag = t.tag == Transfer::kSameRound ? st.round : t.tag;
-        auto it = mail_.find(MailKey{m, static_cast<std::uint32_t>(k), tag, static_cast<std::uint32_t>(t.peer)});
-        if (it == mail_.end()) {
-          all = false;
-          continue;
-        }
-        consume(m, k, st.round, t, it->second);
+      for (std::size_t i = 0; i < cursor.current().recvs.size(); ++i) {
+        if (!cursor.waiting(i)) continue;
+        const Transfer& t = cursor.current().recvs[i];
+        auto it =
+            mail_.find(MailKey{m, static_cast<std::uint32_t>(k), cursor.tag(t), static_cast<std::uint32_t>(t.peer)});
+        if (it == mail_.end()) continue;
+        consume(m, k, cursor.round(), t, it->second);
         mail_.erase(it);
-        st.arrived[i] = true;
+        cursor.arrive(i);
         moved = true;
       }
-      if (!all) break;
-      ++st.round;
-      st.started = false;
-      stats_.most_rounds = std::max(stats_.most_rounds, st.round);
+      if (cursor.pending() > 0) break;
+      cursor.next();
+      stats_.most_rounds = std::max(stats_.most_rounds, cursor.round());
     }
     return moved;
   }
@@ -296,7 +282,7 @@ class Executor {
   int n_;
   std::unordered_map<int, int> member_of_;
   std::vector<std::vector<std::unique_ptr<Program>>> members_;
-  std::vector<std::vector<State>> states_;
+  std::vector<std::vector<RoundCursor>> states_;  // per member, per program (chunk)
   std::map<MailKey, Payload> mail_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Reduction> reductions_;
   ExecutionStats stats_;

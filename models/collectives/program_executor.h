@@ -3,10 +3,10 @@
 // on its own, for unit tests of the algorithms and for anyone writing a new
 // one.
 //
-// It follows the engine's rules (collective_engine.h): a round posts its
-// sends when it starts and ends when each of its receives has been matched,
-// by chunk, tag and sender, to exactly one message; the next round then
-// starts. Switch reduction units are ideal here (IdealReductionUnits): a
+// It runs each program by the round rules the engine and the cost model
+// follow too (round_cursor.h): a round posts its sends when it starts and
+// ends when each of its receives has been matched, by chunk, tag and sender,
+// to exactly one message; the next round then starts. Switch reduction units are ideal here (IdealReductionUnits): a
 // contribution is combined with the group's others and the result delivered
 // once all have arrived, a pull request reads every member's range at once, a
 // multicast reaches every member, the sender included.
