@@ -215,6 +215,7 @@ mutations=(
   "a send-only round ends before its sends have left|models/collectives/collective_engine.cpp|    const bool await_sends = round.recvs.empty() &&|    const bool await_sends = false &&|ClosedForm.ABinomialTree"
   "a collective's chunks to one peer take turns frame by frame|models/nic/nic.cpp|    if (last && m->queue == last->queue && m->dst == last->dst) {|    if (false) {|ClosedForm.AChunkedRingBroadcast"
   "the cost model's chunks sharing each link at once|models/collectives/cost_model.cpp|      std::max(busiest * 1e12, end.transfer * waves + busiest * 1e12 * (per_channel - 1) / per_channel);|      std::max(busiest * 1e12, end.transfer * waves * per_channel);|ClosedForm.AChunkedRingBroadcast"
+  "a NIC's DMA write taken as a read|models/nic/nic.cpp|  if (write) {  // a received frame is in memory|  if (!write) {  // a received frame is in memory|Hbm"
   # The round rules (round_cursor.h), shared by the engine, the executor and the cost model.
   "a receive matched without its sender|models/collectives/round_cursor.h|      if (!t.arrived && static_cast<std::uint32_t>(t.peer) == sender && tag_in(t, round_) == tag) {|      if (!t.arrived && tag_in(t, round_) == tag) {|Transports.DataModeOnRoce.all_to_all"
   "a transfer's named tag ignored|models/collectives/round_cursor.h|    return t.tag == Transfer::kSameRound ? round : t.tag;|    return round;|CollectivePrograms"

@@ -399,17 +399,17 @@ TEST(BaseProtocolChecker, OnAMemoryBothTransportsPassUnchanged) {
 namespace {
 /// Streams `left` reads through a MemoryClient, each asked for from inside
 /// the previous one's memory_done, as the NIC and the NPU do.
-struct ChainedReads : sc_core::sc_module, MemoryClient::Listener {
-  MemoryClient client{"client", *this};
+struct ChainedReads : sc_core::sc_module, MemoryClient<int>::Listener {
+  MemoryClient<int> client{"client", *this};
   int left = 0;
   std::vector<Tick> done;
   explicit ChainedReads(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
     Calendar::instance().schedule<&ChainedReads::start>(0, this);
   }
-  void start() { client.stream(false, 4096, nullptr); }
-  void memory_done(void*, tlm::tlm_response_status) override {
+  void start() { client.stream(false, 4096, left); }
+  void memory_done(int, bool, tlm::tlm_response_status) override {
     done.push_back(now_ticks());
-    if (--left > 0) client.stream(false, 4096, nullptr);
+    if (--left > 0) client.stream(false, 4096, left);
   }
 };
 }  // namespace

@@ -5,23 +5,23 @@
 
 namespace fabricsim {
 
-MemoryClient::MemoryClient(const char* name, Listener& listener) : socket(name), listener_(listener) {
-  socket.register_nb_transport_bw(this, &MemoryClient::nb_bw);
+MemoryClientCore::MemoryClientCore(const char* name) : socket(name) {
+  socket.register_nb_transport_bw(this, &MemoryClientCore::nb_bw);
 }
 
-MemoryClient::~MemoryClient() {
+MemoryClientCore::~MemoryClientCore() {
   for (auto* gp : all_) {
     gp->set_mm(nullptr);
     delete gp;
   }
 }
 
-void MemoryClient::free(tlm::tlm_generic_payload* gp) {
+void MemoryClientCore::free(tlm::tlm_generic_payload* gp) {
   free_.push_back(gp);
 }
 
-void MemoryClient::request(bool write, std::uint64_t address, std::uint64_t bytes, void* ctx, Tick delay,
-                           MemoryStreaming streaming) {
+void MemoryClientCore::issue(bool write, std::uint64_t address, std::uint64_t bytes, std::uint64_t ctx, Tick delay,
+                             MemoryStreaming streaming) {
   tlm::tlm_generic_payload* gp;
   if (free_.empty()) {
     gp = new tlm::tlm_generic_payload(this);
@@ -54,25 +54,26 @@ void MemoryClient::request(bool write, std::uint64_t address, std::uint64_t byte
   if (r == tlm::TLM_COMPLETED) done(*gp);  // refused at once (an error status)
 }
 
-void MemoryClient::stream(bool write, std::uint64_t bytes, void* ctx, Tick delay, MemoryStreaming streaming) {
+void MemoryClientCore::issue_streamed(bool write, std::uint64_t bytes, std::uint64_t ctx, Tick delay,
+                                      MemoryStreaming streaming) {
   if (window_span_ == 0) throw std::logic_error("MemoryClient::stream without a window");
   if (bytes > window_span_) bytes = window_span_;  // callers split larger transfers
   if (cursor_ + bytes > window_span_) cursor_ = 0;
   const std::uint64_t a = window_base_ + cursor_;
   cursor_ += bytes;
-  request(write, a, bytes, ctx, delay, streaming);
+  issue(write, a, bytes, ctx, delay, streaming);
 }
 
-tlm::tlm_sync_enum MemoryClient::nb_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
+tlm::tlm_sync_enum MemoryClientCore::nb_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
   if (phase != tlm::BEGIN_RESP) return tlm::TLM_ACCEPTED;
   done(gp);
   phase = tlm::END_RESP;
   return tlm::TLM_COMPLETED;
 }
 
-void MemoryClient::done(tlm::tlm_generic_payload& gp) {
+void MemoryClientCore::done(tlm::tlm_generic_payload& gp) {
   --outstanding_;
-  void* ctx = gp.get_extension<Ext>()->ctx;
+  const std::uint64_t ctx = gp.get_extension<Ext>()->ctx;
   const auto status = gp.get_response_status();
   const StreamTiming* timing = gp.get_extension<StreamTiming>();
   first_byte_in_ = gp.is_read() && timing->first_byte != kNever ? timing->first_byte : now_ticks();
@@ -80,7 +81,7 @@ void MemoryClient::done(tlm::tlm_generic_payload& gp) {
   // the pool after the listener, so a request it makes at once takes
   // another (reusing this one would begin it again while its BEGIN_RESP is
   // still being answered).
-  listener_.memory_done(ctx, status);
+  done_for(ctx, gp.is_write(), status);
   gp.release();
 }
 

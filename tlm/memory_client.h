@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <tlm>
+#include <type_traits>
 #include <vector>
 
 #include "tlm/kernel/time.h"
@@ -22,32 +23,15 @@ struct MemoryStreaming {
   Tick consume_time = 0;     // a read: how long the initiator takes to use the bytes
 };
 
-class MemoryClient : public tlm::tlm_mm_interface {
+/// What MemoryClient<Context> has that does not depend on its context's
+/// type: the socket, the payload pool, the streaming window.
+class MemoryClientCore : public tlm::tlm_mm_interface {
  public:
-  class Listener {
-   public:
-    /// Request `ctx` is done (its response status says how).
-    virtual void memory_done(void* ctx, tlm::tlm_response_status status) = 0;
-
-   protected:
-    ~Listener() = default;
-  };
-
   /// Bind `socket` to a memory's target socket, or leave it unbound (the
   /// component then has no memory in the way).
-  tlm_utils::simple_initiator_socket_optional<MemoryClient> socket;
-
-  MemoryClient(const char* name, Listener& listener);
-  ~MemoryClient() override;
+  tlm_utils::simple_initiator_socket_optional<MemoryClientCore> socket;
 
   bool bound() const { return socket.size() > 0; }
-  /// A READ or WRITE of `bytes` at `address`, starting at now + `delay`.
-  void request(bool write, std::uint64_t address, std::uint64_t bytes, void* ctx, Tick delay = 0,
-               MemoryStreaming streaming = {});
-  /// Like request(), at the next address of a rolling window [base, base +
-  /// span): components that only need the bytes' timing spread them over
-  /// the memory's channels as a stream would.
-  void stream(bool write, std::uint64_t bytes, void* ctx, Tick delay = 0, MemoryStreaming streaming = {});
   void set_window(std::uint64_t base, std::uint64_t span) {
     window_base_ = base;
     window_span_ = span;
@@ -56,9 +40,19 @@ class MemoryClient : public tlm::tlm_mm_interface {
   /// The next stream() starts at the window's base again.
   void rewind() { cursor_ = 0; }
   std::size_t outstanding() const { return outstanding_; }
-  /// Inside Listener::memory_done for a read: when its first byte came in,
-  /// as a streaming element on the way said (StreamTiming), else now.
+  /// Inside the listener's memory_done for a read: when its first byte came
+  /// in, as a streaming element on the way said (StreamTiming), else now.
   Tick first_byte_in() const { return first_byte_in_; }
+
+ protected:
+  explicit MemoryClientCore(const char* name);
+  ~MemoryClientCore() override;
+  /// `ctx` comes back to done_for() as it was given: MemoryClient<Context>
+  /// gives only its Context's bits.
+  void issue(bool write, std::uint64_t address, std::uint64_t bytes, std::uint64_t ctx, Tick delay,
+             MemoryStreaming streaming);
+  void issue_streamed(bool write, std::uint64_t bytes, std::uint64_t ctx, Tick delay, MemoryStreaming streaming);
+  virtual void done_for(std::uint64_t ctx, bool write, tlm::tlm_response_status status) = 0;
 
  private:
   void free(tlm::tlm_generic_payload* gp) override;
@@ -66,17 +60,69 @@ class MemoryClient : public tlm::tlm_mm_interface {
   void done(tlm::tlm_generic_payload& gp);
 
   struct Ext : tlm::tlm_extension<Ext> {
-    void* ctx = nullptr;
+    std::uint64_t ctx = 0;
     tlm::tlm_extension_base* clone() const override { return new Ext(*this); }
     void copy_from(const tlm::tlm_extension_base& e) override { ctx = static_cast<const Ext&>(e).ctx; }
   };
 
-  Listener& listener_;
   std::vector<tlm::tlm_generic_payload*> free_;
   std::vector<tlm::tlm_generic_payload*> all_;
   std::size_t outstanding_ = 0;
   std::uint64_t window_base_ = 0, window_span_ = 0, cursor_ = 0;
   Tick first_byte_in_ = 0;
+};
+
+/// A component's way to its memory: each request names what it is for, a
+/// pointer to the component's own object (a NIC's frame, a memory node's
+/// request message) or an integer (an NPU's compute resource), handed back
+/// as that type when the memory is done.
+template <class Context>
+class MemoryClient final : public MemoryClientCore {
+  static_assert(std::is_pointer_v<Context> || std::is_integral_v<Context>,
+                "a memory request's context is a pointer or an integer");
+
+ public:
+  class Listener {
+   public:
+    /// The request for `ctx` is done: a write or a read, its response
+    /// status says how.
+    virtual void memory_done(Context ctx, bool write, tlm::tlm_response_status status) = 0;
+
+   protected:
+    ~Listener() = default;
+  };
+
+  MemoryClient(const char* name, Listener& listener) : MemoryClientCore(name), listener_(listener) {}
+
+  /// A READ or WRITE of `bytes` at `address`, starting at now + `delay`.
+  void request(bool write, std::uint64_t address, std::uint64_t bytes, Context ctx, Tick delay = 0,
+               MemoryStreaming streaming = {}) {
+    issue(write, address, bytes, pack(ctx), delay, streaming);
+  }
+  /// Like request(), at the next address of a rolling window [base, base +
+  /// span): components that only need the bytes' timing spread them over
+  /// the memory's channels as a stream would.
+  void stream(bool write, std::uint64_t bytes, Context ctx, Tick delay = 0, MemoryStreaming streaming = {}) {
+    issue_streamed(write, bytes, pack(ctx), delay, streaming);
+  }
+
+ private:
+  static std::uint64_t pack(Context c) {
+    if constexpr (std::is_pointer_v<Context>) {
+      return reinterpret_cast<std::uintptr_t>(c);
+    } else {
+      return static_cast<std::uint64_t>(c);
+    }
+  }
+  void done_for(std::uint64_t bits, bool write, tlm::tlm_response_status status) override {
+    // The bits pack() made of a Context when the request was issued.
+    if constexpr (std::is_pointer_v<Context>) {
+      listener_.memory_done(reinterpret_cast<Context>(static_cast<std::uintptr_t>(bits)), write, status);
+    } else {
+      listener_.memory_done(static_cast<Context>(bits), write, status);
+    }
+  }
+  Listener& listener_;
 };
 
 }  // namespace fabricsim

@@ -126,7 +126,7 @@ std::vector<std::unique_ptr<Program>> make_staged_programs(ProgramPlan& plan, in
 
 CollectiveEngine::~CollectiveEngine() = default;
 
-void CollectiveEngine::start(const CollectiveSpec& spec, void* owner) {
+void CollectiveEngine::start(const CollectiveSpec& spec, CollectiveOwner* owner) {
   if (!spec.group) throw std::invalid_argument("collective without a group");
   const int me = spec.group->index_of(host_.rank());
   if (me < 0)

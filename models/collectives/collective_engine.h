@@ -133,6 +133,10 @@ ProgramPlan plan_of(const CollectiveSpec& spec, const CollectiveConfig& config, 
 /// std::invalid_argument when the algorithm does not apply.
 std::vector<std::unique_ptr<Program>> make_staged_programs(ProgramPlan& plan, int me, const CollectiveConfig& config);
 
+/// Whoever started a collective on an NPU, handed back with the run when it
+/// ends: an object of the host's, of a class derived from this empty one.
+struct CollectiveOwner {};
+
 /// A collective in progress on one NPU.
 class CollectiveEngine;
 
@@ -152,7 +156,7 @@ class CollectiveRun final : public MessageOwner {
   int me = 0;  // my index in the group
   Tick started = 0;
   Tick finished = 0;
-  void* owner = nullptr;
+  CollectiveOwner* owner = nullptr;
   std::uint64_t order = 0;         // start order on this NPU, for scheduling
   std::vector<std::uint8_t> data;  // working buffer in data mode
   std::string data_error;          // first mismatch found by the data check
@@ -227,7 +231,7 @@ class CollectiveEngine {
   /// Starts a collective; throws std::invalid_argument when the algorithm
   /// does not apply to it. Host::collective_done() reports the end (at once,
   /// from inside this call, when there is nothing to do).
-  void start(const CollectiveSpec& spec, void* owner);
+  void start(const CollectiveSpec& spec, CollectiveOwner* owner);
   void on_message(Message* m);
   /// A message of ours has left its NIC at `left` (which may be later than
   /// now: END_REQ is annotated, and no event is spent waiting for it).

@@ -37,8 +37,7 @@ tlm::tlm_sync_enum MemoryEndpoint::from_nic_fw(int, tlm::tlm_generic_payload& gp
   return tlm::TLM_COMPLETED;
 }
 
-void MemoryEndpoint::memory_done(void* ctx, tlm::tlm_response_status status) {
-  Message* req = static_cast<Message*>(ctx);
+void MemoryEndpoint::memory_done(Message* req, bool /*write*/, tlm::tlm_response_status status) {
   if (const auto it = pieces_.find(req); it != pieces_.end()) {
     it->second.failed |= status != tlm::TLM_OK_RESPONSE;
     if (--it->second.left > 0) return;

@@ -21,11 +21,11 @@ namespace fabricsim {
 enum MemoryOp : std::uint32_t { kLoadRequest = 1, kStoreData = 2, kLoadData = 3, kStoreAck = 4 };
 constexpr std::uint64_t kMemoryRequestBytes = 64;
 
-class MemoryEndpoint : public sc_core::sc_module, private MemoryClient::Listener {
+class MemoryEndpoint : public sc_core::sc_module, private MemoryClient<Message*>::Listener {
  public:
   MessageTargetSocket<MemoryEndpoint> from_nic;   // requests
   MessageInitiatorSocket<MemoryEndpoint> to_nic;  // answers
-  MemoryClient memory;                            // bind memory.socket to the Memory
+  MemoryClient<Message*> memory;                  // bind memory.socket to the Memory
 
   MemoryEndpoint(const sc_core::sc_module_name& name, Address address);
 
@@ -34,7 +34,7 @@ class MemoryEndpoint : public sc_core::sc_module, private MemoryClient::Listener
  private:
   tlm::tlm_sync_enum from_nic_fw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum to_nic_bw(int, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
-  void memory_done(void* ctx, tlm::tlm_response_status status) override;
+  void memory_done(Message* req, bool write, tlm::tlm_response_status status) override;
 
   ForwardPath<MessageProtocol> to_nic_path_{to_nic};
   Address address_;

@@ -470,8 +470,7 @@ Tick Nic::receive_local(Frame* f) {
     // on the way may pass them on as they came.
     MemoryStreaming streaming;
     streaming.first_byte = f->head - std::min(f->spread, f->head);
-    dma.stream(true, f->bytes, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(f) | 1u), f->tail - now_ticks(),
-               streaming);
+    dma.stream(true, f->bytes, f, f->tail - now_ticks(), streaming);
     return kNever;
   }
   ++m->nic.frames_received;
@@ -483,13 +482,11 @@ Tick Nic::receive_local(Frame* f) {
   return tail;  // the NIC drains at line rate: the buffer is free when the tail is in
 }
 
-void Nic::memory_done(void* ctx, tlm::tlm_response_status status) {
+void Nic::memory_done(Frame* f, bool write, tlm::tlm_response_status status) {
   if (status != tlm::TLM_OK_RESPONSE) {
     throw std::runtime_error(std::string(name()) + ": its memory refused a DMA access");
   }
-  const auto bits = reinterpret_cast<std::uintptr_t>(ctx);
-  Frame* f = reinterpret_cast<Frame*>(bits & ~std::uintptr_t{1});
-  if (bits & 1u) {
+  if (write) {  // a received frame is in memory
     written(f);
     return;
   }

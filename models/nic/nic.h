@@ -39,7 +39,7 @@
 
 namespace fabricsim {
 
-class Nic : public sc_core::sc_module, private MemoryClient::Listener {
+class Nic : public sc_core::sc_module, private MemoryClient<Frame*>::Listener {
  public:
   struct Params {
     Address address = kNoAddress;
@@ -122,7 +122,7 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
   /// The NPU's memory, optional: bound, the NIC reads each frame from it
   /// before sending and writes each frame into it after receiving, and a
   /// frame's receive buffer is free only once it is written.
-  MemoryClient dma;
+  MemoryClient<Frame*> dma;
 
   Nic(const sc_core::sc_module_name& name, const Params& params);
 
@@ -180,7 +180,7 @@ class Nic : public sc_core::sc_module, private MemoryClient::Listener {
   void pump(unsigned port);
   void on_port_free(unsigned port);  // the calendar's: the frame on `port` has left
   Frame* next_frame(unsigned port);
-  void memory_done(void* ctx, tlm::tlm_response_status status) override;
+  void memory_done(Frame* f, bool write, tlm::tlm_response_status status) override;
   void written(Frame* f);
   void deliver(Message* m);
   /// When `m` is past its software overhead (at once for the NIC's own).

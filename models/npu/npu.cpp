@@ -72,7 +72,7 @@ Npu::Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Par
 
 // ---- bookkeeping --------------------------------------------------------------
 
-Npu::Pending* Npu::begin_op(NpuClient* client, void* ctx, OpType type, std::string what, bool active) {
+Npu::Pending* Npu::begin_op(NpuClient* client, NpuOperation* ctx, OpType type, std::string what, bool active) {
   ActivityTracker::Kind kind = ActivityTracker::kComm;
   if (type == OpType::kCompute) kind = ActivityTracker::kCompute;
   if (type == OpType::kMemory) kind = ActivityTracker::kMemory;
@@ -112,7 +112,7 @@ void Npu::end_op(Pending* p) {
   finish_ = std::max(finish_, now);
   --in_flight_;
   NpuClient* client = p->client;
-  void* ctx = p->ctx;
+  NpuOperation* ctx = p->ctx;
   live_.erase(p->seq);
   if (client) client->operation_done(ctx);
 }
@@ -124,7 +124,7 @@ Tick Npu::compute_time(const ComputeOp& op) const {
   return op.on_cpu ? cpu_model_.time(op.work) : compute_model_->time(op.work);
 }
 
-void Npu::start_compute(const ComputeOp& op, NpuClient* client, void* ctx) {
+void Npu::start_compute(const ComputeOp& op, NpuClient* client, NpuOperation* ctx) {
   const unsigned r = op.on_cpu ? 1 : 0;
   Pending* p = begin_op(client, ctx, OpType::kCompute, op.on_cpu ? "CPU compute" : "compute", false);
   ComputeJob job;
@@ -164,7 +164,7 @@ void Npu::run_next(unsigned r) {
   for (std::uint64_t left = job.hbm_bytes; left > 0;) {
     const std::uint64_t piece = std::min<std::uint64_t>(left, 1ull << 30);
     ++res.parts_left;
-    hbm.stream(false, piece, reinterpret_cast<void*>(static_cast<std::uintptr_t>(r)));  // memory_done's context
+    hbm.stream(false, piece, r);
     left -= piece;
   }
 }
@@ -193,17 +193,17 @@ void Npu::compute_part_done(unsigned r) {
   run_next(r);
 }
 
-void Npu::memory_done(void* ctx, tlm::tlm_response_status status) {
+void Npu::memory_done(unsigned resource, bool /*write*/, tlm::tlm_response_status status) {
   if (status != tlm::TLM_OK_RESPONSE) {
     throw ModelError(std::string(name()) + ": its HBM refused a compute node's access (" + tlm_response_string(status) +
                      ")");
   }
-  compute_part_done(static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(ctx)));
+  compute_part_done(resource);
 }
 
 // ---- memory (stand-in until the memory models: latency + size / bandwidth) -------
 
-void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, void* ctx,
+void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, NpuOperation* ctx,
                        const OpLabel& label) {
   Pending* p = begin_op(client, ctx, OpType::kMemory, what);
   p->label = label;
@@ -248,7 +248,7 @@ void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what,
 
 // ---- collectives ----------------------------------------------------------------
 
-void Npu::start_collective(const CollectiveSpec& spec, NpuClient* client, void* ctx) {
+void Npu::start_collective(const CollectiveSpec& spec, NpuClient* client, NpuOperation* ctx) {
   std::ostringstream what;
   what << to_string(spec.type) << " \"" << spec.name << "\" (node " << spec.node_id << ")";
   Pending* p = begin_op(client, ctx, OpType::kCollective, what.str());
@@ -293,7 +293,7 @@ void Npu::collective_done(CollectiveRun& run) {
     timeline_->close_collective(rank_, run.timeline_lane, std::string(to_string(run.spec.type)) + " " + run.spec.name,
                                 run.started, run.finished, args);
   }
-  end_op(static_cast<Pending*>(run.owner));
+  end_op(static_cast<Pending*>(run.owner));  // the Pending start_collective handed the engine
 }
 
 Message* Npu::new_message(int peer, std::uint64_t bytes) {
@@ -340,7 +340,7 @@ void Npu::post(Message* m) {
 
 // ---- point-to-point ---------------------------------------------------------------
 
-void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx,
+void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, NpuOperation* ctx,
                      const OpLabel& label) {
   std::ostringstream what;
   what << "send of " << bytes << " bytes to NPU " << peer << " (tag " << tag << ")";
@@ -369,7 +369,7 @@ void Npu::start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient*
   post(m);
 }
 
-void Npu::start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx,
+void Npu::start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, NpuOperation* ctx,
                      const OpLabel& label) {
   std::ostringstream what;
   what << "recv of " << bytes << " bytes from NPU " << peer << " (tag " << tag << ")";

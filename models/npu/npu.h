@@ -31,13 +31,18 @@
 
 namespace fabricsim {
 
+/// What a client starts an operation for, handed back when it ends: an
+/// object of the client's own, of a class derived from this empty one (a
+/// trace's node), so that the NPU holds it typed and costs it no space.
+struct NpuOperation {};
+
 /// Someone who starts operations on an NPU and wants to hear when they end.
 class NpuClient {
  public:
-  virtual void operation_done(void* ctx) = 0;
-  /// Where operation `ctx` comes from, for error messages ("file: node 7
+  virtual void operation_done(NpuOperation* op) = 0;
+  /// Where operation `op` comes from, for error messages ("file: node 7
   /// (...)"), or "" when the client cannot say.
-  virtual std::string where(void* /*ctx*/) const { return ""; }
+  virtual std::string where(const NpuOperation* /*op*/) const { return ""; }
 
  protected:
   ~NpuClient() = default;
@@ -82,7 +87,7 @@ struct CollectiveSummary {
   Tick total = 0, shortest = 0, longest = 0;
 };
 
-class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private MemoryClient::Listener {
+class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private MemoryClient<unsigned>::Listener {
  public:
   struct Params {
     double peak_flops = 100e12;                          // dense FLOP/s of the compute engine
@@ -101,7 +106,7 @@ class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private Me
   sc_core::sc_vector<MessageTargetSocket<Npu>> from_nic;
   /// Local memory (HBM), optional: bind hbm.socket to a memory, and compute
   /// nodes move their tensor bytes through it.
-  MemoryClient hbm;
+  MemoryClient<unsigned> hbm;  // each request names the compute resource it reads for
 
   Npu(const sc_core::sc_module_name& name, int rank, unsigned nics, const Params& params, const Directory& directory,
       const CollectiveConfig& collectives);
@@ -112,14 +117,14 @@ class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private Me
   void set_in_switch(InSwitchResolver* control) { in_switch_ = control; }
 
   // ---- operations ----------------------------------------------------------
-  void start_compute(const ComputeOp& op, NpuClient* client, void* ctx);
-  void start_collective(const CollectiveSpec& spec, NpuClient* client, void* ctx);
-  void start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx,
+  void start_compute(const ComputeOp& op, NpuClient* client, NpuOperation* ctx);
+  void start_collective(const CollectiveSpec& spec, NpuClient* client, NpuOperation* ctx);
+  void start_send(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, NpuOperation* ctx,
                   const OpLabel& label = {});
-  void start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, void* ctx,
+  void start_recv(int peer, std::uint64_t bytes, std::int64_t tag, NpuClient* client, NpuOperation* ctx,
                   const OpLabel& label = {});
   /// `what` names the operation (its trace node) in errors.
-  void start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, void* ctx,
+  void start_memory(bool store, std::uint64_t bytes, const std::string& what, NpuClient* client, NpuOperation* ctx,
                     const OpLabel& label = {});
   /// Checks this NPU's collectives against the other members' calls.
   void set_agreement(CollectiveAgreement* agreement) { collectives_.set_agreement(agreement); }
@@ -187,14 +192,14 @@ class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private Me
   void message_arrived(Message* m);
 
   enum class OpType { kCompute, kCollective, kSend, kRecv, kMemory };
-  struct Pending final : MessageOwner {  // an operation in flight
+  struct Pending final : MessageOwner, CollectiveOwner {  // an operation in flight
     explicit Pending(Npu* owner) : npu(owner) {}
     /// A send's message has left: the send ends then.
     void message_left(Message& m, Tick left) override;
     Npu* npu;
     std::uint64_t seq = 0;
     NpuClient* client = nullptr;
-    void* ctx = nullptr;
+    NpuOperation* ctx = nullptr;
     OpType type = OpType::kCompute;
     ActivityTracker::Kind kind = ActivityTracker::kCompute;
     std::string what;
@@ -205,7 +210,7 @@ class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private Me
   };
   /// `active`: the operation counts as running from now (compute waiting for
   /// its resource does not).
-  Pending* begin_op(NpuClient* client, void* ctx, OpType type, std::string what, bool active = true);
+  Pending* begin_op(NpuClient* client, NpuOperation* ctx, OpType type, std::string what, bool active = true);
   void end_op(Pending* p);
   /// A receive and the message it matched: checks they agree on the size.
   void receive_matched(Pending* recv, Message* m, std::int64_t tag);
@@ -230,7 +235,7 @@ class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private Me
   };
   void compute_part_done(unsigned resource);
   std::array<ClassTime, kKernelClasses + 1> by_class_{};  // the last: recorded durations
-  void memory_done(void* ctx, tlm::tlm_response_status status) override;
+  void memory_done(unsigned resource, bool write, tlm::tlm_response_status status) override;
   void run_next(unsigned resource);
 
   // point-to-point: matched by (peer, tag), first come first served

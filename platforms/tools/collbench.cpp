@@ -101,7 +101,7 @@ class Bench : public NpuClient {
   void start_everywhere() {
     for (int r : world_.ranks) platform_.npu(r).start_collective(spec_, this, nullptr);
   }
-  void operation_done(void*) override {
+  void operation_done(NpuOperation*) override {
     if (--outstanding_ == 0) ended_ = now_ticks();
   }
   bool done() const { return outstanding_ == 0; }

@@ -9,19 +9,26 @@ namespace {
 
 class Driver : public NpuClient {
  public:
-  Driver(Platform& p, const std::vector<Flow>& t) : platform_(p), transfers_(t), done_(t.size(), kNever) {}
+  Driver(Platform& p, const std::vector<Flow>& t) : platform_(p), transfers_(t), receives_(t.size()) {}
   void start(std::size_t i) {
     const Flow& t = transfers_[i];
-    platform_.npu(t.dst).start_recv(t.src, t.bytes, static_cast<std::int64_t>(i), this, reinterpret_cast<void*>(i + 1));
+    platform_.npu(t.dst).start_recv(t.src, t.bytes, static_cast<std::int64_t>(i), this, &receives_[i]);
     platform_.npu(t.src).start_send(t.dst, t.bytes, static_cast<std::int64_t>(i), nullptr, nullptr);
   }
-  void operation_done(void* ctx) override { done_[reinterpret_cast<std::uintptr_t>(ctx) - 1] = now_ticks(); }
-  std::vector<Tick> done() const { return done_; }
+  void operation_done(NpuOperation* op) override { static_cast<Receive*>(op)->done = now_ticks(); }
+  std::vector<Tick> done() const {
+    std::vector<Tick> out;
+    for (const Receive& r : receives_) out.push_back(r.done);
+    return out;
+  }
 
  private:
+  struct Receive : NpuOperation {  // the only operations this driver waits for
+    Tick done = kNever;
+  };
   Platform& platform_;
   const std::vector<Flow>& transfers_;
-  std::vector<Tick> done_;
+  std::vector<Receive> receives_;
 };
 
 }  // namespace

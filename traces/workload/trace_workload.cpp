@@ -91,8 +91,7 @@ std::optional<CollectiveType> collective_from_op_name(const std::string& name) {
   return std::nullopt;
 }
 
-void TraceWorkload::define_groups(const void* proto) {
-  const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
+void TraceWorkload::define_groups(const ChakraProtoMsg::Node& pn) {
   // A group as attributes (pg_name + ranks), or PyTorch's process-group
   // configuration as JSON (a list of {"pg_name", "ranks"}), in an attribute
   // or in the node's inputs.
@@ -183,7 +182,7 @@ struct TraceWorkload::Reader {
 };
 
 /// The fields of a Chakra node the simulator uses.
-struct TraceWorkload::Node {
+struct TraceWorkload::Node : NpuOperation {
   std::uint64_t id = 0;
   std::string name;
   int type = 0;
@@ -281,8 +280,8 @@ std::string TraceWorkload::describe(const Node& n) const {
          traces::node_type_name(n.type) + ")";
 }
 
-std::string TraceWorkload::where(void* ctx) const {
-  return describe(*static_cast<const Node*>(ctx));
+std::string TraceWorkload::where(const NpuOperation* op) const {
+  return describe(*static_cast<const Node*>(op));  // every operation this workload starts is a node
 }
 
 void TraceWorkload::fail(const Node& n, const std::string& what) const {
@@ -306,8 +305,7 @@ std::string attr_kind(const ChakraProtoMsg::AttributeProto& a) {
 }
 }  // namespace
 
-void TraceWorkload::read_fields(const void* proto, Node& n) {
-  const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
+void TraceWorkload::read_fields(const ChakraProtoMsg::Node& pn, Node& n) {
   // A number written as a whole double (1048576.0) is taken; one of another
   // kind (text, a list) or with a fraction is refused, not read as absent (a
   // 1 MiB all-reduce once ran as 0 bytes).
@@ -396,13 +394,12 @@ void TraceWorkload::read_fields(const void* proto, Node& n) {
   if (auto v = attr_string(pn, "pg_name")) n.pg_name = *v;
 }
 
-void TraceWorkload::add(const void* proto, const traces::OpIo* io) {
-  const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
+void TraceWorkload::add(const ChakraProtoMsg::Node& pn, const traces::OpIo* io) {
   auto node = std::make_unique<Node>();
   Node& n = *node;
-  read_fields(proto, n);
-  if (n.type == ChakraProtoMsg::METADATA_NODE) define_groups(&pn);
-  if (n.type == ChakraProtoMsg::COMP_NODE) time_compute(&pn, io, n);
+  read_fields(pn, n);
+  if (n.type == ChakraProtoMsg::METADATA_NODE) define_groups(pn);
+  if (n.type == ChakraProtoMsg::COMP_NODE) time_compute(pn, io, n);
   if (n.type == ChakraProtoMsg::STORAGE_NODE || n.type == ChakraProtoMsg::BATCH_NODE ||
       n.type == ChakraProtoMsg::CHECKPOINT_NODE || !ChakraProtoMsg::NodeType_IsValid(n.type)) {
     // Nothing to model them with: run as no-ops, counted in one warning.
@@ -460,7 +457,7 @@ void TraceWorkload::read_ahead(bool until_ready) {
       reader_.reset();  // close the file (or free the generator) and its buffers
       break;
     }
-    add(&reader_->scratch, reader_->source->structured_io());
+    add(reader_->scratch, reader_->source->structured_io());
   }
   if (held_.size() > options_.window && held_.size() > held_before) {
     // Nothing within the window could run: a dependency reaches further
@@ -562,8 +559,7 @@ void TraceWorkload::issue_ready() {
   window_full_of_running_ = !eof_ && running_ >= options_.window;
 }
 
-void TraceWorkload::time_compute(const void* proto, const traces::OpIo* io, Node& n) {
-  const auto& pn = *static_cast<const ChakraProtoMsg::Node*>(proto);
+void TraceWorkload::time_compute(const ChakraProtoMsg::Node& pn, const traces::OpIo* io, Node& n) {
   // The op's args: held by the source, or read from the node's text (null
   // where the text is not the converter's).
   std::optional<std::vector<traces::OpArg>> parsed_in, parsed_out;
@@ -861,11 +857,11 @@ void TraceWorkload::survey(traces::NodeSource& source, WorkSurvey& out) {
   ChakraProtoMsg::Node pn;
   while (source.next(pn)) {
     Node n;
-    read_fields(&pn, n);
+    read_fields(pn, n);
     ++out.operations;
     switch (n.type) {
       case ChakraProtoMsg::METADATA_NODE:
-        define_groups(&pn);  // the run defines them again, alike
+        define_groups(pn);  // the run defines them again, alike
         break;
       case ChakraProtoMsg::COMM_COLL_NODE: {
         CollectiveSpec spec = collective_spec(n);
@@ -924,8 +920,8 @@ void TraceWorkload::start_custom_collective(Node* n, const std::string& prefix) 
   run.start();
 }
 
-void TraceWorkload::operation_done(void* ctx) {
-  Node* n = static_cast<Node*>(ctx);
+void TraceWorkload::operation_done(NpuOperation* op) {
+  Node* n = static_cast<Node*>(op);  // every operation this workload starts is a node
   if (n->type == ChakraProtoMsg::COMM_COLL_NODE) {
     if (options_.probe && n->collective_key != kNoCollectiveKey) options_.probe->member_done(n->collective_key);
     --collectives_running_;

@@ -28,6 +28,10 @@
 #include "traces/reader/node_source.h"
 #include "traces/workload/process_groups.h"
 
+namespace ChakraProtoMsg {
+class Node;  // the trace's node as protobuf reads it (traces/reader)
+}
+
 namespace fabricsim {
 
 class ChoiceProbe;
@@ -122,16 +126,16 @@ class TraceWorkload final : public NpuClient {
 
  private:
   struct Node;
-  void operation_done(void* ctx) override;
-  std::string where(void* ctx) const override;
+  void operation_done(NpuOperation* op) override;
+  std::string where(const NpuOperation* op) const override;
   void read_ahead(bool until_ready);
   /// Takes a node read from its source; `io`: its op's args where the
   /// source holds them structured (NodeSource::structured_io), else nullptr.
-  void add(const void* proto_node, const traces::OpIo* io);
+  void add(const ChakraProtoMsg::Node& pn, const traces::OpIo* io);
   /// A node's fields, checked (fails naming the node).
-  void read_fields(const void* proto_node, Node& n);
+  void read_fields(const ChakraProtoMsg::Node& pn, Node& n);
   /// Decides how a compute node is timed: its model's work, or its record.
-  void time_compute(const void* proto_node, const traces::OpIo* io, Node& n);
+  void time_compute(const ChakraProtoMsg::Node& pn, const traces::OpIo* io, Node& n);
   void issue_ready();
   bool break_a_cycle();
   /// Starts a ready node; a ModelError comes back naming the node.
@@ -150,7 +154,7 @@ class TraceWorkload final : public NpuClient {
   /// A GPU compute or communication node starts (+1) or ends (-1).
   void track(const Node& n, int delta);
   void warn(const std::string& key, const std::string& text);
-  void define_groups(const void* proto_node);
+  void define_groups(const ChakraProtoMsg::Node& pn);
   /// "file: node N ("name", TYPE)", the place errors name.
   std::string describe(const Node& n) const;
   void add_group(const std::string& name, const std::vector<std::int64_t>& ranks, std::uint64_t node);
