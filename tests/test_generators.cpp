@@ -14,8 +14,8 @@ using namespace fabricsim;
 
 namespace {
 
-Link::Params link(double gbps = 100) {
-  Link::Params p;
+LinkParams link(double gbps = 100) {
+  LinkParams p;
   p.bandwidth = Bandwidth::GBps(gbps);
   return p;
 }

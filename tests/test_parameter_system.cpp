@@ -77,11 +77,11 @@ void expect_defaults_read_back(const ParamTable<P>& table) {
 
 TEST(Parameters, EveryDefaultIsInRangeAndReadsBackAsWritten) {
   expect_defaults_read_back(npu_section_table());
-  expect_defaults_read_back(Memory::Params::table());
+  expect_defaults_read_back(MemoryParams::table());
   expect_defaults_read_back(CollectiveConfig::table());
   expect_defaults_read_back(NcclSettings::table());
-  expect_defaults_read_back(Nic::Params::table());
-  expect_defaults_read_back(Link::Params::table());
+  expect_defaults_read_back(NicParams::table());
+  expect_defaults_read_back(LinkParams::table());
   expect_defaults_read_back(Switch::Params::table());
   expect_defaults_read_back(reduction_spec_table());
 }
@@ -119,22 +119,22 @@ TEST(Parameters, AnEmptySectionLoadsEveryParameterToItsDeclaredDefault) {
   const PlatformSpec spec = load_platform(testutil::platform_file(kEmptySections));
   expect_defaults(npu_section_table(), spec);
   ASSERT_TRUE(spec.hbm.has_value());
-  expect_defaults(Memory::Params::table(), *spec.hbm);
+  expect_defaults(MemoryParams::table(), *spec.hbm);
   expect_defaults(CollectiveConfig::table(), spec.collectives);
   const FabricSpec& f = spec.fabrics.at(0);
   // Unset, the read-ahead is derived: one port at 50 GB/s (the default
   // link) x (100 ns + 256 KiB at half of the default memory's 819 GB/s)
   // = 37 kB, within one 256 KiB frame.
   EXPECT_EQ(f.nic.read_ahead_bytes, 256u << 10);
-  Nic::Params nic = f.nic;
+  NicParams nic = f.nic;
   nic.read_ahead_bytes = 0;
-  expect_defaults(Nic::Params::table(), nic);
+  expect_defaults(NicParams::table(), nic);
   ASSERT_FALSE(f.edges.empty());
   for (const FabricEdge& e : f.edges) {
-    if (!e.internal) expect_defaults(Link::Params::table(), e.link);
+    if (!e.internal) expect_defaults(LinkParams::table(), e.link);
   }
   ASSERT_EQ(f.memories.size(), 1u);
-  expect_defaults(Memory::Params::table(), f.memories[0].memory);
+  expect_defaults(MemoryParams::table(), f.memories[0].memory);
   int switches = 0;
   for (const FabricNode& n : f.nodes) {
     if (n.kind != FabricNode::Kind::kSwitch) continue;

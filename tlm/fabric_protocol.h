@@ -42,17 +42,13 @@
 #include <tlm>
 #include <vector>
 
+#include "tlm/address.h"
 #include "tlm/data_type.h"
 #include "tlm/kernel/time.h"
 #include "tlm/message_kind.h"
 #include "tlm/sockets.h"
 
 namespace fabricsim {
-
-/// A fabric endpoint's address: every NIC port pair, reduction unit and memory
-/// node on a fabric has one, assigned by the platform builder.
-using Address = std::uint32_t;
-constexpr Address kNoAddress = 0xffffffffu;
 
 class Message;
 class Frame;

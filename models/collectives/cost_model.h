@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "models/collectives/collective.h"
-#include "tlm/kernel/time.h"
+#include "tlm/kernel/units.h"
 #include "tlm/message_kind.h"
 
 namespace fabricsim {

@@ -8,13 +8,13 @@ namespace fabricsim {
 
 const ParamTable<Link::Params>& Link::Params::table() {
   static const auto table =
-      ParamTable<Params>("link", "a full-duplex link; each direction serializes frames and returns credits")
-          .add("bandwidth", Quantity::kBandwidth, &Params::bandwidth, "data rate of each direction")
+      ParamTable<LinkParams>("link", "a full-duplex link; each direction serializes frames and returns credits")
+          .add("bandwidth", Quantity::kBandwidth, &LinkParams::bandwidth, "data rate of each direction")
           .legacy("bandwidth_GBps", 1e9, "GB/s")
-          .add("latency", Quantity::kDuration, &Params::latency,
+          .add("latency", Quantity::kDuration, &LinkParams::latency,
                "wire delay, head out to head in; credits return after it too")
           .legacy("latency_ns", 1e3, "ns")
-          .add("buffer", Quantity::kBytes, &Params::buffer_bytes,
+          .add("buffer", Quantity::kBytes, &LinkParams::buffer_bytes,
                "input buffer at the receiving end: the bytes of credit")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("buffer_bytes", 1, "bytes");

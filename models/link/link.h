@@ -25,6 +25,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/link/link_params.h"
 #include "models/link/shared_buffer.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/kernel/calendar.h"
@@ -37,14 +38,7 @@ namespace fabricsim {
 
 class Link : public sc_core::sc_module, public OutputBacklog {
  public:
-  struct Params {
-    Bandwidth bandwidth = Bandwidth::GBps(50);  // per direction
-    Tick latency = ns_to_ticks(500);            // wire and credit-return delay
-    std::uint64_t buffer_bytes = 4u << 20;      // input buffer at the receiving end
-    std::uint64_t bubble_bytes = 0;             // extra room a frame entering a ring needs (set by the builder)
-    /// Every user-settable parameter, with unit, range and description.
-    static const ParamTable<Params>& table();
-  };
+  using Params = LinkParams;  // models/link/link_params.h
 
   struct Stats {
     std::uint64_t frames = 0;

@@ -14,19 +14,19 @@ constexpr std::uint64_t kPageBytes = 4096;
 
 const ParamTable<Memory::Params>& Memory::Params::table() {
   static const auto table =
-      ParamTable<Params>("memory",
-                         "a memory (HBM or pooled): channels interleaved by address, each serving its bytes at "
-                         "its share of the bandwidth")
-          .add("size", Quantity::kBytes, &Params::size_bytes, "capacity; accesses past it are errors")
+      ParamTable<MemoryParams>("memory",
+                               "a memory (HBM or pooled): channels interleaved by address, each serving its bytes at "
+                               "its share of the bandwidth")
+          .add("size", Quantity::kBytes, &MemoryParams::size_bytes, "capacity; accesses past it are errors")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("size_GiB", 1073741824.0, "GiB")
-          .add("channels", Quantity::kCount, &Params::channels, "independent channels, each bandwidth / channels")
+          .add("channels", Quantity::kCount, &MemoryParams::channels, "independent channels, each bandwidth / channels")
           .range(1, 1 << 16)
-          .add("bandwidth", Quantity::kBandwidth, &Params::bandwidth, "all channels together")
+          .add("bandwidth", Quantity::kBandwidth, &MemoryParams::bandwidth, "all channels together")
           .legacy("bandwidth_GBps", 1e9, "GB/s")
-          .add("latency", Quantity::kDuration, &Params::latency, "request to first byte")
+          .add("latency", Quantity::kDuration, &MemoryParams::latency, "request to first byte")
           .legacy("latency_ns", 1e3, "ns")
-          .add("interleave", Quantity::kBytes, &Params::interleave_bytes, "consecutive bytes on one channel")
+          .add("interleave", Quantity::kBytes, &MemoryParams::interleave_bytes, "consecutive bytes on one channel")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("interleave_bytes", 1, "bytes");
   return table;

@@ -26,6 +26,7 @@
 #include <tlm>
 #include <vector>
 
+#include "models/memory/memory_params.h"
 #include "tlm/kernel/calendar.h"
 #include "tlm/kernel/parameters.h"
 #include "tlm/kernel/time.h"
@@ -34,21 +35,7 @@ namespace fabricsim {
 
 class Memory : public sc_core::sc_module {
  public:
-  struct Params {
-    std::uint64_t base = 0;
-    // One HBM3 stack: 16 GiB, 16 channels, 819 GB/s (JESD238, 6.4 Gb/s pins x 1024).
-    std::uint64_t size_bytes = 16ull << 30;
-    unsigned channels = 16;
-    std::uint64_t interleave_bytes = 256;
-    Bandwidth bandwidth = Bandwidth::GBps(819);  // all channels together
-    Tick latency = ns_to_ticks(100);
-    bool store_data = false;  // keep the bytes written (data mode, DMI, foreign platforms)
-    Bandwidth channel_bandwidth() const {
-      return Bandwidth::bytes_per_second(bandwidth.bytes_per_ps() * 1e12 / channels);
-    }
-    /// Every user-settable parameter, with unit, range and description.
-    static const ParamTable<Params>& table();
-  };
+  using Params = MemoryParams;  // models/memory/memory_params.h
 
   struct Stats {
     std::uint64_t reads = 0, writes = 0;

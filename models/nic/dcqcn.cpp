@@ -8,25 +8,28 @@ namespace fabricsim {
 
 const ParamTable<Dcqcn::Params>& Dcqcn::Params::table() {
   static const auto table =
-      ParamTable<Params>("dcqcn", "DCQCN rate control of each queue pair at a RoCE NIC (Zhu et al., SIGCOMM 2015)")
-          .add("dcqcn_g", Quantity::kNumber, &Params::g, "gain of the congestion estimate alpha")
+      ParamTable<DcqcnParams>("dcqcn", "DCQCN rate control of each queue pair at a RoCE NIC (Zhu et al., SIGCOMM 2015)")
+          .add("dcqcn_g", Quantity::kNumber, &DcqcnParams::g, "gain of the congestion estimate alpha")
           .range(0, 1, true)
-          .add("dcqcn_cnp_interval", Quantity::kDuration, &Params::cnp_interval,
+          .add("dcqcn_cnp_interval", Quantity::kDuration, &DcqcnParams::cnp_interval,
                "a receiving NIC sends at most one CNP per queue pair per interval")
-          .add("dcqcn_alpha_period", Quantity::kDuration, &Params::alpha_period,
+          .add("dcqcn_alpha_period", Quantity::kDuration, &DcqcnParams::alpha_period,
                "alpha decays by (1 - g) once per period without a CNP")
           .range(1, 1e15)
-          .add("dcqcn_rate_timer", Quantity::kDuration, &Params::rate_timer, "T: a rate-increase step per period")
+          .add("dcqcn_rate_timer", Quantity::kDuration, &DcqcnParams::rate_timer, "T: a rate-increase step per period")
           .range(1, 1e15)
-          .add("dcqcn_byte_counter", Quantity::kBytes, &Params::byte_counter,
+          .add("dcqcn_byte_counter", Quantity::kBytes, &DcqcnParams::byte_counter,
                "B: a rate-increase step per B bytes sent")
           .range(1, static_cast<double>(limits::kMaxBytes))
-          .add("dcqcn_fast_recovery", Quantity::kCount, &Params::fast_recovery,
+          .add("dcqcn_fast_recovery", Quantity::kCount, &DcqcnParams::fast_recovery,
                "F: steps of fast recovery (halving the gap to the target) before the rate rises additively")
           .range(0, 1000)
-          .add("dcqcn_rate_ai", Quantity::kBandwidth, &Params::rate_ai, "additive increase of the target rate per step")
-          .add("dcqcn_rate_hai", Quantity::kBandwidth, &Params::rate_hai, "hyper increase of the target rate per step")
-          .add("dcqcn_min_rate", Quantity::kBandwidth, &Params::min_rate, "the lowest rate a queue pair is cut to");
+          .add("dcqcn_rate_ai", Quantity::kBandwidth, &DcqcnParams::rate_ai,
+               "additive increase of the target rate per step")
+          .add("dcqcn_rate_hai", Quantity::kBandwidth, &DcqcnParams::rate_hai,
+               "hyper increase of the target rate per step")
+          .add("dcqcn_min_rate", Quantity::kBandwidth, &DcqcnParams::min_rate,
+               "the lowest rate a queue pair is cut to");
   return table;
 }
 

@@ -9,45 +9,45 @@ namespace fabricsim {
 
 const ParamTable<Nic::Params>& Nic::Params::table() {
   static const auto table =
-      ParamTable<Params>("nic",
-                         "an NPU's network interface: cuts messages into frames, sends them over its ports, "
-                         "reassembles what arrives")
-          .add("mtu", Quantity::kBytes, &Params::mtu_bytes, "payload bytes per packet")
+      ParamTable<NicParams>("nic",
+                            "an NPU's network interface: cuts messages into frames, sends them over its ports, "
+                            "reassembles what arrives")
+          .add("mtu", Quantity::kBytes, &NicParams::mtu_bytes, "payload bytes per packet")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("mtu_bytes", 1, "bytes")
-          .add("header", Quantity::kBytes, &Params::header_bytes, "bytes added on the wire per packet")
+          .add("header", Quantity::kBytes, &NicParams::header_bytes, "bytes added on the wire per packet")
           .legacy("header_bytes", 1, "bytes")
-          .add("segment", Quantity::kBytes, &Params::segment_bytes,
+          .add("segment", Quantity::kBytes, &NicParams::segment_bytes,
                "most message bytes per frame (a frame holds whole packets; at most 1 GiB, a DMA request's size)")
           .range(1, static_cast<double>(1ull << 30))
           .legacy("segment_bytes", 1, "bytes")
-          .add("read_ahead", Quantity::kBytes, &Params::read_ahead_bytes,
+          .add("read_ahead", Quantity::kBytes, &NicParams::read_ahead_bytes,
                "bytes of frames each port reads from the NPU's memory ahead of the wire (outstanding DMA reads; "
                "at least one frame, at most 16; of a striped message, no more than the port's share); 0 or unset: "
                "derived by Little's law, the port's rate x (the DMA path's latency + a frame's read at the "
                "memory's bandwidth shared by every port reading and writing), in whole frames")
           .range(0, static_cast<double>(1u << 30))
-          .add("message_overhead", Quantity::kDuration, &Params::message_overhead,
+          .add("message_overhead", Quantity::kDuration, &NicParams::message_overhead,
                "per message, before its first frame leaves")
           .legacy("message_overhead_ns", 1e3, "ns")
-          .add("step_overhead_simple", Quantity::kDuration, &Params::step_overhead_simple,
+          .add("step_overhead_simple", Quantity::kDuration, &NicParams::step_overhead_simple,
                "per message of a collective step under NCCL's Simple protocol (data, fence, flag): its "
                "synchronization, in place of message_overhead; unset: message_overhead")
           .follows("message_overhead")
-          .add("step_overhead_ll", Quantity::kDuration, &Params::step_overhead_ll,
+          .add("step_overhead_ll", Quantity::kDuration, &NicParams::step_overhead_ll,
                "the same under the LL protocol (a flag in every 8-byte line); unset: message_overhead")
           .follows("message_overhead")
-          .add("step_overhead_ll128", Quantity::kDuration, &Params::step_overhead_ll128,
+          .add("step_overhead_ll128", Quantity::kDuration, &NicParams::step_overhead_ll128,
                "the same under the LL128 protocol (a flag in every 128-byte line); unset: message_overhead")
           .follows("message_overhead")
-          .add("injection_bandwidth", Quantity::kBandwidth, &Params::injection,
+          .add("injection_bandwidth", Quantity::kBandwidth, &NicParams::injection,
                "most bytes per second the NPU hands the NIC, all ports together")
           .zero_unlimited()
           .legacy("injection_bandwidth_GBps", 1e9, "GB/s")
-          .add("forward_latency", Quantity::kDuration, &Params::forward_latency,
+          .add("forward_latency", Quantity::kDuration, &NicParams::forward_latency,
                "head in to head out for frames passing through to other NPUs")
           .legacy("forward_latency_ns", 1e3, "ns")
-          .add("stripe", Quantity::kFlag, &Params::stripe,
+          .add("stripe", Quantity::kFlag, &NicParams::stripe,
                "spread each message's frames over every port that leads to its destination");
   return table;
 }
@@ -56,8 +56,8 @@ namespace {
 constexpr std::size_t kMaxPrefetch = 16;
 }  // namespace
 
-std::uint32_t Nic::derived_read_ahead(Bandwidth port_rate, Tick path_latency, Bandwidth read_rate,
-                                      std::uint64_t segment) {
+std::uint32_t NicParams::derived_read_ahead(Bandwidth port_rate, Tick path_latency, Bandwidth read_rate,
+                                            std::uint64_t segment) {
   if (segment == 0) return 0;
   if (port_rate.is_unlimited())
     return static_cast<std::uint32_t>(std::min<std::uint64_t>(kMaxPrefetch * segment, 1u << 30));

@@ -7,22 +7,24 @@ namespace fabricsim {
 
 const ParamTable<WindowTransport::Params>& WindowTransport::Params::table() {
   static const auto table =
-      ParamTable<Params>("window_transport", "a window-based reliable transport per queue pair at a NIC (TCP, DCTCP)")
-          .add("tcp_initial_window", Quantity::kBytes, &Params::initial_window,
+      ParamTable<WindowTransportParams>("window_transport",
+                                        "a window-based reliable transport per queue pair at a NIC (TCP, DCTCP)")
+          .add("tcp_initial_window", Quantity::kBytes, &WindowTransportParams::initial_window,
                "the congestion window a queue pair starts with")
           .range(1, static_cast<double>(limits::kMaxBytes))
-          .add("tcp_max_window", Quantity::kBytes, &Params::max_window,
+          .add("tcp_max_window", Quantity::kBytes, &WindowTransportParams::max_window,
                "the receiver's window: the most bytes a queue pair has in flight")
           .range(1, static_cast<double>(limits::kMaxBytes))
-          .add("tcp_rto", Quantity::kDuration, &Params::rto,
+          .add("tcp_rto", Quantity::kDuration, &WindowTransportParams::rto,
                "retransmission timeout: frames unacknowledged this long are lost")
           .range(1, 1e15)
-          .add("tcp_ack_every", Quantity::kCount, &Params::ack_every,
+          .add("tcp_ack_every", Quantity::kCount, &WindowTransportParams::ack_every,
                "the receiver acknowledges at least every N frames")
           .range(1, 1 << 16)
-          .add("tcp_ack_delay", Quantity::kDuration, &Params::ack_delay,
+          .add("tcp_ack_delay", Quantity::kDuration, &WindowTransportParams::ack_delay,
                "and at most this long after the first frame waiting for an ACK arrived")
-          .add("dctcp_g", Quantity::kNumber, &Params::dctcp_g, "DCTCP: gain of alpha, the fraction of marked bytes")
+          .add("dctcp_g", Quantity::kNumber, &WindowTransportParams::dctcp_g,
+               "DCTCP: gain of alpha, the fraction of marked bytes")
           .range(0, 1, true);
   return table;
 }

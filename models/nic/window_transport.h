@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/nic/window_transport_params.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/kernel/parameters.h"
 
@@ -30,18 +31,8 @@ namespace fabricsim {
 
 class WindowTransport {
  public:
-  enum class Control { kReno, kDctcp };
-  struct Params {
-    Control control = Control::kReno;
-    std::uint64_t mss = 4096;                  // bytes per packet (the NIC's MTU; set by the platform)
-    std::uint64_t initial_window = 10 * 4096;  // RFC 6928: 10 segments
-    std::uint64_t max_window = 512 << 10;      // the receiver's window: the most bytes in flight per queue pair
-    Tick rto = 1'000'000'000;                  // 1 ms
-    std::uint32_t ack_every = 2;               // RFC 1122: an ACK for at least every second segment
-    Tick ack_delay = 500'000;                  // 0.5 us
-    double dctcp_g = 1.0 / 16;                 // DCTCP paper
-    static const ParamTable<Params>& table();
-  };
+  using Control = WindowControl;
+  using Params = WindowTransportParams;  // models/nic/window_transport_params.h
 
   struct Stats {
     std::uint64_t retransmissions = 0;  // frames sent again

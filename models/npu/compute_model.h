@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "tlm/kernel/parameters.h"
-#include "tlm/kernel/time.h"
+#include "tlm/kernel/units.h"
 
 namespace fabricsim {
 

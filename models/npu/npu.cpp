@@ -11,21 +11,23 @@ namespace fabricsim {
 
 const ParamTable<Npu::Params>& Npu::Params::table() {
   static const auto table =
-      ParamTable<Params>("npu",
-                         "an NPU: replays its trace, computes by roofline, starts collectives and memory accesses")
-          .add("peak_flops", Quantity::kFlopRate, &Params::peak_flops, "dense compute rate of the roofline")
+      ParamTable<NpuParams>("npu",
+                            "an NPU: replays its trace, computes by roofline, starts collectives and memory accesses")
+          .add("peak_flops", Quantity::kFlopRate, &NpuParams::peak_flops, "dense compute rate of the roofline")
           .legacy("peak_tflops", 1e12, "TFLOP/s")
-          .add("memory_bandwidth", Quantity::kBandwidth, &Params::memory_bandwidth,
+          .add("memory_bandwidth", Quantity::kBandwidth, &NpuParams::memory_bandwidth,
                "the roofline's local-memory bandwidth (when no hbm is modeled)")
           .legacy("memory_bandwidth_GBps", 1e9, "GB/s")
-          .add("cpu_flops", Quantity::kFlopRate, &Params::cpu_flops, "compute rate of nodes marked as CPU operations")
+          .add("cpu_flops", Quantity::kFlopRate, &NpuParams::cpu_flops,
+               "compute rate of nodes marked as CPU operations")
           .legacy("cpu_gflops", 1e9, "GFLOP/s")
-          .add("remote_memory_latency", Quantity::kDuration, &Params::remote_memory_latency,
+          .add("remote_memory_latency", Quantity::kDuration, &NpuParams::remote_memory_latency,
                "memory loads and stores when no memory on a fabric serves the NPU")
           .legacy("remote_memory_latency_ns", 1e3, "ns")
-          .add("remote_memory_bandwidth", Quantity::kBandwidth, &Params::remote_memory_bandwidth, "and their bandwidth")
+          .add("remote_memory_bandwidth", Quantity::kBandwidth, &NpuParams::remote_memory_bandwidth,
+               "and their bandwidth")
           .legacy("remote_memory_bandwidth_GBps", 1e9, "GB/s")
-          .add("collective_start_overhead", Quantity::kDuration, &Params::collective_start_overhead,
+          .add("collective_start_overhead", Quantity::kDuration, &NpuParams::collective_start_overhead,
                "before each collective starts (endpoint delay)");
   return table;
 }

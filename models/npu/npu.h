@@ -23,6 +23,7 @@
 #include "models/npu/activity.h"
 #include "models/npu/compute_model.h"
 #include "models/npu/directory.h"
+#include "models/npu/npu_params.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/kernel/calendar.h"
 #include "tlm/kernel/parameters.h"
@@ -89,18 +90,7 @@ struct CollectiveSummary {
 
 class Npu : public sc_core::sc_module, public CollectiveEngine::Host, private MemoryClient<unsigned>::Listener {
  public:
-  struct Params {
-    double peak_flops = 100e12;                          // dense FLOP/s of the compute engine
-    Bandwidth memory_bandwidth = Bandwidth::GBps(2000);  // roofline's local-memory bandwidth
-    double cpu_flops = 1e12;                             // CPU ops (is_cpu_op)
-    Tick remote_memory_latency = ns_to_ticks(1000);      // stand-in for MEM_LOAD/STORE
-    Bandwidth remote_memory_bandwidth = Bandwidth::GBps(50);
-    Tick collective_start_overhead = 0;  // per collective (endpoint delay)
-    bool no_remote_memory = false;       // MEM nodes are errors (ASTRA-sim's NO_MEMORY_EXPANSION)
-    ComputeParams compute;               // npu.compute: the GPU's compute model (models/npu/compute_model.h)
-    /// Every user-settable parameter, with unit, range and description.
-    static const ParamTable<Params>& table();
-  };
+  using Params = NpuParams;  // models/npu/npu_params.h
 
   sc_core::sc_vector<MessageInitiatorSocket<Npu>> to_nic;  // one per NIC
   sc_core::sc_vector<MessageTargetSocket<Npu>> from_nic;

@@ -41,33 +41,33 @@ Bandwidth PcieSwitch::Params::data_bandwidth(unsigned port_lanes) const {
 
 const ParamTable<PcieSwitch::Params>& PcieSwitch::Params::table() {
   static const auto table =
-      ParamTable<Params>("pcie",
-                         "a PCIe switch between each NIC and its GPU's memory (GPUDirect RDMA crosses it), "
-                         "with an uplink to the CPU (staging through host memory crosses it): "
-                         "cut-through, one pipe each way per port")
-          .add("generation", Quantity::kCount, &Params::generation,
+      ParamTable<PcieSwitchParams>("pcie",
+                                   "a PCIe switch between each NIC and its GPU's memory (GPUDirect RDMA crosses it), "
+                                   "with an uplink to the CPU (staging through host memory crosses it): "
+                                   "cut-through, one pipe each way per port")
+          .add("generation", Quantity::kCount, &PcieSwitchParams::generation,
                "PCIe generation, 1 to 5 (2.5, 5, 8, 16, 32 GT/s per lane; 6.0's FLIT mode is not modelled)")
           .range(1, 5)
-          .add("lanes", Quantity::kCount, &Params::lanes,
+          .add("lanes", Quantity::kCount, &PcieSwitchParams::lanes,
                "lanes of the device's and the GPU's ports: 1, 2, 4, 8, 16 or 32")
           .range(1, 32)
-          .add("max_payload", Quantity::kBytes, &Params::max_payload_bytes,
+          .add("max_payload", Quantity::kBytes, &PcieSwitchParams::max_payload_bytes,
                "Max_Payload_Size: data bytes per TLP, 128 to 4096, a power of two")
           .range(128, 4096)
-          .add("tlp_overhead", Quantity::kBytes, &Params::tlp_overhead_bytes,
+          .add("tlp_overhead", Quantity::kBytes, &PcieSwitchParams::tlp_overhead_bytes,
                "bytes each TLP adds to its data: framing and sequence number, header, LCRC (and ECRC if used)")
           .range(0, 64)
-          .add("latency", Quantity::kDuration, &Params::latency, "through the switch, one way")
-          .add("devices_per_switch", Quantity::kCount, &Params::devices_per_switch,
+          .add("latency", Quantity::kDuration, &PcieSwitchParams::latency, "through the switch, one way")
+          .add("devices_per_switch", Quantity::kCount, &PcieSwitchParams::devices_per_switch,
                "NIC/GPU pairs on one switch, sharing its uplink to the CPU (consecutive NPUs)")
           .range(1, 16)
-          .choice("gpudirect_rdma", &Params::gpudirect_rdma, {"on", "write_only", "off"},
+          .choice("gpudirect_rdma", &PcieSwitchParams::gpudirect_rdma, {"on", "write_only", "off"},
                   "on: the NIC reads and writes GPU memory directly; write_only: sends are staged through host "
                   "memory (NCCL_NET_GDR_READ=0); off: both are (NCCL without GPUDirect RDMA)")
-          .add("uplink_lanes", Quantity::kCount, &Params::uplink_lanes,
+          .add("uplink_lanes", Quantity::kCount, &PcieSwitchParams::uplink_lanes,
                "lanes of the port toward the CPU: 1, 2, 4, 8, 16 or 32")
           .range(1, 32)
-          .add("host_latency", Quantity::kDuration, &Params::host_latency,
+          .add("host_latency", Quantity::kDuration, &PcieSwitchParams::host_latency,
                "staged: from the switch's uplink into host memory and out again (root complex and DRAM)");
   return table;
 }

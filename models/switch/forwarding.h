@@ -21,23 +21,13 @@
 #include <systemc>
 #include <vector>
 
+#include "models/switch/port_choice.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/kernel/calendar.h"
 #include "tlm/output_backlog.h"
 #include "tlm/routing_table.h"
 
 namespace fabricsim {
-
-/// Which of a destination's equal-cost ports a frame takes.
-enum class PortChoice {
-  kFlowHash,  // ECMP: a hash of the frame's flow, so a flow keeps one path and its order
-  kAdaptive,  // per frame, the port with the least backlog (InfiniBand adaptive routing); ties by flow hash
-  kSpray,     // per frame, the ports in turn (packet spraying)
-  // One path per destination, fixed by the destination's place in the tree
-  // (d-mod-k, as InfiniBand's subnet manager routes a fat tree): the route
-  // tables hold that port alone, and a flow keeps its order.
-  kDestination,
-};
 
 class Forwarder final {
  public:

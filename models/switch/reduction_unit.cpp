@@ -12,22 +12,25 @@ namespace fabricsim {
 
 const ParamTable<ReductionUnit::Params>& ReductionUnit::Params::table() {
   static const auto table =
-      ParamTable<Params>("reduction_unit",
-                         "a switch's in-network reduction unit (SHARP/NVLS-style): slots that "
-                         "combine contributions and send or multicast the result")
-          .add("throughput", Quantity::kBandwidth, &Params::throughput,
+      ParamTable<ReductionUnitParams>("reduction_unit",
+                                      "a switch's in-network reduction unit (SHARP/NVLS-style): slots that "
+                                      "combine contributions and send or multicast the result")
+          .add("throughput", Quantity::kBandwidth, &ReductionUnitParams::throughput,
                "input bytes combined per second, all streams busy")
           .legacy("throughput_GBps", 1e9, "GB/s")
-          .add("streams", Quantity::kCount, &Params::streams, "contributions combined in one pass")
+          .add("streams", Quantity::kCount, &ReductionUnitParams::streams, "contributions combined in one pass")
           .range(1, 1 << 16)
-          .add("latency", Quantity::kDuration, &Params::latency, "last contribution combined to result out")
+          .add("latency", Quantity::kDuration, &ReductionUnitParams::latency,
+               "last contribution combined to result out")
           .legacy("latency_ns", 1e3, "ns")
-          .add("slots", Quantity::kCount, &Params::slots, "aggregation slots (packets being combined at once)")
+          .add("slots", Quantity::kCount, &ReductionUnitParams::slots,
+               "aggregation slots (packets being combined at once)")
           .range(1, 1 << 20)
-          .add("buffer", Quantity::kBytes, &Params::buffer_bytes, "accumulator memory, shared by the slots")
+          .add("buffer", Quantity::kBytes, &ReductionUnitParams::buffer_bytes,
+               "accumulator memory, shared by the slots")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("buffer_bytes", 1, "bytes")
-          .add("multicast_buffer", Quantity::kBytes, &Params::multicast_buffer_bytes,
+          .add("multicast_buffer", Quantity::kBytes, &ReductionUnitParams::multicast_buffer_bytes,
                "room for frames being copied to several ports")
           .range(1, static_cast<double>(limits::kMaxBytes))
           .legacy("multicast_buffer_bytes", 1, "bytes")

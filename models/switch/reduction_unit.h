@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "models/switch/aggregation.h"
+#include "models/switch/reduction_unit_params.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/kernel/calendar.h"
 #include "tlm/kernel/parameters.h"
@@ -78,28 +79,12 @@ constexpr std::uint32_t kNvlsReductions =
     reduction_bit(ReduceOp::kMin, DataType::kFp16) | reduction_bit(ReduceOp::kMin, DataType::kBf16) |
     reduction_bit(ReduceOp::kMin, DataType::kInt32) | reduction_bit(ReduceOp::kMax, DataType::kFp16) |
     reduction_bit(ReduceOp::kMax, DataType::kBf16) | reduction_bit(ReduceOp::kMax, DataType::kInt32);
-constexpr std::uint32_t kAllReductions = (1u << 12) - 1;
 /// "sum fp32, max bf16" style list of a mask.
 std::string describe_reductions(std::uint32_t mask);
 
 class ReductionUnit : public sc_core::sc_module {
  public:
-  struct Params {
-    Address address = kNoAddress;
-    std::uint32_t peer_id = 0;                           // how NPUs name this unit in read requests
-    Bandwidth throughput = Bandwidth::GBps(1000);        // input bytes combined per second, all streams busy
-    unsigned streams = 1;                                // contributions combined in one pass
-    Tick latency = ns_to_ticks(100);                     // last contribution done -> result out
-    unsigned slots = 256;                                // aggregation slots
-    std::uint64_t buffer_bytes = 32ull << 20;            // accumulator memory, shared by the slots
-    std::uint64_t multicast_buffer_bytes = 32ull << 20;  // room for frames being copied to several ports
-    std::uint32_t supported = kAllReductions;            // (op, type) pairs, see reduction_bit
-    // The fabric's packets, for the results of pull requests:
-    std::uint64_t mtu_bytes = 4096;
-    std::uint64_t header_bytes = 0;
-    /// Every user-settable parameter, with unit, range and description.
-    static const ParamTable<Params>& table();
-  };
+  using Params = ReductionUnitParams;  // models/switch/reduction_unit_params.h
 
   struct Stats {
     std::uint64_t operations = 0;     // slots completed

@@ -257,7 +257,7 @@ bool joins(const FabricSpec& f, int a, int b) {
 
 /// PCIe as NCCL's topology counts it: lanes x the generation's rate (in
 /// 100 Mb/s per lane, topo.cc's kvDictPciGen) / 80, in GB/s.
-double nccl_pci_bw(const PcieSwitch::Params& p) {
+double nccl_pci_bw(const PcieSwitchParams& p) {
   static const double rate[] = {0, 15, 30, 60, 120, 240, 480};
   const unsigned gen = std::min<unsigned>(p.generation, 6);
   return p.lanes * rate[gen] / 80.0;

@@ -40,15 +40,15 @@ std::string unused_transport_key(const std::string& key, const TransportSpec& t)
 
 namespace {
 
-Link::Params read_link(const YamlInput& in, const YAML::Node& node, const std::string& what, Link::Params p = {}) {
-  read_params(in, node, Link::Params::table(), p, what);
+LinkParams read_link(const YamlInput& in, const YAML::Node& node, const std::string& what, LinkParams p = {}) {
+  read_params(in, node, LinkParams::table(), p, what);
   return p;
 }
 
 /// A memory: a preset name (hbm3_stack, h100) or its parameters.
-Memory::Params read_memory(const YamlInput& in, const YAML::Node& node, const std::string& what,
-                           const std::vector<std::string>& other_keys = {}) {
-  Memory::Params p;
+MemoryParams read_memory(const YamlInput& in, const YAML::Node& node, const std::string& what,
+                         const std::vector<std::string>& other_keys = {}) {
+  MemoryParams p;
   if (node.IsScalar()) {
     const std::string preset = node.Scalar();
     if (preset == "hbm3_stack") {
@@ -62,7 +62,7 @@ Memory::Params read_memory(const YamlInput& in, const YAML::Node& node, const st
     }
     return p;
   }
-  read_params(in, node, Memory::Params::table(), p, what, other_keys);
+  read_params(in, node, MemoryParams::table(), p, what, other_keys);
   return p;
 }
 
@@ -70,7 +70,7 @@ Memory::Params read_memory(const YamlInput& in, const YAML::Node& node, const st
 ReductionSpec read_reduction(const YamlInput& in, const YAML::Node& node) {
   ReductionSpec r;
   read_params(in, node, reduction_spec_table(), r, "a switch's reduction unit", {"ops"});
-  ReductionUnit::Params& p = r.unit;
+  ReductionUnitParams& p = r.unit;
   if (const YAML::Node ops = node["ops"]) {
     if (ops.IsScalar()) {
       const std::string preset = ops.Scalar();
@@ -248,7 +248,7 @@ FabricSpec read_netlist(const TopologyRequest& r) {
   const YamlInput& in = r.in;
   const YAML::Node& node = r.node;
   const std::vector<int>& ranks = r.ranks;
-  const Link::Params& default_link = r.link;
+  const LinkParams& default_link = r.link;
   const Switch::Params& default_switch = r.switch_params;
   const std::optional<ReductionSpec>& default_reduction = r.reduction;
   FabricSpec f;
@@ -303,7 +303,7 @@ FabricSpec read_netlist(const TopologyRequest& r) {
     e.a = index[from];
     e.b = index[to];
     e.link = default_link;
-    read_params(in, l, Link::Params::table(), e.link, "a netlist link", {"from", "to"});
+    read_params(in, l, LinkParams::table(), e.link, "a netlist link", {"from", "to"});
     f.edges.push_back(e);
   }
   return f;
@@ -313,12 +313,12 @@ namespace {
 
 /// A fabric's `pcie` section: the PCIe switch between each of its NICs and
 /// the NPU's memory.
-std::optional<PcieSwitch::Params> read_pcie(const YamlInput& in, const YAML::Node& fabric, const PlatformSpec& spec) {
+std::optional<PcieSwitchParams> read_pcie(const YamlInput& in, const YAML::Node& fabric, const PlatformSpec& spec) {
   const YAML::Node node = fabric["pcie"];
   if (!node) return std::nullopt;
-  PcieSwitch::Params p;
-  read_params(in, node, PcieSwitch::Params::table(), p, "fabric pcie");
-  if (!PcieSwitch::Params::valid_lanes(p.lanes)) {
+  PcieSwitchParams p;
+  read_params(in, node, PcieSwitchParams::table(), p, "fabric pcie");
+  if (!PcieSwitchParams::valid_lanes(p.lanes)) {
     in.fail(node["lanes"], "pcie lanes " + std::to_string(p.lanes) + ": a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
   }
   // A switch stays within a node: the first level's groups split into whole switches.
@@ -330,11 +330,11 @@ std::optional<PcieSwitch::Params> read_pcie(const YamlInput& in, const YAML::Nod
                 std::to_string(p.devices_per_switch) + ", and a switch stays within its node: give a divisor of " +
                 std::to_string(dims[0].size));
   }
-  if (!PcieSwitch::Params::valid_lanes(p.uplink_lanes)) {
+  if (!PcieSwitchParams::valid_lanes(p.uplink_lanes)) {
     in.fail(node["uplink_lanes"],
             "pcie uplink_lanes " + std::to_string(p.uplink_lanes) + ": a PCIe port has 1, 2, 4, 8, 16 or 32 lanes");
   }
-  if (!PcieSwitch::Params::valid_max_payload(p.max_payload_bytes)) {
+  if (!PcieSwitchParams::valid_max_payload(p.max_payload_bytes)) {
     in.fail(node["max_payload"], "pcie max_payload " + std::to_string(p.max_payload_bytes) +
                                      " bytes: PCIe allows 128, 256, 512, 1024, 2048 or 4096");
   }
@@ -359,9 +359,9 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
                                    "algorithm", "pcie",      "gpus_per_nic"};
   keys.insert(keys.end(), kind->keys.begin(), kind->keys.end());
   in.only_keys(node, keys, "a " + topology + " fabric");
-  Link::Params link;
+  LinkParams link;
   if (node["link"]) link = read_link(in, node["link"], "fabric link");
-  Link::Params uplink = link;
+  LinkParams uplink = link;
   if (node["uplink"]) uplink = read_link(in, node["uplink"], "fabric uplink", link);
   Switch::Params switch_params;
   std::optional<ReductionSpec> reduction;
@@ -513,7 +513,7 @@ std::vector<FabricSpec> read_fabric(const YamlInput& in, const YAML::Node& node,
     }
     if (per_nic > 1) {
       // A NIC's functions and its port are one chip: no wire between them.
-      Link::Params inner = link;
+      LinkParams inner = link;
       inner.latency = 0;
       try {
         share_nics(f, ranks, per_nic, inner);
@@ -583,7 +583,7 @@ PlatformHints::FabricCosts protocol_costs(const FabricSpec& f) {
 }
 
 /// An unset `nic.read_ahead` on a fabric whose NICs read the NPU's memory:
-/// as deep as a port's rate and a frame's read need (Nic::derived_read_ahead).
+/// as deep as a port's rate and a frame's read need (NicParams::derived_read_ahead).
 /// A read waits the memory's latency, and through a PCIe switch a crossing
 /// each way (staged through host memory, another crossing and the host's
 /// latency); it moves its bytes at the memory's bandwidth shared by every
@@ -609,7 +609,7 @@ void resolve_read_ahead(const PlatformSpec& spec, FabricSpec& f) {
     read = std::min(read, f.pcie->data_bandwidth().bytes_per_ps());
   }
   f.nic.read_ahead_bytes =
-      Nic::derived_read_ahead(port, path, Bandwidth::bytes_per_second(read * 1e12), f.nic.segment_bytes);
+      NicParams::derived_read_ahead(port, path, Bandwidth::bytes_per_second(read * 1e12), f.nic.segment_bytes);
 }
 
 PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverride>& overrides) {
@@ -624,8 +624,8 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
   if (!root["npus"]) in.fail(root, "missing \"npus\" in the platform");
   spec.npus = static_cast<int>(in.count(root, "npus", 0, 1, limits::kMaxNpus));
   if (root["npu"]) read_npu(in, root["npu"], spec);
-  Nic::Params nic_defaults;
-  if (root["nic"]) read_params(in, root["nic"], Nic::Params::table(), nic_defaults, "nic");
+  NicParams nic_defaults;
+  if (root["nic"]) read_params(in, root["nic"], NicParams::table(), nic_defaults, "nic");
   std::optional<NcclSection> nccl;
   if (root["collectives"]) read_collectives(in, root["collectives"], spec.collectives, nccl);
   const YAML::Node fabrics = in.required(root, "fabrics", "the platform");
@@ -689,9 +689,9 @@ PlatformSpec read_platform(const std::string& path, const std::vector<YamlOverri
     spec.hints.shape = shapes.front() == "unidirectional_ring" ? "ring" : shapes.front();
   }
   for (std::size_t i = 0; i < fabrics.size(); ++i) {
-    Nic::Params nic = nic_defaults;
-    if (fabrics[i]["nic"]) read_params(in, fabrics[i]["nic"], Nic::Params::table(), nic, "fabric nic");
-    const std::optional<PcieSwitch::Params> pcie = read_pcie(in, fabrics[i], spec);
+    NicParams nic = nic_defaults;
+    if (fabrics[i]["nic"]) read_params(in, fabrics[i]["nic"], NicParams::table(), nic, "fabric nic");
+    const std::optional<PcieSwitchParams> pcie = read_pcie(in, fabrics[i], spec);
     std::vector<std::string> notes;
     for (FabricSpec& f : read_fabric(in, fabrics[i], spec, i, notes)) {
       f.nic = nic;

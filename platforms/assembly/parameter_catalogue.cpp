@@ -15,7 +15,7 @@ const ParamTable<ReductionSpec>& reduction_spec_table() {
           "reduction_unit",
           "a switch's in-network reduction unit (SHARP/NVLS-style): slots that combine contributions and send or "
           "multicast the result; the ops it supports are given as \"ops\": all, nvls, or {sum: [fp32, bf16], ...}")
-          .include(&ReductionSpec::unit, ReductionUnit::Params::table())
+          .include(&ReductionSpec::unit, ReductionUnitParams::table())
           .choice("protocol", &ReductionSpec::pull, {"push", "pull"},
                   "push: NPUs send contributions, results come back (SHARP); pull: the unit reads them and "
                   "multicasts (NVLS)")
@@ -36,7 +36,7 @@ const ParamTable<ReductionSpec>& reduction_spec_table() {
 const ParamTable<PlatformSpec>& npu_section_table() {
   static const auto table =
       ParamTable<PlatformSpec>("npu", "")
-          .include(&PlatformSpec::npu, Npu::Params::table())
+          .include(&PlatformSpec::npu, NpuParams::table())
           .add("max_collectives_in_flight", Quantity::kCount, &PlatformSpec::max_collectives_in_flight,
                "collectives a trace may have started and not finished; 0: no limit")
           .range(0, 1 << 20);
@@ -100,8 +100,8 @@ const ParamTable<TransportSpec>& transport_spec_table() {
                   "adaptive takes, per packet, the port with the least backlog (InfiniBand adaptive routing); "
                   "spray takes the ports in turn, per packet. adaptive and spray reorder a flow's packets: not "
                   "with a window transport (reno, dctcp), which finds losses by order")
-          .include(&TransportSpec::dcqcn, Dcqcn::Params::table())
-          .include(&TransportSpec::window, WindowTransport::Params::table());
+          .include(&TransportSpec::dcqcn, DcqcnParams::table())
+          .include(&TransportSpec::window, WindowTransportParams::table());
   return table;
 }
 
@@ -139,7 +139,7 @@ nlohmann::ordered_json distinct(const ParamTable<P>& table, const std::vector<P>
 
 std::vector<ParamSection> parameter_catalogue() {
   return {
-      section(npu_section_table(), {"npu"}, Npu::Params::table().description()),
+      section(npu_section_table(), {"npu"}, NpuParams::table().description()),
       section(ComputeParams::table(), {"npu.compute"},
               "the GPU's compute model; also gemm_tiles (a list such as [256x128, 128x128]) and classes (a mapping of "
               "class to coefficients, or a file fabricsim calibrate writes)"),
@@ -147,16 +147,16 @@ std::vector<ParamSection> parameter_catalogue() {
               "one class of kernels: gemm, gemm_unaligned, attention_forward, attention_backward, "
               "flash_attention_forward, flash_attention_backward, elementwise, norm_forward, norm_backward, copy"),
       section(
-          Memory::Params::table(), {"npu.hbm", "fabrics[].memories[]"},
+          MemoryParams::table(), {"npu.hbm", "fabrics[].memories[]"},
           "a memory (HBM or pooled): channels interleaved by address; npu.hbm also takes a preset: hbm3_stack, h100"),
       section(CollectiveConfig::table(), {"collectives"},
               "how NPUs run collectives; \"algorithms\" maps a collective type to an algorithm"),
       section(NcclSettings::table(), {"collectives.nccl"},
               "NCCL, where collectives.library is nccl: also tuning, the library file of its version's tables "
               "(platforms/libraries/nccl-2.21.5.yaml), relative to the platform file"),
-      section(Nic::Params::table(), {"nic", "fabrics[].nic"}),
-      section(PcieSwitch::Params::table(), {"fabrics[].pcie"}),
-      section(Link::Params::table(),
+      section(NicParams::table(), {"nic", "fabrics[].nic"}),
+      section(PcieSwitchParams::table(), {"fabrics[].pcie"}),
+      section(LinkParams::table(),
               {"fabrics[].link", "fabrics[].uplink", "fabrics[].links[] (netlist)", "fabrics[].memories[].link"}),
       section(Switch::Params::table(), {"fabrics[].switch", "fabrics[].switches[] (netlist)"}),
       section(reduction_spec_table(), {"fabrics[].switch.reduction", "fabrics[].switches[].reduction (netlist)"}),
@@ -184,7 +184,7 @@ nlohmann::ordered_json resolved_parameters(const PlatformSpec& spec) {
     }
   }
   j["npu_compute"] = c;
-  if (spec.hbm) j["hbm"] = values(Memory::Params::table(), *spec.hbm);
+  if (spec.hbm) j["hbm"] = values(MemoryParams::table(), *spec.hbm);
   j["collectives"] = values(CollectiveConfig::table(), spec.collectives);
   if (const auto& nccl = spec.hints.nccl) {
     // The library the default choice follows: its tables' version, the
@@ -210,15 +210,15 @@ nlohmann::ordered_json resolved_parameters(const PlatformSpec& spec) {
   for (const FabricSpec& f : spec.fabrics) {
     nlohmann::ordered_json fe;
     fe["name"] = f.name;
-    fe["nic"] = values(Nic::Params::table(), f.nic);
-    if (f.pcie) fe["pcie"] = values(PcieSwitch::Params::table(), *f.pcie);
+    fe["nic"] = values(NicParams::table(), f.nic);
+    if (f.pcie) fe["pcie"] = values(PcieSwitchParams::table(), *f.pcie);
     if (f.transport.kind != TransportSpec::Kind::kCredit || f.transport.model != TransportSpec::Model::kPacket)
       fe["transport"] = values(transport_spec_table(), f.transport);
-    std::vector<Link::Params> links;
+    std::vector<LinkParams> links;
     for (const FabricEdge& e : f.edges) {
       if (!e.internal) links.push_back(e.link);
     }
-    fe["links"] = distinct(Link::Params::table(), links);
+    fe["links"] = distinct(LinkParams::table(), links);
     std::vector<Switch::Params> switches;
     std::vector<ReductionSpec> units;
     for (const FabricNode& n : f.nodes) {
@@ -233,7 +233,7 @@ nlohmann::ordered_json resolved_parameters(const PlatformSpec& spec) {
     if (!f.memories.empty()) {
       nlohmann::ordered_json mems = nlohmann::ordered_json::array();
       for (const MemorySpec& m : f.memories) {
-        nlohmann::ordered_json me = values(Memory::Params::table(), m.memory);
+        nlohmann::ordered_json me = values(MemoryParams::table(), m.memory);
         me["name"] = m.name;
         mems.push_back(std::move(me));
       }

@@ -254,7 +254,7 @@ void Platform::build_fabric(std::size_t fi, FabricSpec& f) {
   add_reduction_units(f);
   const auto ports = port_map(f);
   std::uint64_t frame_wire = 0;
-  const Nic::Params nic = fit_frames(f, frame_wire);
+  const NicParams nic = fit_frames(f, frame_wire);
   // What a frame costs to simulate here (WorkBounds): its hops, plus its
   // NICs' DMA through HBM (per frame; an Ethernet NIC's one-packet frames
   // come from reads ahead of a segment), plus a TCP transport's
@@ -380,7 +380,7 @@ void Platform::build_flow_fabric(std::size_t fi, const FabricSpec& f) {
   }
 }
 
-Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire) {
+NicParams Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire) {
   bool rings = false;
   for (const FabricEdge& e : f.edges) rings |= e.ring >= 0;
   // Frames must fit the smallest buffer (twice over on rings, where a frame
@@ -402,7 +402,7 @@ Nic::Params Platform::fit_frames(const FabricSpec& f, std::uint64_t& frame_wire)
           f.nodes[static_cast<std::size_t>(e.a)].name + " - " + f.nodes[static_cast<std::size_t>(e.b)].name;
     }
   }
-  Nic::Params nic = f.nic;
+  NicParams nic = f.nic;
   const std::uint64_t packet_wire = nic.mtu_bytes + nic.header_bytes;
   const std::uint64_t need_packets = rings ? 2 : 1;
   if (min_buffer < need_packets * packet_wire) {
@@ -441,7 +441,7 @@ void Platform::apply_transport(const FabricSpec& f, const FabricNode& n, Nic& ni
   nt.dcqcn_params = t.dcqcn;
   nt.window = window;
   nt.window_params = t.window;
-  nt.window_params.control = cc == CC::kDctcp ? WindowTransport::Control::kDctcp : WindowTransport::Control::kReno;
+  nt.window_params.control = cc == CC::kDctcp ? WindowControl::kDctcp : WindowControl::kReno;
   nt.line_rate = port_rate(f, n);  // DCQCN's highest rate
   nic.set_transport(nt);
 }
@@ -473,7 +473,7 @@ void Platform::apply_transport(const FabricSpec& f, Link& link, bool from_switch
     return;
   }
   if (!t.lossless_ethernet()) return;
-  const Link::Params& lp = link.params();
+  const LinkParams& lp = link.params();
   const std::uint64_t headroom = Link::pfc_headroom(lp, frame_wire);
   Link::Pfc pfc;
   pfc.xoff = t.pfc_xoff > 0 ? t.pfc_xoff : lp.buffer_bytes > headroom ? lp.buffer_bytes - headroom : 0;
@@ -489,7 +489,7 @@ Forwarder* Platform::make_nic(const NodeContext& c) {
   const std::size_t fi = c.fabric;
   const FabricNode& n = c.node;
   BuiltFabric& bf = fabrics_[fi];
-  Nic::Params p = c.nic;
+  NicParams p = c.nic;
   p.address = n.address;
   p.ports = c.ports;
   auto m = std::make_unique<Nic>((bf.name + "_" + n.name + "_nic").c_str(), p);
@@ -506,7 +506,7 @@ Forwarder* Platform::make_nic(const NodeContext& c) {
       if (!pcie) {
         const std::string name =
             per_switch == 1 ? bf.name + "_" + n.name + "_pcie" : bf.name + "_pcie" + std::to_string(n.npu / per_switch);
-        PcieSwitch::Params pp = *c.spec.pcie;
+        PcieSwitchParams pp = *c.spec.pcie;
         pp.devices_per_port = static_cast<unsigned>(c.spec.gpus_per_nic);
         bf.pcie_switches.push_back(std::make_unique<PcieSwitch>(name.c_str(), pp));
         pcie = bf.pcie_switches.back().get();
@@ -529,7 +529,7 @@ Forwarder* Platform::make_memory_node(const NodeContext& c) {
   const FabricSpec& f = c.spec;
   const FabricNode& n = c.node;
   BuiltFabric& bf = fabrics_[fi];
-  Nic::Params p = c.nic;
+  NicParams p = c.nic;
   p.address = n.address;
   p.ports = c.ports;
   auto m = std::make_unique<Nic>((bf.name + "_" + n.name + "_nic").c_str(), p);
@@ -576,7 +576,7 @@ Forwarder* Platform::make_reduction_unit(const NodeContext& c) {
   const std::string& switch_name = c.attached_to;
   BuiltFabric& bf = fabrics_[fi];
   const std::string prefix = bf.name + "_";
-  ReductionUnit::Params p = n.reduction->unit;
+  ReductionUnitParams p = n.reduction->unit;
   p.address = n.address;
   p.peer_id = static_cast<std::uint32_t>(directory_.add_unit(static_cast<std::uint16_t>(fi), n.address));
   p.mtu_bytes = c.nic.mtu_bytes;
@@ -623,7 +623,7 @@ void Platform::make_links(std::size_t fi, const FabricSpec& f, const std::vector
       bind<FrameChecker>(unit.out, router[a]->input(pa));
       continue;
     }
-    Link::Params lp = edge.link;
+    LinkParams lp = edge.link;
     lp.bubble_bytes = edge.ring >= 0 ? frame_wire : 0;
     if (edge.ring >= 0) {
       router[a]->set_port_ring(pa, edge.ring);

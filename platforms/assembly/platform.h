@@ -143,7 +143,7 @@ class Platform {
   BuiltMemory make_fabric_memory(std::size_t fabric, const FabricSpec& f, const FabricNode& n);
   /// The fabric's NIC parameters with frames shortened to fit its smallest
   /// buffer (noted for the user); `frame_wire` gets a frame's wire bytes.
-  Nic::Params fit_frames(const FabricSpec& f, std::uint64_t& frame_wire);
+  NicParams fit_frames(const FabricSpec& f, std::uint64_t& frame_wire);
   /// What the fabric's transport asks of node `n`'s NIC (queue pairs, DCQCN).
   void apply_transport(const FabricSpec& f, const FabricNode& n, Nic& nic);
   /// The rate of the link at NIC `n`'s port (its first), unlimited if none.
@@ -158,7 +158,7 @@ class Platform {
     const FabricSpec& spec;  // its description
     const FabricNode& node;
     unsigned ports;                  // its edges: port p is its p-th edge
-    const Nic::Params& nic;          // every NIC's parameters on this fabric, frames fitted
+    const NicParams& nic;            // every NIC's parameters on this fabric, frames fitted
     const std::string& attached_to;  // the node its first port leads to
   };
   /// The component a node of each kind becomes, and its name in reports; see

@@ -9,15 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "models/collectives/algorithm_choice.h"
-#include "models/collectives/collective_engine.h"
-#include "models/link/link.h"
-#include "models/memory/memory.h"
-#include "models/nic/nic.h"
-#include "models/npu/npu.h"
-#include "models/pcie/pcie_switch.h"
-#include "models/switch/forwarding.h"
-#include "models/switch/reduction_unit.h"
+#include "models/collectives/collective_config.h"
+#include "models/collectives/platform_hints.h"
+#include "models/link/link_params.h"
+#include "models/memory/memory_params.h"
+#include "models/nic/dcqcn_params.h"
+#include "models/nic/nic_params.h"
+#include "models/nic/window_transport_params.h"
+#include "models/npu/npu_params.h"
+#include "models/pcie/pcie_switch_params.h"
+#include "models/switch/port_choice.h"
+#include "models/switch/reduction_unit_params.h"
 #include "tlm/util/errors.h"
 
 namespace fabricsim {
@@ -25,14 +27,14 @@ namespace fabricsim {
 /// A memory on a fabric (pooled or expansion memory) and the NPUs it serves.
 struct MemorySpec {
   std::string name;
-  Memory::Params memory;
-  std::vector<int> serves;           // ranks
-  std::optional<Link::Params> link;  // its link into the fabric (default: the fabric's)
+  MemoryParams memory;
+  std::vector<int> serves;         // ranks
+  std::optional<LinkParams> link;  // its link into the fabric (default: the fabric's)
 };
 
 /// A switch's reduction unit, as the platform file gives it.
 struct ReductionSpec {
-  ReductionUnit::Params unit;              // address, peer id and packet sizes are set by the builder
+  ReductionUnitParams unit;                // address, peer id and packet sizes are set by the builder
   bool pull = false;                       // all-reduce and reduce-scatter pull (NVLS) rather than push (SHARP)
   std::uint64_t pipeline_bytes = 1 << 20;  // pull all-reduce: pieces in which pulls and multicasts overlap
   std::uint32_t pipeline_depth = 4;        // pieces whose reads are in flight at once
@@ -59,7 +61,7 @@ struct FabricNode {
 
 struct FabricEdge {
   int a = 0, b = 0;  // node indexes
-  Link::Params link;
+  LinkParams link;
   int ring = -1;          // the ring (or torus dimension) this edge belongs to, if any
   bool internal = false;  // a switch and its reduction unit: bound directly, no link
   int lanes = 1;          // links bonded into this one (a switch's `lanes`): its bandwidth is theirs together
@@ -99,8 +101,8 @@ struct TransportSpec {
   std::uint64_t switch_buffer = 0;  // tcp, roce: each switch's shared buffer; 0: each port has its link's buffer
   double buffer_alpha = 1;          // dynamic threshold: a port may hold alpha x the free bytes
   PortChoice load_balancing = PortChoice::kFlowHash;  // how switches pick among equal-cost ports
-  Dcqcn::Params dcqcn;
-  WindowTransport::Params window;
+  DcqcnParams dcqcn;
+  WindowTransportParams window;
   /// A window transport finds losses by the order frames are acknowledged in.
   bool needs_order() const { return control() == CongestionControl::kReno || control() == CongestionControl::kDctcp; }
   bool lossless_ethernet() const { return kind == Kind::kRoce; }
@@ -120,12 +122,12 @@ struct FabricSpec {
   std::vector<FabricNode> nodes;
   std::vector<FabricEdge> edges;
   Routing routing = Routing::kShortestPath;
-  std::vector<int> dims;                   // dimension-order routing: sizes
-  std::vector<bool> wrap;                  // and whether each wraps around (torus)
-  bool forward_only = false;               // a unidirectional ring: traffic only goes to rank+1
-  Nic::Params nic;                         // for every NIC on this fabric (address and ports set per NIC)
-  std::optional<PcieSwitch::Params> pcie;  // a PCIe switch between each NIC and its NPU's memory
-  int gpus_per_nic = 1;                    // NPUs sharing each physical NIC (topology_generators.h, share_nics)
+  std::vector<int> dims;                 // dimension-order routing: sizes
+  std::vector<bool> wrap;                // and whether each wraps around (torus)
+  bool forward_only = false;             // a unidirectional ring: traffic only goes to rank+1
+  NicParams nic;                         // for every NIC on this fabric (address and ports set per NIC)
+  std::optional<PcieSwitchParams> pcie;  // a PCIe switch between each NIC and its NPU's memory
+  int gpus_per_nic = 1;                  // NPUs sharing each physical NIC (topology_generators.h, share_nics)
   TransportSpec transport;
   std::vector<MemorySpec> memories;
   /// Run as flows (transport.model), the switches' reduction units the file
@@ -148,7 +150,7 @@ struct PlatformSpec {
   std::string name;
   std::string file;  // where it came from
   int npus = 0;
-  Npu::Params npu;
+  NpuParams npu;
   CollectiveConfig collectives;
   PlatformHints hints;  // for the default choice of collective algorithms
   unsigned max_collectives_in_flight = 1;
@@ -157,8 +159,8 @@ struct PlatformSpec {
   /// rank files run in place of that collective (docs/collectives.md).
   std::map<CollectiveType, std::string> custom_collectives;
   std::vector<FabricSpec> fabrics;
-  std::optional<Memory::Params> hbm;  // each NPU's local memory, if modeled
-  bool no_remote_memory = false;      // ASTRA-sim NO_MEMORY_EXPANSION: MEM nodes are errors
+  std::optional<MemoryParams> hbm;  // each NPU's local memory, if modeled
+  bool no_remote_memory = false;    // ASTRA-sim NO_MEMORY_EXPANSION: MEM nodes are errors
   RtlOptions rtl;
   /// A protocol checker (tlm/protocol_checker.h) on every socket binding:
   /// fabric messages and frames, and the base protocol of memories (--check-protocol).

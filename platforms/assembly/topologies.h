@@ -22,8 +22,8 @@ struct TopologyRequest {
   const YamlInput& in;
   const YAML::Node& node;
   const std::vector<int>& ranks;
-  const Link::Params& link;
-  const Link::Params& uplink;
+  const LinkParams& link;
+  const LinkParams& uplink;
   const Switch::Params& switch_params;
   const std::optional<ReductionSpec>& reduction;
 };

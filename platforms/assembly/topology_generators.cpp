@@ -61,7 +61,7 @@ void require_edges(double edges, const std::string& what) {
 
 }  // namespace
 
-FabricSpec make_ring(const std::vector<int>& ranks, bool bidirectional, const Link::Params& link) {
+FabricSpec make_ring(const std::vector<int>& ranks, bool bidirectional, const LinkParams& link) {
   const int n = static_cast<int>(ranks.size());
   require(n >= 1, "a ring needs at least one NPU");
   FabricSpec f;
@@ -81,7 +81,7 @@ FabricSpec make_ring(const std::vector<int>& ranks, bool bidirectional, const Li
   return f;
 }
 
-FabricSpec make_fully_connected(const std::vector<int>& ranks, const Link::Params& link) {
+FabricSpec make_fully_connected(const std::vector<int>& ranks, const LinkParams& link) {
   const int n = static_cast<int>(ranks.size());
   require_edges(0.5 * n * (n - 1.0), "a fully connected fabric of " + std::to_string(n) + " NPUs");
   FabricSpec f;
@@ -94,7 +94,7 @@ FabricSpec make_fully_connected(const std::vector<int>& ranks, const Link::Param
   return f;
 }
 
-FabricSpec make_single_switch(const std::vector<int>& ranks, const Link::Params& link, Tick switch_latency) {
+FabricSpec make_single_switch(const std::vector<int>& ranks, const LinkParams& link, Tick switch_latency) {
   const int n = static_cast<int>(ranks.size());
   FabricSpec f;
   f.topology = "switch";
@@ -105,7 +105,7 @@ FabricSpec make_single_switch(const std::vector<int>& ranks, const Link::Params&
   return f;
 }
 
-FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<int>& lanes, const Link::Params& link,
+FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<int>& lanes, const LinkParams& link,
                               Tick switch_latency) {
   require(!lanes.empty(), "\"lanes\" needs one entry per switch");
   const int n = static_cast<int>(ranks.size());
@@ -119,7 +119,7 @@ FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<i
   for (std::size_t j = 0; j < lanes.size(); ++j) {
     require(lanes[j] >= 1, "every switch needs at least one lane to each NPU");
     const int sw = add_switch(f, "switch" + std::to_string(j), switch_latency, 1);
-    Link::Params bonded = link;  // the lanes to one switch act as one link
+    LinkParams bonded = link;  // the lanes to one switch act as one link
     bonded.bandwidth = Bandwidth::bytes_per_second(link.bandwidth.bytes_per_ps() * 1e12 * lanes[j]);
     bonded.buffer_bytes = link.buffer_bytes * static_cast<std::uint64_t>(lanes[j]);
     for (int r = 0; r < n; ++r) f.edges.push_back(FabricEdge{r, sw, bonded, -1, false, lanes[j]});
@@ -127,8 +127,7 @@ FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<i
   return f;
 }
 
-FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap,
-                      const Link::Params& link) {
+FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap, const LinkParams& link) {
   require(!dims.empty(), "a torus or mesh needs dimensions");
   std::int64_t total = 1;  // wide: 65536 x 65536 overflows int
   for (int d : dims) {
@@ -170,8 +169,8 @@ FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dim
   return f;
 }
 
-FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& s, const Link::Params& link,
-                         const Link::Params& uplink, Tick switch_latency) {
+FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& s, const LinkParams& link,
+                         const LinkParams& uplink, Tick switch_latency) {
   const int n = static_cast<int>(ranks.size());
   require(s.levels == 2 || s.levels == 3, "a fat tree has 2 or 3 levels");
   require(s.leaf_down >= 1 && s.leaf_up >= 1, "leaf_down and leaf_up must be >= 1");
@@ -239,7 +238,7 @@ FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& s, c
   return f;
 }
 
-void attach_memories(FabricSpec& f, std::vector<MemorySpec> memories, const Link::Params& link) {
+void attach_memories(FabricSpec& f, std::vector<MemorySpec> memories, const LinkParams& link) {
   if (memories.empty()) return;
   int sw = -1, switches = 0;
   Address next = 0;
@@ -350,7 +349,7 @@ double bisection_bandwidth(const FabricSpec& f) {
   return flow;
 }
 
-void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const Link::Params& inner) {
+void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const LinkParams& inner) {
   require(per_nic >= 1, "gpus_per_nic must be >= 1");
   if (per_nic == 1) return;
   require(ranks.size() % static_cast<std::size_t>(per_nic) == 0, "gpus_per_nic " + std::to_string(per_nic) +
@@ -371,7 +370,7 @@ void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const
     // The functions reach the port at the port's whole rate (their DMA is
     // bounded where PCIe is modelled, not here).
     int uplinks = 0;
-    Link::Params function_link = inner;
+    LinkParams function_link = inner;
     for (const FabricEdge& e : f.edges) {
       if (!e.internal && (e.a == static_cast<int>(u) || e.b == static_cast<int>(u))) {
         function_link.bandwidth = e.link.bandwidth;

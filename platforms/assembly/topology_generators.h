@@ -16,16 +16,16 @@ std::vector<int> iota_ranks(int n, int first = 0);
 /// in the order given: every fabric starts with these.
 void add_nics(FabricSpec& f, const std::vector<int>& ranks);
 
-FabricSpec make_ring(const std::vector<int>& ranks, bool bidirectional, const Link::Params& link);
-FabricSpec make_fully_connected(const std::vector<int>& ranks, const Link::Params& link);
-FabricSpec make_single_switch(const std::vector<int>& ranks, const Link::Params& link, Tick switch_latency);
+FabricSpec make_ring(const std::vector<int>& ranks, bool bidirectional, const LinkParams& link);
+FabricSpec make_fully_connected(const std::vector<int>& ranks, const LinkParams& link);
+FabricSpec make_single_switch(const std::vector<int>& ranks, const LinkParams& link, Tick switch_latency);
 /// Several switches, each joined to every NPU by `lanes[j]` links of `link`
 /// bonded into one (a DGX H100: 4 NVSwitches, 5+4+4+5 NVLinks per GPU).
-FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<int>& lanes, const Link::Params& link,
+FabricSpec make_switch_planes(const std::vector<int>& ranks, const std::vector<int>& lanes, const LinkParams& link,
                               Tick switch_latency);
 /// 2-D or 3-D torus (wrap = true) or mesh (wrap = false); ranks.size() must
 /// equal the product of dims, laid out x fastest.
-FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap, const Link::Params& link);
+FabricSpec make_torus(const std::vector<int>& ranks, const std::vector<int>& dims, bool wrap, const LinkParams& link);
 
 struct FatTreeShape {
   int levels = 2;       // 2: leaf-spine; 3: leaf-aggregation-core in pods
@@ -40,13 +40,13 @@ struct FatTreeShape {
 /// one link to each of the pod's leaf_up aggregation switches, and
 /// aggregation switch j of every pod one link to each of the core switches
 /// j*agg_up .. j*agg_up+agg_up-1.
-FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& shape, const Link::Params& link,
-                         const Link::Params& uplink, Tick switch_latency);
+FabricSpec make_fat_tree(const std::vector<int>& ranks, const FatTreeShape& shape, const LinkParams& link,
+                         const LinkParams& uplink, Tick switch_latency);
 
 /// Adds memory nodes to a fabric: each joined to the fabric's one switch by
 /// `link` (its address follows the NICs'). Throws for fabrics without exactly
 /// one switch.
-void attach_memories(FabricSpec& f, std::vector<MemorySpec> memories, const Link::Params& link);
+void attach_memories(FabricSpec& f, std::vector<MemorySpec> memories, const LinkParams& link);
 
 /// NICs shared by `per_nic` NPUs each: `f` was made over one NPU of each
 /// group (the first); each of its NIC nodes becomes the shared NIC's own
@@ -55,7 +55,7 @@ void attach_memories(FabricSpec& f, std::vector<MemorySpec> memories, const Link
 /// function of the NIC: queues, DMA, overheads) joined to it by `inner`.
 /// `ranks` are the fabric's NPUs in order; group k is ranks[k x per_nic ..].
 /// Addresses become the port's times per_nic plus the NPU's place in the group.
-void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const Link::Params& inner);
+void share_nics(FabricSpec& f, const std::vector<int>& ranks, int per_nic, const LinkParams& inner);
 
 /// The groups of a dimension: `size` ranks `stride` apart, as ASTRA-sim
 /// builds multi-dimensional networks (dimension 0 groups consecutive ranks).

@@ -35,7 +35,7 @@ PlatformSpec read_astra_network(const YamlDocument& doc) {
   spec.name = file_stem(path);
   // Ideal endpoints, as ASTRA-sim's analytical network: no headers, no
   // per-message overhead, injection at link speed, buffers that do not bind.
-  Nic::Params nic;
+  NicParams nic;
   nic.header_bytes = 0;
   nic.message_overhead = 0;
   nic.injection = Bandwidth::unlimited();
@@ -52,7 +52,7 @@ PlatformSpec read_astra_network(const YamlDocument& doc) {
   spec.npus = npus;
   int stride = 1;
   for (std::size_t d = 0; d < dims; ++d) {
-    Link::Params link;
+    LinkParams link;
     // ASTRA-sim's GB/s are 2^30 bytes per second; its latencies are ns.
     const double bw = in.number_at(bws[d], "bandwidth (GB/s)", limits::kMinGBps, limits::kMaxGBps);
     const double lat = in.number_at(lats[d], "latency (ns)", 0, limits::kMaxLatencyNs);

@@ -366,7 +366,7 @@ void apply_astra_remote_memory(const std::string& path, PlatformSpec& spec, std:
              "\" (NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL)");
   }
   // Links that do not limit: no bandwidth bound, no latency.
-  Link::Params ideal;
+  LinkParams ideal;
   ideal.bandwidth = Bandwidth::unlimited();
   ideal.latency = 0;
   ideal.buffer_bytes = 1ull << 30;

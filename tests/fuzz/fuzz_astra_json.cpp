@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const bool system : {true, false}) {
     PlatformSpec spec;
     spec.npus = 8;
-    spec.fabrics.push_back(make_ring({0, 1, 2, 3, 4, 5, 6, 7}, true, Link::Params{}));
+    spec.fabrics.push_back(make_ring({0, 1, 2, 3, 4, 5, 6, 7}, true, LinkParams{}));
     std::vector<std::string> notes;
     try {
       if (system) {

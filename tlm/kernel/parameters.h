@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "tlm/kernel/time.h"
+#include "tlm/kernel/units.h"
 
 namespace fabricsim {
 
