@@ -33,6 +33,8 @@ mutations=(
   "work ignores sampled chunks|models/collectives/collective_work.cpp|const double scale = static_cast<double>(total) / static_cast<double>(sampled);|const double scale = 1;|CollectiveWork.ARing"
   "work ignores messages in flight|models/npu/work_bounds.cpp|return kBaseBytes + platform_bytes + e.peak_messages * kBytesPerMessageInFlight +|return kBaseBytes + platform_bytes +|BadWork.AnAllToAll"
   "work ignores in-switch fan-out|models/collectives/collective_work.cpp|    case MessageKind::kReduce:\n      return 2;|    case MessageKind::kReduce:\n      return 1;|CollectiveWork.InSwitch"
+  "a memory answer names no request|models/memory/memory_endpoint.cpp|  reply->memory.request = req->memory.request;\n|\n|RemoteMemory"
+  "a store answered as a load|models/memory/memory_endpoint.cpp|  const bool load = req->memory.op == Message::MemoryOp::kLoadRequest;|  const bool load = true;|RemoteMemory.APoolBehindASwitchTakesAStore"
   "memory request not cut|models/memory/memory_endpoint.cpp|if (bytes <= kMaxPiece) {|if (true) {|BadMemory"
   "sends' frames cost nothing|platforms/run/simulation.cpp|e.frame_seconds += one.frame_seconds * static_cast<double>(count);|(void)count;|BadWork.TheEstimateCounts"
   "gen output not counted|platforms/tools/cli/main.cpp|if (cmd->get_name() != \"model\") check_output(*cmd, write);|if (false) check_output(*cmd, write);|BadWork.Generators"

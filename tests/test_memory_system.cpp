@@ -324,6 +324,27 @@ TEST(RemoteMemory, APoolBehindASwitchAnswersALoadAtItsClosedForm) {
   EXPECT_GT(j["memories"][0]["utilization"].get<double>(), 0.0);
 }
 
+TEST(RemoteMemory, APoolBehindASwitchTakesAStoreAtItsClosedForm) {
+  // The pool above, storing: each NPU's S bytes cross the pool's one link
+  // (shared, FCFS frames interleave, so both arrive near the end), the
+  // writes take latency + 2S at 128 GB/s, and a 64-byte acknowledgement,
+  // not the data, comes back over two links.
+  const std::string dir = testutil::scratch_dir("pool-store");
+  const std::string platform = testutil::platform_file(
+      "npus: 2\nnic: { header_bytes: 0 }\nfabrics:\n"
+      "  - topology: switch\n    link: { bandwidth_GBps: 64, latency_ns: 250 }\n"
+      "    memories: [ { name: pool, size_GiB: 64, channels: 4, bandwidth_GBps: 128, latency_ns: 300 } ]\n");
+  const double S = 16.0 * MiB;
+  const auto j =
+      run("--platform " + platform + " --workload " + mem_trace(dir, 2, true, static_cast<std::uint64_t>(S)));
+  const double data = 2 * 250 + 2 * S / 64;
+  const double write = 300 + 2 * S / 128;
+  const double ack = 2 * 250 + 64 / 64.0;
+  const double expected = data + write + ack;
+  for (const auto& npu : j["npus"]) EXPECT_NEAR(npu["finish_ns"].get<double>(), expected, 0.02 * expected);
+  EXPECT_DOUBLE_EQ(j["memories"][0]["bytes_written"].get<double>(), 2 * S);
+}
+
 TEST(RemoteMemory, AnAccessOutsideTheMemoryStopsTheRunNamingTheNode) {
   const std::string dir = testutil::scratch_dir("oob");
   const std::string platform = testutil::platform_file(

@@ -160,7 +160,7 @@ class Message : public tlm::tlm_generic_payload {
 
   // --- opaque to the fabric: the sender's own tags, read by the receiver --
   struct Tags {
-    std::uint64_t collective = 0;  // which collective (or p2p channel)
+    std::uint64_t collective = 0;  // which collective (or point-to-point tag); memory traffic has its own (memory)
     std::uint32_t chunk = 0;
     std::uint32_t step = 0;
     std::uint32_t src_rank = 0;
@@ -187,10 +187,13 @@ class Message : public tlm::tlm_generic_payload {
   } reduction;
 
   // --- memory traffic (MEM_LOAD / MEM_STORE to a memory on the fabric) ----
+  enum class MemoryOp : std::uint8_t { kNone, kLoadRequest, kStoreData, kLoadData, kStoreAck };
   struct MemoryAccess {
+    MemoryOp op = MemoryOp::kNone;  // which leg of a load or a store this message is
+    bool error = false;             // the memory refused the access
+    std::uint64_t request = 0;      // the requester's number for the access, echoed in the answer
     std::uint64_t address = 0;
     std::uint64_t bytes = 0;
-    bool error = false;  // the memory refused the access
   } memory;
 
   // --- data mode: the bytes themselves (empty otherwise) ------------------

@@ -18,12 +18,13 @@ tlm::tlm_sync_enum MemoryEndpoint::from_nic_fw(int, tlm::tlm_generic_payload& gp
     throw std::logic_error(std::string(name()) + ": messages are delivered with BEGIN_REQ at their time");
   }
   Message* m = Message::cast(gp);
-  if (m->tag.step != kLoadRequest && m->tag.step != kStoreData) {
+  using Op = Message::MemoryOp;
+  if (m->memory.op != Op::kLoadRequest && m->memory.op != Op::kStoreData) {
     throw std::logic_error(std::string(name()) + ": a message that is not a memory request");
   }
   ++requests_;
   // Keep the request until the memory is done: it names who asked and what.
-  const bool store = m->tag.step == kStoreData;
+  const bool store = m->memory.op == Op::kStoreData;
   const std::uint64_t bytes = m->memory.bytes;
   if (bytes <= kMaxPiece) {
     memory.request(store, m->memory.address, bytes, m);
@@ -50,13 +51,13 @@ void MemoryEndpoint::memory_done(Message* req, bool /*write*/, tlm::tlm_response
   reply->dst = req->src;
   reply->flow = req->flow;
   reply->tag.user = req->tag.user;
-  reply->tag.collective = req->tag.collective;
   reply->tag.src_rank = req->tag.src_rank;
+  reply->memory.request = req->memory.request;
   reply->memory.address = req->memory.address;
   reply->memory.bytes = req->memory.bytes;
   reply->memory.error = status != tlm::TLM_OK_RESPONSE;
-  const bool load = req->tag.step == kLoadRequest;
-  reply->tag.step = load ? kLoadData : kStoreAck;
+  const bool load = req->memory.op == Message::MemoryOp::kLoadRequest;
+  reply->memory.op = load ? Message::MemoryOp::kLoadData : Message::MemoryOp::kStoreAck;
   reply->bytes = load && !reply->memory.error ? req->memory.bytes : kMemoryRequestBytes;
   req->unref();
   tlm::tlm_phase phase = tlm::BEGIN_REQ;

@@ -17,8 +17,6 @@
 
 namespace fabricsim {
 
-/// Message::tag.step of memory traffic.
-enum MemoryOp : std::uint32_t { kLoadRequest = 1, kStoreData = 2, kLoadData = 3, kStoreAck = 4 };
 constexpr std::uint64_t kMemoryRequestBytes = 64;
 
 class MemoryEndpoint : public sc_core::sc_module, private MemoryClient<Message*>::Listener {

@@ -235,9 +235,9 @@ void Npu::start_memory(bool store, std::uint64_t bytes, const std::string& what,
   m->dst = mem->address;
   m->flow = static_cast<std::uint32_t>(rank_) * 0x9e37u + 0x51u;
   m->tag.user = kMemoryMessage;
-  m->tag.collective = seq;
   m->tag.src_rank = static_cast<std::uint32_t>(rank_);
-  m->tag.step = store ? kStoreData : kLoadRequest;
+  m->memory.op = store ? Message::MemoryOp::kStoreData : Message::MemoryOp::kLoadRequest;
+  m->memory.request = seq;
   m->bytes = store ? bytes : kMemoryRequestBytes;
   // Successive operations stream through the memory's range.
   if (memory_cursor_ + bytes > mem->size) memory_cursor_ = 0;
@@ -490,6 +490,7 @@ void Npu::message_arrived(Message* m) {
     next->tag.src_rank = m->tag.src_rank;
     next->reduction.dtype = m->reduction.dtype;
     next->reduction.op = m->reduction.op;
+    next->memory = m->memory;
     next->data.swap(m->data);
     next->sender.relayed = true;
     ++relayed_;
@@ -502,7 +503,7 @@ void Npu::message_arrived(Message* m) {
       collectives_.on_message(m);
       break;
     case kMemoryMessage: {
-      auto it = memory_ops_.find(m->tag.collective);
+      auto it = memory_ops_.find(m->memory.request);
       if (it == memory_ops_.end()) throw std::logic_error(std::string(name()) + ": an answer to no memory request");
       Pending* p = it->second;
       memory_ops_.erase(it);
