@@ -356,6 +356,24 @@ TEST(ProtocolChoice, AGroupAcrossFabricsIsCostedOnTheSlowestOfThem) {
             CommProtocol::kLL);
 }
 
+/// NPUs on a bidirectional ring of 100 GB/s, 500 ns links, 1 us per
+/// message and no headers: the cost model's closed forms below.
+std::string cost_model_ring(int npus, int chunks) {
+  return testutil::platform_file(
+      "npus: " + std::to_string(npus) + "\nnic: {header: 0, message_overhead: 1 us}\ncollectives: {chunks: " +
+      std::to_string(chunks) + "}\nfabrics: [{topology: ring, link: {bandwidth: 100 GB/s, latency: 500 ns}}]\n");
+}
+ProgramPlan cost_model_plan(CollectiveType type, AlgorithmKind algorithm, const std::vector<int>& ranks,
+                            std::uint64_t bytes, std::uint32_t chunks) {
+  ProgramPlan plan;
+  plan.type = type;
+  plan.algorithm = algorithm;
+  plan.ranks = &ranks;
+  plan.bytes = bytes;
+  plan.chunks = chunks;
+  return plan;
+}
+
 TEST(CostModel, ARingAllReduceOnARingIsLaunchStepsAndTheBusiestLink) {
   // 8 NPUs on a bidirectional ring of 100 GB/s, 500 ns links, 1 us per
   // message, 4 chunks. A ring all-reduce sends each step to the next NPU:
@@ -364,19 +382,12 @@ TEST(CostModel, ARingAllReduceOnARingIsLaunchStepsAndTheBusiestLink) {
   // frame by frame with the other three, take 14 x (4 x 31 + 1)/32 x S/32,
   // less). A direct all-reduce sends to every NPU over up to 4 links, so
   // its busiest link carries more and it loses at large sizes.
-  Platform platform(load_platform(
-      testutil::platform_file("npus: 8\nnic: {header: 0, message_overhead: 1 us}\ncollectives: {chunks: 4}\n"
-                              "fabrics: [{topology: ring, link: {bandwidth: 100 GB/s, latency: 500 ns}}]\n")));
+  Platform platform(load_platform(cost_model_ring(8, 4)));
   const PlatformHints& hints = platform.spec().hints;
   ASSERT_NE(hints.cost_model, nullptr);
   const std::vector<int> ranks = {0, 1, 2, 3, 4, 5, 6, 7};
   const double S = 256.0 * MiB;
-  ProgramPlan plan;
-  plan.type = CollectiveType::kAllReduce;
-  plan.algorithm = AlgorithmKind::kRing;
-  plan.ranks = &ranks;
-  plan.bytes = 256 * MiB;
-  plan.chunks = 4;
+  ProgramPlan plan = cost_model_plan(CollectiveType::kAllReduce, AlgorithmKind::kRing, ranks, 256 * MiB, 4);
   const Estimate ring = hints.cost_model->estimate(platform.spec().collectives, plan, CommProtocol::kSimple);
   EXPECT_NEAR(ring.latency, 14 * (1e6 + 0.5e6), 1.0);
   EXPECT_NEAR(ring.transfer, 2.0 * 7 / 8 * S / 100e9 * 1e12, 1.0);
@@ -396,18 +407,11 @@ TEST(CostModel, ARoundEndsWithTheLastOfItsMessagesIn) {
   // links, 1 us per message): one round in which each NPU hears from both
   // neighbours (one hop) and the NPU across (two hops), so the round, and
   // the estimate's latency, ends with the two-hop message: 1 us + 2 x 0.5 us.
-  Platform platform(load_platform(
-      testutil::platform_file("npus: 4\nnic: {header: 0, message_overhead: 1 us}\ncollectives: {chunks: 1}\n"
-                              "fabrics: [{topology: ring, link: {bandwidth: 100 GB/s, latency: 500 ns}}]\n")));
+  Platform platform(load_platform(cost_model_ring(4, 1)));
   const PlatformHints& hints = platform.spec().hints;
   ASSERT_NE(hints.cost_model, nullptr);
   const std::vector<int> ranks = {0, 1, 2, 3};
-  ProgramPlan plan;
-  plan.type = CollectiveType::kAllToAll;
-  plan.algorithm = AlgorithmKind::kDirect;
-  plan.ranks = &ranks;
-  plan.bytes = 4 * MiB;
-  plan.chunks = 1;
+  const ProgramPlan plan = cost_model_plan(CollectiveType::kAllToAll, AlgorithmKind::kDirect, ranks, 4 * MiB, 1);
   const Estimate e = hints.cost_model->estimate(platform.spec().collectives, plan, CommProtocol::kSimple);
   EXPECT_NEAR(e.latency, 1e6 + 2 * 0.5e6, 1.0);
 }

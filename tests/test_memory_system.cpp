@@ -300,17 +300,24 @@ INSTANTIATE_TEST_SUITE_P(Types, AstraRemoteMemory,
                                            RemoteCase{"MEMORY_POOL", false}, RemoteCase{"MEMORY_POOL", true}),
                          [](const auto& i) { return i.param.type + (i.param.store ? "_store" : "_load"); });
 
-TEST(RemoteMemory, APoolBehindASwitchAnswersALoadAtItsClosedForm) {
-  // The 64-byte request over two links, the read (latency + S at the pool's
-  // 128 GB/s), then the data back over two 64 GB/s links, cut through.
-  const std::string dir = testutil::scratch_dir("pool");
+/// Two NPUs on a switch (64 GB/s, 250 ns links, no headers) and a pool of
+/// 4 channels, 128 GB/s, 300 ns behind it: each NPU loads or stores S once.
+constexpr double kPoolAccess = 16.0 * MiB;
+nlohmann::json run_on_pool(const std::string& name, bool store) {
+  const std::string dir = testutil::scratch_dir(name);
   const std::string platform = testutil::platform_file(
       "npus: 2\nnic: { header_bytes: 0 }\nfabrics:\n"
       "  - topology: switch\n    link: { bandwidth_GBps: 64, latency_ns: 250 }\n"
       "    memories: [ { name: pool, size_GiB: 64, channels: 4, bandwidth_GBps: 128, latency_ns: 300 } ]\n");
-  const double S = 16.0 * MiB;
-  const auto j =
-      run("--platform " + platform + " --workload " + mem_trace(dir, 2, false, static_cast<std::uint64_t>(S)));
+  return run("--platform " + platform + " --workload " +
+             mem_trace(dir, 2, store, static_cast<std::uint64_t>(kPoolAccess)));
+}
+
+TEST(RemoteMemory, APoolBehindASwitchAnswersALoadAtItsClosedForm) {
+  // The 64-byte request over two links, the read (latency + S at the pool's
+  // 128 GB/s), then the data back over two 64 GB/s links, cut through.
+  const double S = kPoolAccess;
+  const auto j = run_on_pool("pool", false);
   // Both NPUs ask at once: the pool reads 2S at 128 GB/s (shared), then each
   // answer crosses the pool's one link, one after the other (FCFS frames
   // interleave, so both end near the same time).
@@ -329,14 +336,8 @@ TEST(RemoteMemory, APoolBehindASwitchTakesAStoreAtItsClosedForm) {
   // (shared, FCFS frames interleave, so both arrive near the end), the
   // writes take latency + 2S at 128 GB/s, and a 64-byte acknowledgement,
   // not the data, comes back over two links.
-  const std::string dir = testutil::scratch_dir("pool-store");
-  const std::string platform = testutil::platform_file(
-      "npus: 2\nnic: { header_bytes: 0 }\nfabrics:\n"
-      "  - topology: switch\n    link: { bandwidth_GBps: 64, latency_ns: 250 }\n"
-      "    memories: [ { name: pool, size_GiB: 64, channels: 4, bandwidth_GBps: 128, latency_ns: 300 } ]\n");
-  const double S = 16.0 * MiB;
-  const auto j =
-      run("--platform " + platform + " --workload " + mem_trace(dir, 2, true, static_cast<std::uint64_t>(S)));
+  const double S = kPoolAccess;
+  const auto j = run_on_pool("pool-store", true);
   const double data = 2 * 250 + 2 * S / 64;
   const double write = 300 + 2 * S / 128;
   const double ack = 2 * 250 + 64 / 64.0;
