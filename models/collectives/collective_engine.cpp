@@ -164,8 +164,7 @@ void CollectiveEngine::start(const CollectiveSpec& spec, CollectiveOwner* owner)
   }
   run->chunks_.resize(programs.size());
   for (std::size_t k = 0; k < programs.size(); ++k) {
-    run->chunks_[k].program = std::move(programs[k]);
-    run->chunks_[k].cursor = RoundCursor(*run->chunks_[k].program);
+    run->chunks_[k].cursor = RoundCursor(std::move(programs[k]));
     run->chunks_[k].run = run.get();
   }
   // The group's sequence number is taken only once the collective is
@@ -296,12 +295,12 @@ void CollectiveEngine::begin_round(CollectiveRun& run, std::uint32_t c) {
       return;
     }
     if (run.staged_) {
-      const std::uint32_t s = chunk.program->stage(cursor.round());
+      const std::uint32_t s = cursor.program().stage(cursor.round());
       if (s != chunk.stage && !enter_stage(run, c, s)) return;  // resumed at its turn (kStageTurn)
     }
     const Round& round = cursor.start();
     if (timeline_) {
-      const char* phase = chunk.program->phase(cursor.round());
+      const char* phase = cursor.program().phase(cursor.round());
       if (phase != chunk.phase) {
         end_phase(run, chunk, c);
         chunk.phase = phase;

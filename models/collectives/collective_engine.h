@@ -101,9 +101,8 @@ class CollectiveRun final : public MessageOwner {
  private:
   static constexpr std::uint32_t kNoStage = 0xffffffffu;
   struct Chunk {
-    std::unique_ptr<Program> program;
+    RoundCursor cursor;            // its program, and its round by the rules of round_cursor.h
     CollectiveRun* run = nullptr;  // whose chunk it is, for the calendar's events
-    RoundCursor cursor;            // its program's round, by the rules of round_cursor.h
     bool started = false;
     bool finished = false;
     /// A round that only sends (a binomial tree's or a chain's sender) ends

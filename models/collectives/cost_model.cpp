@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "models/collectives/collective_engine.h"
 #include "models/collectives/round_cursor.h"
@@ -62,11 +63,6 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
   // round posts its sends when it starts (together they leave at the
   // member's payload rate into the fabric, each arriving its protocol's
   // overhead and its hops later) and ends when its receives are in.
-  std::vector<RoundCursor> cursors(static_cast<std::size_t>(n));  // each member's first program
-  for (int me = 0; me < n; ++me) {
-    const auto& mine = programs[static_cast<std::size_t>(me)];
-    if (!mine.empty()) cursors[static_cast<std::size_t>(me)] = RoundCursor(*mine.front());
-  }
   std::vector<Time> start(static_cast<std::size_t>(n));
   std::map<std::array<std::int64_t, 3>, Time> arrived;  // (receiver, sender, tag) -> when
   std::vector<int> work;
@@ -106,11 +102,16 @@ Estimate routed_estimate(const CollectiveConfig& config, const TrafficPaths& pat
   // collective, Message::queue): the first program runs alone on paper and
   // the others follow it through the pipeline.
   const double per_channel = std::max(1.0, concurrent / channels);  // chunks of one channel at once
+  // Each member's first program, now that nothing else reads it.
+  std::vector<RoundCursor> cursors(static_cast<std::size_t>(n));
+  for (int me = 0; me < n; ++me) {
+    auto& mine = programs[static_cast<std::size_t>(me)];
+    if (!mine.empty()) cursors[static_cast<std::size_t>(me)] = RoundCursor(std::move(mine.front()));
+  }
   while (!work.empty()) {
     const int me = work.back();
     work.pop_back();
-    const auto& mine = programs[static_cast<std::size_t>(me)];
-    if (mine.empty()) continue;
+    if (programs[static_cast<std::size_t>(me)].empty()) continue;  // a member with no program (its cursor has none)
     RoundCursor& cursor = cursors[static_cast<std::size_t>(me)];
     const int rank = ranks[static_cast<std::size_t>(me)];
     Time& t0 = start[static_cast<std::size_t>(me)];

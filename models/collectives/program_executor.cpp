@@ -72,9 +72,8 @@ class Executor {
       throw std::invalid_argument("one buffer per member, or none");
     }
     for (int m = 0; m < n_; ++m) {
-      members_.push_back(programs_of(m));
       auto& cursors = states_.emplace_back();
-      for (const auto& program : members_.back()) cursors.emplace_back(*program);
+      for (auto& program : programs_of(m)) cursors.emplace_back(std::move(program));
     }
   }
 
@@ -82,11 +81,11 @@ class Executor {
     for (bool progress = true; progress;) {
       progress = false;
       for (int m = 0; m < n_; ++m) {
-        for (std::size_t k = 0; k < members_[static_cast<std::size_t>(m)].size(); ++k) progress |= advance(m, k);
+        for (std::size_t k = 0; k < states_[static_cast<std::size_t>(m)].size(); ++k) progress |= advance(m, k);
       }
     }
     for (int m = 0; m < n_; ++m) {
-      for (std::size_t k = 0; k < members_[static_cast<std::size_t>(m)].size(); ++k) {
+      for (std::size_t k = 0; k < states_[static_cast<std::size_t>(m)].size(); ++k) {
         const RoundCursor& cursor = states_[static_cast<std::size_t>(m)][k];
         if (cursor.finished()) continue;
         std::ostringstream os;
@@ -281,7 +280,6 @@ class Executor {
   std::vector<std::vector<std::uint8_t>>& buffers_;
   int n_;
   std::unordered_map<int, int> member_of_;
-  std::vector<std::vector<std::unique_ptr<Program>>> members_;
   std::vector<std::vector<RoundCursor>> states_;  // per member, per program (chunk)
   std::map<MailKey, Payload> mail_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Reduction> reductions_;

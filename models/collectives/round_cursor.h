@@ -17,15 +17,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 
 #include "models/collectives/collective.h"
 
 namespace fabricsim {
 
+/// One member's program for one chunk, and where it is in its rounds.
 class RoundCursor {
  public:
   RoundCursor() = default;
-  explicit RoundCursor(const Program& program) : program_(&program) {}
+  explicit RoundCursor(std::unique_ptr<Program> program) : program_(std::move(program)) {}
 
   const Program& program() const { return *program_; }
   std::uint32_t round() const { return round_; }
@@ -77,7 +80,7 @@ class RoundCursor {
   }
 
  private:
-  const Program* program_ = nullptr;
+  std::unique_ptr<Program> program_;
   std::uint32_t round_ = 0;
   std::uint32_t pending_ = 0;
   bool started_ = false;
